@@ -1,0 +1,45 @@
+"""The table of contents: every router mounted under /v1.
+
+Routers in PUBLIC_ROUTERS answer without a token; every other router sits behind
+authentication. The unauthenticated test matrix reads PUBLIC_PATHS from here."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+
+from docshelf.invite.endpoints import router as invite_router
+from docshelf.kit.deps import authenticated
+from docshelf.member.endpoints import router as member_router
+from docshelf.meta.endpoints import router as meta_router
+from docshelf.organization.endpoints import router as organization_router
+from docshelf.team.endpoints import router as team_router
+from docshelf.user.endpoints import router as user_router
+
+AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
+    meta_router,
+    user_router,
+    organization_router,
+    member_router,
+    team_router,
+    invite_router,
+)
+
+# Published content (share keys, visitor tokens) will be the first deliberately public routes.
+PUBLIC_ROUTERS: tuple[APIRouter, ...] = ()
+
+PUBLIC_PATHS: frozenset[tuple[str, str]] = frozenset(
+    (method, f"/v1{getattr(route, 'path', '')}")
+    for router in PUBLIC_ROUTERS
+    for route in router.routes
+    for method in getattr(route, "methods", ())
+)
+
+
+def v1_router() -> APIRouter:
+    v1 = APIRouter(prefix="/v1")
+    for router in AUTHENTICATED_ROUTERS:
+        # Secure by default: a route authenticates even if its handler never asks who calls.
+        v1.include_router(router, dependencies=[Depends(authenticated)])
+    for router in PUBLIC_ROUTERS:
+        v1.include_router(router)
+    return v1

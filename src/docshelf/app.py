@@ -1,0 +1,156 @@
+"""create_app(): middleware, error handlers, routers, lifespan."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from docshelf import __version__
+from docshelf.api import v1_router
+from docshelf.config import Settings, get_settings
+from docshelf.kit.db import create_engine
+from docshelf.kit.errors import DocshelfError, PayloadTooLarge, error_body
+from docshelf.kit.http import JSON
+from docshelf.kit.validation import describe_validation_error
+from docshelf.ratelimit.service import DatabaseStorage, MemoryStorage, RateLimiter, Storage
+from docshelf.worker import tasks as _tasks  # noqa: F401  (registers the foundation's jobs)
+from docshelf.worker.runner import JobRunner
+
+log = logging.getLogger("docshelf")
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSON:
+    return JSON(error_body(status, message), status_code=status, headers=headers)
+
+
+class EdgeMiddleware:
+    """Pure ASGI, before any routing: body size cap (413) and per-token rate limiting (429 and
+    the X-RateLimit-* headers on every answer to a token-bearing request)."""
+
+    def __init__(self, app: ASGIApp, *, max_body: int) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        length = headers.get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+            await _error(413, f"Request body exceeds {self.max_body} bytes")(scope, receive, send)
+            return
+
+        extra: list[tuple[bytes, bytes]] = []
+        limiter: RateLimiter = scope["app"].state.limiter
+        auth = headers.get(b"authorization", b"")
+        if auth[:7].lower() == b"bearer " and limiter.limit > 0:
+            key = hashlib.sha256(auth[7:].strip()).hexdigest()[:40]
+            try:
+                verdict = await limiter.enforce(key)
+            except DocshelfError as exc:
+                await _error(exc.status, exc.message, exc.headers)(scope, receive, send)
+                return
+            if verdict is not None:
+                extra = [(k.lower().encode(), v.encode()) for k, v in verdict.headers().items()]
+
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body:
+                    raise PayloadTooLarge(f"Request body exceeds {self.max_body} bytes")
+            return message
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start" and extra:
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, limited_receive, send_with_headers)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(DocshelfError)
+    async def _docshelf_error(_request: Request, exc: DocshelfError) -> JSON:
+        return _error(exc.status, exc.message, exc.headers or None)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSON:
+        return _error(400, describe_validation_error(exc.errors()))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSON:
+        messages = {404: "Not found", 405: "Method not allowed"}
+        message = messages.get(exc.status_code) or str(exc.detail)
+        return _error(exc.status_code, message, dict(exc.headers or {}) or None)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSON:
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        return _error(500, "Internal server error")
+
+
+def _rate_limit_storage(settings: Settings, engine: Any) -> Storage:
+    if settings.resolved_rate_limit_storage == "database":
+        return DatabaseStorage(engine)
+    return MemoryStorage()
+
+
+def create_app(settings: Settings | None = None, *, run_jobs: bool | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    run_jobs = settings.run_jobs_in_server if run_jobs is None else run_jobs
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runner_task: asyncio.Task[None] | None = None
+        runner: JobRunner | None = None
+        if run_jobs:
+            runner = JobRunner(app.state.engine)
+            runner_task = asyncio.create_task(runner.run_forever())
+        try:
+            yield
+        finally:
+            if runner is not None and runner_task is not None:
+                runner.stop()
+                await runner_task
+            await app.state.engine.dispose()
+
+    app = FastAPI(
+        title="Docshelf API",
+        version=__version__,
+        description="Self-hosted docs platform; wire-compatible with GitBook's API v1.",
+        lifespan=lifespan,
+        openapi_url="/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    engine = create_engine(settings)
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.limiter = RateLimiter(
+        _rate_limit_storage(settings, engine),
+        limit=settings.rate_limit,
+        window_seconds=settings.rate_limit_window,
+    )
+    _install_error_handlers(app)
+    app.add_middleware(EdgeMiddleware, max_body=settings.max_body_bytes)
+    app.include_router(v1_router())
+    return app
+
+
+def factory() -> FastAPI:
+    """Entry point for ASGI servers (`docshelf.app:factory`)."""
+    return create_app()

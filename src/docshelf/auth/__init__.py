@@ -1,0 +1,1 @@
+"""Who is calling: API tokens now; visitor JWTs and share keys join with sites."""

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.kit.ids import new_id
+from docshelf.models import api_tokens, users
+
+_by_hash = (
+    sa.select(
+        api_tokens.c.id.label("token_id"),
+        api_tokens.c.token_hash,
+        users.c.id.label("user_id"),
+        users.c.email,
+        users.c.display_name,
+        users.c.photo_url,
+    )
+    .join(users, users.c.id == api_tokens.c.user_id)
+    .where(api_tokens.c.token_hash == sa.bindparam("h"), api_tokens.c.revoked_at.is_(None))
+)
+
+
+async def find_active_token(conn: AsyncConnection, token_hash: str) -> sa.RowMapping | None:
+    return (await conn.execute(_by_hash, {"h": token_hash})).mappings().first()
+
+
+async def insert_token(
+    conn: AsyncConnection, *, user_id: str, token_hash: str, prefix: str, now: datetime
+) -> str:
+    token_id = new_id()
+    await conn.execute(
+        sa.insert(api_tokens).values(
+            id=token_id,
+            user_id=user_id,
+            token_hash=token_hash,
+            display_prefix=prefix,
+            created_at=now,
+        )
+    )
+    return token_id
+
+
+async def revoke_token(conn: AsyncConnection, token_hash: str, now: datetime) -> bool:
+    result = await conn.execute(
+        sa.update(api_tokens)
+        .where(api_tokens.c.token_hash == token_hash, api_tokens.c.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
+    return result.rowcount > 0

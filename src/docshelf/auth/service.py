@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.auth import repository, tokens
+from docshelf.kit.clock import utcnow
+from docshelf.kit.errors import BadRequest, Unauthorized
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    user_id: str
+    token_id: str
+    email: str
+    display_name: str
+    photo_url: str | None
+
+
+def _bearer(header: str | None) -> str:
+    if not header:
+        raise Unauthorized()
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise Unauthorized("Malformed Authorization header: expected 'Bearer <token>'")
+    return value.strip()
+
+
+async def authenticate(conn: AsyncConnection, authorization: str | None) -> Actor:
+    token = _bearer(authorization)
+    if not tokens.is_well_formed(token):
+        raise Unauthorized("Invalid API token")
+    row = await repository.find_active_token(conn, tokens.hash_token(token))
+    if row is None or not tokens.matches(token, row["token_hash"]):
+        raise Unauthorized("Invalid or revoked API token")
+    return Actor(
+        user_id=row["user_id"],
+        token_id=row["token_id"],
+        email=row["email"],
+        display_name=row["display_name"],
+        photo_url=row["photo_url"],
+    )
+
+
+async def create_token(conn: AsyncConnection, user_id: str) -> str:
+    token = tokens.generate()
+    await repository.insert_token(
+        conn,
+        user_id=user_id,
+        token_hash=tokens.hash_token(token),
+        prefix=tokens.display_prefix(token),
+        now=utcnow(),
+    )
+    return token
+
+
+async def revoke_token(conn: AsyncConnection, token: str) -> None:
+    if not tokens.is_well_formed(token) or not await repository.revoke_token(
+        conn, tokens.hash_token(token), utcnow()
+    ):
+        raise BadRequest("No active API token matches")

@@ -1,0 +1,205 @@
+"""The `docshelf` console script. Commands call services inside one unit of work each; they
+act on the database the settings (DOCSHELF_* variables and flags) name, exactly as `serve`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.config import Settings, get_settings
+from docshelf.kit.db import create_engine, unit_of_work
+from docshelf.kit.errors import DocshelfError
+from docshelf.kit.migrate import upgrade
+
+T = TypeVar("T")
+
+
+def _settings(data_dir: Path | None = None) -> Settings:
+    settings = get_settings()
+    if data_dir is not None:
+        settings = settings.model_copy(update={"data_dir": data_dir})
+        get_settings.cache_clear()
+        os.environ["DOCSHELF_DATA_DIR"] = str(data_dir)
+    return settings
+
+
+def _in_transaction(settings: Settings, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+    async def run() -> T:
+        engine = create_engine(settings)
+        try:
+            async with unit_of_work(engine) as conn:
+                return await work(conn)
+        finally:
+            await engine.dispose()
+
+    try:
+        return asyncio.run(run())
+    except DocshelfError as exc:
+        raise click.ClickException(exc.message) from exc
+
+
+@click.group()
+@click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    envvar="DOCSHELF_DATA_DIR",
+    help="Data directory (SQLite database, blobs, admin token).",
+)
+@click.pass_context
+def main(ctx: click.Context, data_dir: Path | None) -> None:
+    """Docshelf: a self-hosted docs platform with a GitBook-compatible API."""
+    ctx.obj = _settings(data_dir)
+
+
+@main.command()
+@click.option("--host", envvar="DOCSHELF_HOST", default=None)
+@click.option("--port", envvar="DOCSHELF_PORT", type=int, default=None)
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), envvar="DOCSHELF_DATA_DIR", default=None
+)
+@click.pass_obj
+def serve(settings: Settings, host: str | None, port: int | None, data_dir: Path | None) -> None:
+    """Migrate, bootstrap an admin on first start, and serve the API."""
+    from docshelf.cli.serve import run_server
+
+    updates: dict[str, Any] = {}
+    if host:
+        updates["host"] = host
+    if port:
+        updates["port"] = port
+    if data_dir:
+        updates["data_dir"] = data_dir
+    if updates:
+        settings = settings.model_copy(update=updates)
+        for key, value in updates.items():
+            os.environ[f"DOCSHELF_{key.upper()}"] = str(value)
+        get_settings.cache_clear()
+    run_server(settings)
+
+
+@main.command()
+@click.pass_obj
+def worker(settings: Settings) -> None:
+    """Run the job runner on its own (set DOCSHELF_RUN_JOBS_IN_SERVER=false on the API)."""
+    from docshelf.worker import tasks as _tasks  # noqa: F401
+    from docshelf.worker.runner import JobRunner
+
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    upgrade(settings)
+
+    async def run() -> None:
+        engine = create_engine(settings)
+        runner = JobRunner(engine)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, runner.stop)
+        try:
+            await runner.run_forever()
+        finally:
+            await engine.dispose()
+
+    asyncio.run(run())
+
+
+@main.group()
+def db() -> None:
+    """Database maintenance."""
+
+
+@db.command("upgrade")
+@click.pass_obj
+def db_upgrade(settings: Settings) -> None:
+    """Apply pending migrations."""
+    upgrade(settings)
+    click.echo("Database is up to date.")
+
+
+@main.group()
+def user() -> None:
+    """Users."""
+
+
+@user.command("create")
+@click.option("--email", required=True)
+@click.option("--name", default=None)
+@click.pass_obj
+def user_create(settings: Settings, email: str, name: str | None) -> None:
+    """Create a user."""
+    from docshelf.user.service import create_user
+
+    upgrade(settings)
+    user_id = _in_transaction(settings, lambda conn: create_user(conn, email=email, name=name))
+    click.echo(user_id)
+
+
+@main.group()
+def org() -> None:
+    """Organizations."""
+
+
+@org.command("create")
+@click.option("--title", required=True)
+@click.option("--owner", required=True, help="E-mail of the user who becomes its admin.")
+@click.pass_obj
+def org_create(settings: Settings, title: str, owner: str) -> None:
+    """Create an organization owned by an existing user."""
+    from pydantic import ValidationError
+
+    from docshelf.organization.schemas import CreateOrganization
+    from docshelf.organization.service import create_organization
+    from docshelf.user.service import require_by_email
+
+    try:
+        body = CreateOrganization(title=title)
+    except ValidationError as exc:
+        raise click.ClickException(f"Invalid title: {exc.errors()[0]['msg']}") from exc
+    upgrade(settings)
+
+    async def work(conn: AsyncConnection) -> str:
+        return await create_organization(conn, await require_by_email(conn, owner), body)
+
+    click.echo(_in_transaction(settings, work))
+
+
+@main.group()
+def token() -> None:
+    """API tokens."""
+
+
+@token.command("create")
+@click.option("--user", "email", required=True, help="E-mail of the token's user.")
+@click.pass_obj
+def token_create(settings: Settings, email: str) -> None:
+    """Create an API token; it is printed once, alone on the last line."""
+    from docshelf.auth.service import create_token
+    from docshelf.user.service import require_by_email
+
+    upgrade(settings)
+
+    async def work(conn: AsyncConnection) -> str:
+        return await create_token(conn, await require_by_email(conn, email))
+
+    value = _in_transaction(settings, work)
+    click.echo(f"API token for {email.strip().lower()} (shown once; store it now):")
+    click.echo(value)
+
+
+@token.command("revoke")
+@click.argument("value")
+@click.pass_obj
+def token_revoke(settings: Settings, value: str) -> None:
+    """Revoke an API token at once."""
+    from docshelf.auth.service import revoke_token
+
+    upgrade(settings)
+    _in_transaction(settings, lambda conn: revoke_token(conn, value.strip()))
+    click.echo("Token revoked.")

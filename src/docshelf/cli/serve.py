@@ -1,0 +1,64 @@
+"""`docshelf serve`: migrate, bootstrap, then hand the app to the ASGI server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import click
+
+from docshelf.bootstrap import bootstrap_if_empty
+from docshelf.config import Settings
+from docshelf.kit.db import create_engine
+from docshelf.kit.migrate import upgrade
+
+
+def _bootstrap(settings: Settings) -> None:
+    async def run() -> None:
+        engine = create_engine(settings)
+        try:
+            done = await bootstrap_if_empty(engine, settings.data_dir)
+        finally:
+            await engine.dispose()
+        if done is not None:
+            base = settings.resolved_base_url
+            click.echo(
+                "\nFirst start: created the admin user "
+                f"{done.email} and the organization {done.organization_id}.\n"
+                f"Their API token is in {done.token_file} (mode 0600). Try:\n\n"
+                f'  curl -H "Authorization: Bearer $(cat {done.token_file})" {base}/v1/orgs\n'
+            )
+
+    asyncio.run(run())
+
+
+def run_server(settings: Settings) -> None:
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    upgrade(settings)
+    _bootstrap(settings)
+    click.echo(f"Docshelf serving on http://{settings.host}:{settings.port} ({settings.server})")
+    if settings.server == "granian":
+        from granian.constants import Interfaces
+        from granian.log import LogLevels
+        from granian.server import Server
+
+        Server(
+            "docshelf.app:factory",
+            address=settings.host,
+            port=settings.port,
+            interface=Interfaces.ASGI,
+            factory=True,
+            workers=settings.workers,
+            log_level=LogLevels(settings.log_level),
+        ).serve()
+    else:
+        import uvicorn
+
+        uvicorn.run(
+            "docshelf.app:factory",
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=settings.workers,
+            log_level=settings.log_level,
+        )

@@ -1,0 +1,61 @@
+"""The one settings object. Every process (serve, worker, CLI) builds it the same way."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DOCSHELF_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    data_dir: Path = Path("./data")
+    # Empty means SQLite inside data_dir.
+    database_url: str = ""
+    base_url: str = ""
+    # Pool size for PostgreSQL; SQLite uses a small pool of its own (one writer anyway).
+    db_pool_size: int = 20
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    # Requests per token per window. 0 disables rate limiting.
+    rate_limit: int = Field(default=1200, ge=0)
+    rate_limit_window: int = Field(default=60, ge=1, le=3600)
+    # "memory" is exact for one process; "database" is exact across processes. Empty chooses
+    # memory on SQLite (one serving process) and database on PostgreSQL (many).
+    rate_limit_storage: str = ""
+    # Run the job runner inside `serve`; turn off when `docshelf worker` runs separately.
+    run_jobs_in_server: bool = True
+    server: str = "granian"
+    workers: int = 1
+    log_level: str = "info"
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'docshelf.db').resolve()}"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.resolved_database_url.startswith("sqlite")
+
+    @property
+    def resolved_base_url(self) -> str:
+        if self.base_url:
+            return self.base_url.rstrip("/")
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def resolved_rate_limit_storage(self) -> str:
+        if self.rate_limit_storage:
+            return self.rate_limit_storage
+        return "memory" if self.is_sqlite else "database"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

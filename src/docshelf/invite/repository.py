@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.models import invites
+
+
+def in_organization(org_id: str) -> sa.Select[Any]:
+    prior = invites.alias("prior")
+    # An invite is redundant when an older link of the same organization already grants the
+    # same role: following it changes nothing that the older link would not.
+    redundant = (
+        sa.exists()
+        .where(
+            prior.c.organization_id == invites.c.organization_id,
+            sa.or_(
+                prior.c.role == invites.c.role,
+                sa.and_(prior.c.role.is_(None), invites.c.role.is_(None)),
+            ),
+            sa.tuple_(prior.c.created_at, prior.c.id)
+            < sa.tuple_(invites.c.created_at, invites.c.id),
+        )
+        .correlate(invites)
+    )
+    return sa.select(*invites.c, redundant.label("redundant")).where(
+        invites.c.organization_id == org_id
+    )
+
+
+async def get(conn: AsyncConnection, org_id: str, invite_id: str) -> sa.RowMapping | None:
+    stmt = in_organization(org_id).where(invites.c.id == invite_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert(
+    conn: AsyncConnection,
+    *,
+    invite_id: str,
+    org_id: str,
+    role: str | None,
+    created_by: str,
+    now: datetime,
+) -> None:
+    await conn.execute(
+        sa.insert(invites).values(
+            id=invite_id, organization_id=org_id, role=role, created_by=created_by, created_at=now
+        )
+    )
+
+
+async def update_role(conn: AsyncConnection, invite_id: str, role: str | None) -> None:
+    await conn.execute(sa.update(invites).where(invites.c.id == invite_id).values(role=role))
+
+
+async def delete(conn: AsyncConnection, invite_id: str) -> None:
+    await conn.execute(sa.delete(invites).where(invites.c.id == invite_id))
+
+
+async def get_any(conn: AsyncConnection, org_id: str, invite_id: str) -> sa.RowMapping | None:
+    """By id alone, whoever asks: holding the invite id is what lets a non-member join."""
+    stmt = sa.select(*invites.c).where(
+        invites.c.id == invite_id, invites.c.organization_id == org_id
+    )
+    return (await conn.execute(stmt)).mappings().first()

@@ -1,0 +1,105 @@
+"""Engine, portable column types and the unit of work.
+
+Data access is SQLAlchemy Core on an AsyncConnection: statements return row mappings that
+presenters turn into wire objects. No ORM identity map on the request path (see ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from docshelf.config import Settings
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+JSONType = sa.JSON().with_variant(JSONB(), "postgresql")
+
+
+class UTCDateTime(sa.types.TypeDecorator[datetime]):
+    """Stores naive UTC, returns aware UTC: SQLite has no time zones and PostgreSQL's
+    timestamptz would otherwise round-trip through the session time zone."""
+
+    impl = sa.DateTime(timezone=False)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC)
+
+
+def create_engine(settings: Settings) -> AsyncEngine:
+    url = settings.resolved_database_url
+    if url.startswith("sqlite"):
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url, pool_size=8, max_overflow=8, pool_timeout=30)
+        _configure_sqlite(engine)
+        return engine
+    return create_async_engine(
+        url,
+        pool_size=settings.db_pool_size,
+        max_overflow=settings.db_pool_size,
+        pool_pre_ping=False,
+    )
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take transaction control from the driver so that BEGIN is ours (see _begin).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=10000")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _begin(conn: sa.Connection) -> None:
+        # A deferred transaction that later writes fails at once with SQLITE_BUSY when another
+        # writer got there first; a writing unit of work takes the write lock up front and waits.
+        if conn.get_execution_options().get("write"):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            conn.exec_driver_sql("BEGIN")
+
+
+@asynccontextmanager
+async def unit_of_work(
+    engine: AsyncEngine, *, write: bool = True
+) -> AsyncIterator[AsyncConnection]:
+    """One transaction: committed when the block ends cleanly, rolled back on any error.
+    Services never commit; they run inside one of these."""
+    async with engine.connect() as conn:
+        if write:
+            conn = await conn.execution_options(write=True)
+        async with conn.begin():
+            yield conn
+
+
+def is_postgres(conn: AsyncConnection) -> bool:
+    return conn.dialect.name == "postgresql"

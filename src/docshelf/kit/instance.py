@@ -1,0 +1,33 @@
+"""Install-wide values stored in the database so that every process agrees on them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.models import instance_settings
+
+
+async def get(conn: AsyncConnection, key: str) -> str | None:
+    stmt = sa.select(instance_settings.c.value).where(instance_settings.c.key == key)
+    return (await conn.execute(stmt)).scalar_one_or_none()
+
+
+async def claim(conn: AsyncConnection, key: str, value: str) -> bool:
+    """Sets `key` unless some process already did; True when this call set it."""
+    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    stmt = insert(instance_settings).values(key=key, value=value).on_conflict_do_nothing()
+    return (await conn.execute(stmt)).rowcount == 1
+
+
+async def get_or_create(conn: AsyncConnection, key: str, factory: Callable[[], str]) -> str:
+    existing = await get(conn, key)
+    if existing is not None:
+        return existing
+    await claim(conn, key, factory())
+    value = await get(conn, key)
+    assert value is not None
+    return value

@@ -1,0 +1,146 @@
+"""One keyset pagination helper for every list.
+
+`page` is an opaque cursor holding the sort values of the last item served, so page N is
+one index range scan, exactly as cheap as page 1. `limit` defaults to DEFAULT_LIMIT.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any
+
+import orjson
+import sqlalchemy as sa
+from fastapi import Depends, Query
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.kit.errors import BadRequest
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class PageParams:
+    limit: int
+    page: str | None
+
+
+def page_params(
+    page: Annotated[
+        str | None, Query(max_length=2048, description="Opaque cursor from `next.page`")
+    ] = None,
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=0,
+            le=MAX_LIMIT,
+            description=f"Items per page, 0..{MAX_LIMIT} (default {DEFAULT_LIMIT})",
+        ),
+    ] = None,
+) -> PageParams:
+    return PageParams(limit=DEFAULT_LIMIT if limit is None else limit, page=page)
+
+
+@dataclass(frozen=True)
+class SortKey:
+    column: sa.ColumnElement[Any]
+    # Name under which the value is selected (label in the statement).
+    name: str
+
+
+@dataclass
+class Page:
+    rows: Sequence[sa.RowMapping]
+    count: int
+    next_page: str | None
+
+    def render(self, present: Callable[[sa.RowMapping], Any]) -> dict[str, Any]:
+        body: dict[str, Any] = {"items": [present(r) for r in self.rows], "count": self.count}
+        if self.next_page is not None:
+            body["next"] = {"page": self.next_page}
+        return body
+
+
+def _encode_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return {"t": value.isoformat()}
+    return value
+
+
+def _decode_value(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"t"} and isinstance(value["t"], str):
+        return datetime.fromisoformat(value["t"])
+    if isinstance(value, str | int | float) or value is None:
+        return value
+    raise ValueError("bad cursor value")
+
+
+def _fingerprint(keys: Sequence[SortKey], descending: bool) -> str:
+    spec = ",".join(k.name for k in keys) + (":d" if descending else ":a")
+    return hashlib.sha256(spec.encode()).hexdigest()[:8]
+
+
+def encode_cursor(values: Sequence[Any], fingerprint: str) -> str:
+    raw = orjson.dumps({"f": fingerprint, "v": [_encode_value(v) for v in values]})
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def decode_cursor(page: str, fingerprint: str, size: int) -> list[Any]:
+    try:
+        raw = base64.urlsafe_b64decode(page + "=" * (-len(page) % 4))
+        data = orjson.loads(raw)
+        if not isinstance(data, dict) or data.get("f") != fingerprint:
+            raise ValueError("cursor from another listing")
+        values = data["v"]
+        if not isinstance(values, list) or len(values) != size:
+            raise ValueError("bad cursor shape")
+        return [_decode_value(v) for v in values]
+    except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError) as exc:
+        raise BadRequest(
+            "Invalid query parameter 'page': not a cursor returned by this listing"
+        ) from exc
+
+
+async def paginate(
+    conn: AsyncConnection,
+    stmt: sa.Select[Any],
+    *,
+    keys: Sequence[SortKey],
+    params: PageParams,
+    descending: bool = False,
+) -> Page:
+    """`stmt` selects the visible rows, unordered; `keys` end with a unique column so the order
+    is total. The count is of every row `stmt` selects, whatever the page."""
+    fingerprint = _fingerprint(keys, descending)
+    count_stmt = sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery())
+    count = (await conn.execute(count_stmt)).scalar_one()
+    if params.limit == 0:
+        return Page(rows=[], count=count, next_page=None)
+
+    columns = [k.column for k in keys]
+    page_stmt = stmt
+    if params.page is not None:
+        after = decode_cursor(params.page, fingerprint, len(keys))
+        left = sa.tuple_(*columns)
+        right = sa.tuple_(
+            *[sa.literal(v, type_=c.type) for v, c in zip(after, columns, strict=True)]
+        )
+        page_stmt = page_stmt.where(left < right if descending else left > right)
+    order = [c.desc() if descending else c.asc() for c in columns]
+    page_stmt = page_stmt.order_by(*order).limit(params.limit + 1)
+    rows = (await conn.execute(page_stmt)).mappings().all()
+    next_page = None
+    if len(rows) > params.limit:
+        rows = rows[: params.limit]
+        last = rows[-1]
+        next_page = encode_cursor([last[k.name] for k in keys], fingerprint)
+    return Page(rows=rows, count=count, next_page=next_page)
+
+
+Paging = Annotated[PageParams, Depends(page_params)]

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.models import members, team_members, users
+
+_teams_count = (
+    sa.select(sa.func.count())
+    .where(
+        team_members.c.organization_id == members.c.organization_id,
+        team_members.c.user_id == members.c.user_id,
+    )
+    .correlate(members)
+    .scalar_subquery()
+)
+
+MEMBER_COLUMNS = (
+    members.c.organization_id,
+    members.c.user_id,
+    members.c.role,
+    members.c.joined_at,
+    members.c.last_seen_at,
+    members.c.sso,
+    members.c.disabled,
+    users.c.email.label("user_email"),
+    users.c.display_name.label("user_display_name"),
+    users.c.photo_url.label("user_photo_url"),
+    _teams_count.label("teams_count"),
+)
+
+
+def in_organization(org_id: str) -> sa.Select[Any]:
+    return (
+        sa.select(*MEMBER_COLUMNS)
+        .join(users, users.c.id == members.c.user_id)
+        .where(members.c.organization_id == org_id)
+    )
+
+
+async def get(conn: AsyncConnection, org_id: str, user_id: str) -> sa.RowMapping | None:
+    stmt = in_organization(org_id).where(members.c.user_id == user_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert(
+    conn: AsyncConnection, *, org_id: str, user_id: str, role: str | None, now: datetime
+) -> None:
+    await conn.execute(
+        sa.insert(members).values(organization_id=org_id, user_id=user_id, role=role, joined_at=now)
+    )
+
+
+async def update(conn: AsyncConnection, org_id: str, user_id: str, values: dict[str, Any]) -> None:
+    await conn.execute(
+        sa.update(members)
+        .where(members.c.organization_id == org_id, members.c.user_id == user_id)
+        .values(**values)
+    )
+
+
+async def delete(conn: AsyncConnection, org_id: str, user_id: str) -> None:
+    await conn.execute(
+        sa.delete(team_members).where(
+            team_members.c.organization_id == org_id, team_members.c.user_id == user_id
+        )
+    )
+    await conn.execute(
+        sa.delete(members).where(members.c.organization_id == org_id, members.c.user_id == user_id)
+    )
+
+
+async def count_admins(conn: AsyncConnection, org_id: str) -> int:
+    stmt = sa.select(sa.func.count()).where(
+        members.c.organization_id == org_id, members.c.role == "admin"
+    )
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+async def existing_user_ids(conn: AsyncConnection, org_id: str, ids: set[str]) -> set[str]:
+    stmt = sa.select(members.c.user_id).where(
+        members.c.organization_id == org_id, members.c.user_id.in_(ids)
+    )
+    return set((await conn.execute(stmt)).scalars())
+
+
+async def user_ids_by_email(conn: AsyncConnection, org_id: str, emails: set[str]) -> dict[str, str]:
+    stmt = (
+        sa.select(users.c.email, users.c.id)
+        .join(members, members.c.user_id == users.c.id)
+        .where(members.c.organization_id == org_id, users.c.email.in_(emails))
+    )
+    return {row.email: row.id for row in await conn.execute(stmt)}

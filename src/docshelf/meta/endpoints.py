@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from docshelf.kit.context import Context
+from docshelf.kit.http import JSON, ok
+from docshelf.meta import service
+from docshelf.meta.schemas import ApiInformation
+
+router = APIRouter(tags=["api"])
+
+
+@router.get("/", response_model=ApiInformation, summary="API version and build")
+async def get_api_information(ctx: Context) -> JSON:
+    return ok(service.api_information())

@@ -1,0 +1,98 @@
+"""Organization-level rights, from the caller's membership role. The same functions guard the
+endpoints and fill `Organization.permissions`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.authz.guard import not_found
+from docshelf.authz.roles import at_least
+from docshelf.kit.context import Ctx
+from docshelf.models import members, organizations
+from docshelf.organization.repository import ORG_COLUMNS
+
+
+@dataclass(frozen=True, slots=True)
+class OrgAccess:
+    org: sa.RowMapping
+    is_member: bool
+    role: str | None
+
+    @property
+    def id(self) -> str:
+        return str(self.org["id"])
+
+
+def can_view(a: OrgAccess) -> bool:
+    return a.is_member
+
+
+def is_admin(a: OrgAccess) -> bool:
+    return a.is_member and a.role == "admin"
+
+
+def is_full_member(a: OrgAccess) -> bool:
+    """Guests (a null role) only see what is shared with them: not the member or team lists."""
+    return a.is_member and a.role is not None
+
+
+def can_create_content(a: OrgAccess) -> bool:
+    return a.is_member and at_least(a.role, "create")
+
+
+def permissions(a: OrgAccess) -> dict[str, bool]:
+    admin = is_admin(a)
+    full = is_full_member(a)
+    return {
+        "view": can_view(a),
+        "access": can_view(a),
+        "admin": admin,
+        "ownTeam": admin,
+        "createContent": can_create_content(a),
+        "createOpenAPISpec": can_create_content(a),
+        "viewBilling": admin,
+        "listMembers": full,
+        "listTeams": full,
+        "listIntegrations": full,
+        "listInstallations": admin,
+        "installIntegration": admin,
+    }
+
+
+def _visible_stmt(for_update: bool) -> sa.Select[tuple[object, ...]]:
+    stmt = (
+        sa.select(*ORG_COLUMNS, members.c.role.label("caller_role"))
+        .join(
+            members,
+            sa.and_(
+                members.c.organization_id == organizations.c.id,
+                members.c.user_id == sa.bindparam("uid"),
+            ),
+        )
+        .where(organizations.c.id == sa.bindparam("oid"))
+    )
+    # Serialises writers that check an organization-wide invariant (the last admin) on
+    # PostgreSQL; SQLite writers are already serialised by BEGIN IMMEDIATE.
+    return stmt.with_for_update(of=organizations) if for_update else stmt
+
+
+_VISIBLE = _visible_stmt(False)
+_VISIBLE_LOCKED = _visible_stmt(True)
+
+
+async def load(ctx: Ctx, org_id: str, *, lock: bool = False) -> OrgAccess:
+    """The organization as the caller sees it: a non-member gets the 404 a missing one gets."""
+    return await load_for(ctx.conn, ctx.actor.user_id, org_id, lock=lock)
+
+
+async def load_for(
+    conn: AsyncConnection, user_id: str, org_id: str, *, lock: bool = False
+) -> OrgAccess:
+    stmt = _VISIBLE_LOCKED if lock else _VISIBLE
+    row = (await conn.execute(stmt, {"uid": user_id, "oid": org_id})).mappings().first()
+    if row is None:
+        not_found("Organization")
+    return OrgAccess(org=row, is_member=True, role=row["caller_role"])

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.models import members, organizations
+
+ORG_COLUMNS = tuple(organizations.c)
+
+
+def readable_by(user_id: str) -> sa.Select[Any]:
+    """Organizations the user belongs to, with their role in each."""
+    return sa.select(*ORG_COLUMNS, members.c.role.label("caller_role")).join(
+        members,
+        sa.and_(members.c.organization_id == organizations.c.id, members.c.user_id == user_id),
+    )
+
+
+async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(sa.insert(organizations).values(**values))
+
+
+async def update(conn: AsyncConnection, org_id: str, values: dict[str, Any]) -> None:
+    await conn.execute(
+        sa.update(organizations).where(organizations.c.id == org_id).values(**values)
+    )
+
+
+async def hostname_taken(conn: AsyncConnection, hostname: str, except_org: str) -> bool:
+    stmt = sa.select(organizations.c.id).where(
+        organizations.c.hostname == hostname, organizations.c.id != except_org
+    )
+    return (await conn.execute(stmt)).first() is not None
+
+
+async def get(conn: AsyncConnection, org_id: str) -> sa.RowMapping | None:
+    stmt = sa.select(*ORG_COLUMNS).where(organizations.c.id == org_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def by_hostname(conn: AsyncConnection, hostname: str) -> sa.RowMapping | None:
+    stmt = sa.select(*ORG_COLUMNS).where(organizations.c.hostname == hostname)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def with_email_domain(
+    conn: AsyncConnection, domain: str, user_id: str
+) -> list[sa.RowMapping]:
+    """Organizations listing `domain` among their e-mail domains, with the caller's role if any.
+    Filtered in Python: the JSON array has no portable containment operator and the set of
+    organizations on one install is small."""
+    stmt = (
+        sa.select(
+            *ORG_COLUMNS, members.c.role.label("caller_role"), members.c.user_id.label("member_id")
+        )
+        .outerjoin(
+            members,
+            sa.and_(members.c.organization_id == organizations.c.id, members.c.user_id == user_id),
+        )
+        .order_by(organizations.c.created_at, organizations.c.id)
+    )
+    rows = (await conn.execute(stmt)).mappings().all()
+    return [r for r in rows if domain in (r["email_domains"] or [])]

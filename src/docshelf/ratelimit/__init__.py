@@ -1,0 +1,1 @@
+"""Per-token fixed-window rate limiting with GitBook-style X-RateLimit-* headers."""

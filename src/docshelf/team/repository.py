@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.member.repository import MEMBER_COLUMNS
+from docshelf.models import members, team_members, teams, users
+
+_members_count = (
+    sa.select(sa.func.count())
+    .where(team_members.c.team_id == teams.c.id)
+    .correlate(teams)
+    .scalar_subquery()
+)
+
+
+def team_columns(caller_id: str) -> tuple[Any, ...]:
+    caller_role = (
+        sa.select(team_members.c.role)
+        .where(team_members.c.team_id == teams.c.id, team_members.c.user_id == caller_id)
+        .correlate(teams)
+        .scalar_subquery()
+    )
+    return (
+        teams.c.id,
+        teams.c.organization_id,
+        teams.c.title,
+        teams.c.created_at,
+        _members_count.label("members_count"),
+        caller_role.label("caller_team_role"),
+    )
+
+
+def in_organization(org_id: str, caller_id: str) -> sa.Select[Any]:
+    return sa.select(*team_columns(caller_id)).where(teams.c.organization_id == org_id)
+
+
+async def get(
+    conn: AsyncConnection, org_id: str, team_id: str, caller_id: str
+) -> sa.RowMapping | None:
+    stmt = in_organization(org_id, caller_id).where(teams.c.id == team_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert(
+    conn: AsyncConnection, *, team_id: str, org_id: str, title: str, now: datetime
+) -> None:
+    await conn.execute(
+        sa.insert(teams).values(id=team_id, organization_id=org_id, title=title, created_at=now)
+    )
+
+
+async def update(conn: AsyncConnection, team_id: str, values: dict[str, Any]) -> None:
+    await conn.execute(sa.update(teams).where(teams.c.id == team_id).values(**values))
+
+
+async def delete(conn: AsyncConnection, team_id: str) -> None:
+    await conn.execute(sa.delete(team_members).where(team_members.c.team_id == team_id))
+    await conn.execute(sa.delete(teams).where(teams.c.id == team_id))
+
+
+def members_of(team_id: str) -> sa.Select[Any]:
+    return (
+        sa.select(*MEMBER_COLUMNS, team_members.c.role.label("team_role"), team_members.c.added_at)
+        .select_from(team_members)
+        .join(
+            members,
+            sa.and_(
+                members.c.organization_id == team_members.c.organization_id,
+                members.c.user_id == team_members.c.user_id,
+            ),
+        )
+        .join(users, users.c.id == members.c.user_id)
+        .where(team_members.c.team_id == team_id)
+    )
+
+
+def teams_of_member(org_id: str, user_id: str, caller_id: str) -> sa.Select[Any]:
+    return (
+        sa.select(*team_columns(caller_id), team_members.c.role.label("member_team_role"))
+        .join(team_members, team_members.c.team_id == teams.c.id)
+        .where(teams.c.organization_id == org_id, team_members.c.user_id == user_id)
+    )
+
+
+async def team_roles(conn: AsyncConnection, team_id: str) -> dict[str, str]:
+    stmt = sa.select(team_members.c.user_id, team_members.c.role).where(
+        team_members.c.team_id == team_id
+    )
+    return {row.user_id: row.role for row in await conn.execute(stmt)}
+
+
+async def add_member(
+    conn: AsyncConnection, *, team_id: str, org_id: str, user_id: str, role: str, now: datetime
+) -> None:
+    await conn.execute(
+        sa.insert(team_members).values(
+            team_id=team_id, organization_id=org_id, user_id=user_id, role=role, added_at=now
+        )
+    )
+
+
+async def set_member_role(conn: AsyncConnection, team_id: str, user_id: str, role: str) -> None:
+    await conn.execute(
+        sa.update(team_members)
+        .where(team_members.c.team_id == team_id, team_members.c.user_id == user_id)
+        .values(role=role)
+    )
+
+
+async def remove_members(conn: AsyncConnection, team_id: str, user_ids: set[str]) -> None:
+    if user_ids:
+        await conn.execute(
+            sa.delete(team_members).where(
+                team_members.c.team_id == team_id, team_members.c.user_id.in_(user_ids)
+            )
+        )
+
+
+def owned_team_ids(org_id: str, user_id: str) -> sa.Select[Any]:
+    return sa.select(team_members.c.team_id).where(
+        team_members.c.organization_id == org_id,
+        team_members.c.user_id == user_id,
+        team_members.c.role == "owner",
+    )

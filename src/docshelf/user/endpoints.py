@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from docshelf.kit.context import Context
+from docshelf.kit.http import JSON, ok
+from docshelf.user import service
+from docshelf.user.schemas import UserOut
+
+router = APIRouter(tags=["users"])
+
+
+@router.get("/user", response_model=UserOut, summary="The authenticated user")
+async def get_authenticated_user(ctx: Context) -> JSON:
+    return ok(service.me(ctx))
+
+
+@router.get("/users/{userId}", response_model=UserOut, summary="A user")
+async def get_user(userId: str, ctx: Context) -> JSON:
+    return ok(await service.get_user(ctx, userId))

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.models import members, users
+
+USER_COLUMNS = (users.c.id, users.c.email, users.c.display_name, users.c.photo_url)
+
+
+async def get_visible(conn: AsyncConnection, viewer_id: str, user_id: str) -> sa.RowMapping | None:
+    """A user is visible to themselves and to anyone sharing an organization with them."""
+    mine = sa.select(members.c.organization_id).where(members.c.user_id == viewer_id)
+    shared = sa.exists().where(members.c.user_id == users.c.id, members.c.organization_id.in_(mine))
+    stmt = sa.select(*USER_COLUMNS).where(
+        users.c.id == user_id, sa.or_(users.c.id == viewer_id, shared)
+    )
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def get_by_email(conn: AsyncConnection, email: str) -> sa.RowMapping | None:
+    stmt = sa.select(*USER_COLUMNS).where(users.c.email == email.strip().lower())
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def get_by_id(conn: AsyncConnection, user_id: str) -> sa.RowMapping | None:
+    stmt = sa.select(*USER_COLUMNS).where(users.c.id == user_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert(
+    conn: AsyncConnection, *, user_id: str, email: str, display_name: str, now: datetime
+) -> None:
+    await conn.execute(
+        sa.insert(users).values(id=user_id, email=email, display_name=display_name, created_at=now)
+    )
+
+
+async def count(conn: AsyncConnection) -> int:
+    return int((await conn.execute(sa.select(sa.func.count()).select_from(users))).scalar_one())

@@ -1,0 +1,46 @@
+"""Enqueueing: a row in the caller's transaction. The runner only sees committed rows, so a job
+is dispatched after its request commits and vanishes with it on rollback."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.kit.clock import utcnow
+from docshelf.kit.ids import new_id
+from docshelf.models import jobs
+
+
+async def enqueue(
+    conn: AsyncConnection,
+    kind: str,
+    payload: dict[str, Any] | None = None,
+    *,
+    run_at: datetime | None = None,
+    dedupe_key: str | None = None,
+    max_attempts: int = 5,
+) -> str | None:
+    """Returns the new job's id, or None when a pending job with the same dedupe key exists."""
+    now = utcnow()
+    job_id = new_id()
+    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    stmt = (
+        insert(jobs)
+        .values(
+            id=job_id,
+            kind=kind,
+            payload=payload or {},
+            status="queued",
+            attempts=0,
+            max_attempts=max_attempts,
+            run_at=run_at or now,
+            dedupe_key=dedupe_key,
+            created_at=now,
+        )
+        .on_conflict_do_nothing()
+    )
+    result = await conn.execute(stmt)
+    return job_id if result.rowcount == 1 else None

@@ -1,0 +1,148 @@
+"""The durable job runner. Jobs live in the `jobs` table; a runner claims one at a time with a
+lease, runs it in its own transaction and retries failures with exponential backoff. A runner
+that dies mid-job leaves a lease that expires, and the job is taken again."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import traceback
+from datetime import timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.kit.clock import utcnow
+from docshelf.kit.db import unit_of_work
+from docshelf.models import jobs
+from docshelf.worker import registry
+from docshelf.worker.queue import enqueue
+
+log = logging.getLogger("docshelf.worker")
+
+BACKOFF_BASE = timedelta(seconds=5)
+BACKOFF_MAX = timedelta(hours=1)
+
+
+def backoff(attempts: int) -> timedelta:
+    delay: timedelta = BACKOFF_BASE * (2 ** max(attempts - 1, 0))
+    return min(delay, BACKOFF_MAX)
+
+
+class JobRunner:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        worker_id: str | None = None,
+        lease: timedelta = timedelta(minutes=5),
+        poll_interval: float = 1.0,
+    ) -> None:
+        self.engine = engine
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self.lease = lease
+        self.poll_interval = poll_interval
+        self._stop = asyncio.Event()
+
+    def _claim_stmt(self) -> sa.Update:
+        now = utcnow()
+        due = sa.or_(
+            sa.and_(jobs.c.status == "queued", jobs.c.run_at <= now),
+            sa.and_(jobs.c.status == "running", jobs.c.lease_until < now),
+        )
+        # SKIP LOCKED lets PostgreSQL workers pass each other; SQLite renders no lock clause and
+        # relies on BEGIN IMMEDIATE serialising the claim.
+        candidate = (
+            sa.select(jobs.c.id)
+            .where(due)
+            .order_by(jobs.c.run_at, jobs.c.id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+        return (
+            sa.update(jobs)
+            .where(jobs.c.id == candidate, due)
+            .values(
+                status="running",
+                attempts=jobs.c.attempts + 1,
+                lease_until=now + self.lease,
+                locked_by=self.worker_id,
+            )
+            .returning(jobs.c.id, jobs.c.kind, jobs.c.payload, jobs.c.attempts, jobs.c.max_attempts)
+        )
+
+    async def claim(self) -> sa.RowMapping | None:
+        async with unit_of_work(self.engine) as conn:
+            return (await conn.execute(self._claim_stmt())).mappings().first()
+
+    async def run_once(self) -> bool:
+        """Runs at most one due job; False when none was due."""
+        job = await self.claim()
+        if job is None:
+            return False
+        await self._execute(job)
+        return True
+
+    async def _execute(self, job: sa.RowMapping) -> None:
+        mine = sa.and_(jobs.c.id == job["id"], jobs.c.locked_by == self.worker_id)
+        handler = registry.handler_for(job["kind"])
+        try:
+            if handler is None:
+                raise LookupError(f"no handler for job kind {job['kind']!r}")
+            async with unit_of_work(self.engine) as conn:
+                await handler(conn, dict(job["payload"]))
+                await conn.execute(
+                    sa.update(jobs)
+                    .where(mine)
+                    .values(status="done", finished_at=utcnow(), lease_until=None, dedupe_key=None)
+                )
+        except Exception as exc:
+            final = job["attempts"] >= job["max_attempts"]
+            log.warning(
+                "job %s (%s) failed on attempt %s: %s", job["id"], job["kind"], job["attempts"], exc
+            )
+            values: dict[str, Any] = {
+                "last_error": "".join(traceback.format_exception_only(exc)).strip()[:4000],
+                "lease_until": None,
+                "locked_by": None,
+            }
+            if final:
+                values.update(status="failed", finished_at=utcnow(), dedupe_key=None)
+            else:
+                values.update(status="queued", run_at=utcnow() + backoff(job["attempts"]))
+            async with unit_of_work(self.engine) as conn:
+                await conn.execute(sa.update(jobs).where(mine).values(**values))
+
+    async def ensure_schedules(self) -> None:
+        async with unit_of_work(self.engine) as conn:
+            for schedule in registry.schedules():
+                await enqueue(conn, schedule.kind, {}, dedupe_key=f"schedule:{schedule.kind}")
+
+    async def drain(self, max_jobs: int = 1000) -> int:
+        """Runs due jobs until none is left (tests and one-shot maintenance)."""
+        done = 0
+        while done < max_jobs and await self.run_once():
+            done += 1
+        return done
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def run_forever(self) -> None:
+        log.info("job runner %s started", self.worker_id)
+        while not self._stop.is_set():
+            try:
+                await self.ensure_schedules()
+                while not self._stop.is_set() and await self.run_once():
+                    pass
+            except Exception:
+                # The database may be briefly unreachable; the runner outlives that.
+                log.exception("job runner loop error")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=self.poll_interval)
+        log.info("job runner %s stopped", self.worker_id)
