@@ -1,0 +1,62 @@
+"""Small keyword-only factories, one per aggregate, built on the services the API uses."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.auth.service import create_token
+from docshelf.kit.db import unit_of_work
+from docshelf.member import repository as member_repository
+from docshelf.organization.schemas import CreateOrganization
+from docshelf.organization.service import create_organization
+from docshelf.kit.clock import utcnow
+from docshelf.user.service import create_user
+
+_seq = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Who:
+    id: str
+    email: str
+    name: str
+    token: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+async def user(db: AsyncEngine, *, email: str | None = None, name: str | None = None) -> Who:
+    n = next(_seq)
+    email = email or f"user{n}@example.com"
+    name = name or f"User {n}"
+    async with unit_of_work(db) as conn:
+        user_id = await create_user(conn, email=email, name=name)
+        token = await create_token(conn, user_id)
+    return Who(id=user_id, email=email, name=name, token=token)
+
+
+async def organization(db: AsyncEngine, *, owner: Who, title: str = "Acme Docs") -> str:
+    async with unit_of_work(db) as conn:
+        return await create_organization(conn, owner.id, CreateOrganization(title=title))
+
+
+async def member(db: AsyncEngine, *, org: str, who: Who, role: str | None) -> None:
+    async with unit_of_work(db) as conn:
+        await member_repository.insert(conn, org_id=org, user_id=who.id, role=role, now=utcnow())
+
+
+async def org_with_members(db: AsyncEngine, *roles: str | None) -> tuple[str, list[Who]]:
+    """An organization whose first user is its admin, plus one member per role given."""
+    admin = await user(db)
+    org_id = await organization(db, owner=admin)
+    people = [admin]
+    for role in roles:
+        who = await user(db)
+        await member(db, org=org_id, who=who, role=role)
+        people.append(who)
+    return org_id, people

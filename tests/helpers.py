@@ -1,0 +1,114 @@
+"""Expected wire objects and database snapshots for whole-body assertions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.kit.db import metadata
+from tests.conftest import BASE
+from tests.factories import Who
+
+TS = "2026-01-02T03:04:05.678Z"
+
+
+def error(code: int, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+def user_body(who: Who) -> dict[str, Any]:
+    return {
+        "object": "user",
+        "id": who.id,
+        "displayName": who.name,
+        "email": who.email,
+        "urls": {"location": f"{BASE}/v1/users/{who.id}"},
+    }
+
+
+def member_body(
+    who: Who, role: str | None, *, teams: int = 0, sso: bool = False, last_seen: str | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "object": "member",
+        "id": who.id,
+        "role": role,
+        "user": user_body(who),
+        "disabled": False,
+        "joinedAt": TS,
+        "sso": sso,
+        "spaces": 0,
+        "teams": teams,
+    }
+    if last_seen:
+        body["lastSeenAt"] = last_seen
+    return body
+
+
+def org_permissions(role: str | None) -> dict[str, bool]:
+    admin = role == "admin"
+    full = role is not None
+    create = role in ("admin", "create")
+    return {
+        "view": True,
+        "access": True,
+        "admin": admin,
+        "ownTeam": admin,
+        "createContent": create,
+        "createOpenAPISpec": create,
+        "viewBilling": admin,
+        "listMembers": full,
+        "listTeams": full,
+        "listIntegrations": full,
+        "listInstallations": admin,
+        "installIntegration": admin,
+    }
+
+
+def org_body(org_id: str, role: str | None, *, title: str = "Acme Docs", **extra: Any) -> dict[str, Any]:
+    body = {
+        "object": "organization",
+        "id": org_id,
+        "title": title,
+        "createdAt": TS,
+        "emailDomains": [],
+        "type": "business",
+        "inviteLinks": True,
+        "plan": "enterprise_2024",
+        "trial": {"status": "notapplicable", "count": 0},
+        "sso": False,
+        "ai": False,
+        "internal_isOnNewTrial": True,
+        "urls": {"location": f"{BASE}/v1/orgs/{org_id}", "app": f"{BASE}/o/{org_id}/"},
+        "permissions": org_permissions(role),
+    }
+    body.update(extra)
+    return body
+
+
+def team_body(
+    team_id: str, title: str, *, members: int = 0, admin: bool = True, view: bool = True
+) -> dict[str, Any]:
+    return {
+        "object": "team",
+        "id": team_id,
+        "title": title,
+        "members": members,
+        "spaces": 0,
+        "createdAt": TS,
+        "permissions": {"admin": admin, "view": view},
+    }
+
+
+async def snapshot(db: AsyncEngine) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table except the rate-limit counters, for "changes nothing" checks."""
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    async with db.connect() as conn:
+        for table in metadata.sorted_tables:
+            if table.name == "rate_limit_counters":
+                continue
+            rows = (await conn.execute(sa.select(table))).all()
+            out[table.name] = sorted((tuple(r) for r in rows), key=repr)
+    return out
