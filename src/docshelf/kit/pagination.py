@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.kit.errors import BadRequest
 
 DEFAULT_LIMIT = 50
+_BAD_CURSOR = "Invalid query parameter 'page': not a cursor returned by this listing"
 MAX_LIMIT = 1000
 
 
@@ -102,9 +103,7 @@ def decode_cursor(page: str, fingerprint: str, size: int) -> list[Any]:
             raise ValueError("bad cursor shape")
         return [_decode_value(v) for v in values]
     except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError) as exc:
-        raise BadRequest(
-            "Invalid query parameter 'page': not a cursor returned by this listing"
-        ) from exc
+        raise BadRequest(_BAD_CURSOR) from exc
 
 
 async def paginate(
@@ -144,3 +143,10 @@ async def paginate(
 
 
 Paging = Annotated[PageParams, Depends(page_params)]
+
+
+def empty_listing(params: PageParams) -> dict[str, Any]:
+    """A listing whose source does not exist yet: it has never issued a cursor to continue."""
+    if params.page is not None:
+        raise BadRequest(_BAD_CURSOR)
+    return {"items": [], "count": 0}

@@ -12,7 +12,7 @@ from docshelf.kit import instance
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import Conflict
-from docshelf.kit.pagination import PageParams, SortKey, paginate
+from docshelf.kit.pagination import PageParams, SortKey, empty_listing, paginate
 from docshelf.kit.sql import contains_ci
 from docshelf.member import policy, repository
 from docshelf.member.presenter import present_member
@@ -136,4 +136,4 @@ async def list_member_spaces(
         require(False, "Guests cannot view other members")
     await _member(ctx, org_id, user_id)
     # Spaces arrive with the spaces domain: until then no member can access any.
-    return {"items": [], "count": 0}
+    return empty_listing(params)

@@ -1,0 +1,115 @@
+"""Access matrices generated from the app's route table: a new route joins them by existing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.api import PUBLIC_PATHS
+from tests import factories
+from tests.helpers import snapshot
+from tests.world import VALID_BODIES, build_world, fill, operations, path_params
+
+# Routes that deliberately answer callers outside the organization, and why.
+CROSS_ORG_EXEMPT = {
+    # Holding an invite id is exactly what lets someone outside the organization join it.
+    ("POST", "/v1/orgs/{organizationId}/invites/{inviteId}"),
+    # Resolves a published hostname to its organization; public content is public.
+    ("GET", "/v1/subdomains/{subdomain}"),
+    # Answers only for the caller's own e-mail domain: an empty list for any other.
+    ("GET", "/v1/email-domains/{emailDomain}/orgs"),
+}
+RANDOM_ID = "zzRandomId0000000000"
+
+
+def _body(method: str, path: str) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    if (method, path) in VALID_BODIES:
+        kwargs["json"] = VALID_BODIES[(method, path)]
+    return kwargs
+
+
+def test_every_body_route_has_a_valid_body(app: FastAPI) -> None:
+    needing = {(m, p) for m, p, op in operations(app) if "requestBody" in op}
+    assert needing == set(VALID_BODIES)
+
+
+def test_every_v1_route_is_in_the_matrices(app: FastAPI) -> None:
+    # Guards the generator itself: if operations() found nothing the matrices would pass empty.
+    assert len(operations(app)) >= 30
+
+
+async def test_cross_organization_matrix(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    world = await build_world(client, db)
+    checked = 0
+    for method, path, _op in operations(app):
+        if not path_params(path) or (method, path) in CROSS_ORG_EXEMPT:
+            continue
+        before = await snapshot(db)
+        real = await client.request(method, fill(path, world.ids()), headers=world.admin_b.headers, **_body(method, path))
+        random_ids = {name: RANDOM_ID for name in path_params(path)}
+        missing = await client.request(method, fill(path, random_ids), headers=world.admin_b.headers, **_body(method, path))
+        assert real.status_code == 404, (method, path, real.text)
+        assert real.json() == missing.json(), (method, path)
+        assert await snapshot(db) == before, (method, path)
+        checked += 1
+    assert checked >= 25
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        None,
+        "Bearer",
+        "Basic dXNlcjpwYXNz",
+        "Bearer not-a-token",
+        "Bearer dsk_" + "A" * 43,
+    ],
+    ids=["missing", "empty-bearer", "basic", "malformed", "unknown"],
+)
+async def test_unauthenticated_matrix(
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, authorization: str | None
+) -> None:
+    world = await build_world(client, db)
+    headers = {"Authorization": authorization} if authorization else {}
+    before = await snapshot(db)
+    checked = 0
+    for method, path, _op in operations(app):
+        if (method, path) in PUBLIC_PATHS:
+            continue
+        r = await client.request(method, fill(path, world.ids()), headers=headers, **_body(method, path))
+        assert r.status_code == 401, (method, path, r.text)
+        assert r.headers["www-authenticate"] == "Bearer"
+        assert set(r.json()) == {"error"} and r.json()["error"]["code"] == 401
+        checked += 1
+    assert await snapshot(db) == before
+    assert checked >= 30
+
+
+async def test_revoked_token_is_refused_everywhere(
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    from docshelf.auth.service import revoke_token
+    from docshelf.kit.db import unit_of_work
+
+    world = await build_world(client, db)
+    async with unit_of_work(db) as conn:
+        await revoke_token(conn, world.admin_a.token)
+    for method, path, _op in operations(app):
+        r = await client.request(method, fill(path, world.ids()), headers=world.admin_a.headers, **_body(method, path))
+        assert r.status_code == 401, (method, path)
+        assert r.json() == {"error": {"code": 401, "message": "Invalid or revoked API token"}}
+
+
+async def test_removed_member_loses_access_at_once(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org_id, (admin, editor) = await factories.org_with_members(db, "edit")
+    assert (await client.get(f"/v1/orgs/{org_id}", headers=editor.headers)).status_code == 200
+    r = await client.delete(f"/v1/orgs/{org_id}/members/{editor.id}", headers=admin.headers)
+    assert r.status_code == 204
+    r = await client.get(f"/v1/orgs/{org_id}", headers=editor.headers)
+    assert r.status_code == 404
+    assert r.json() == {"error": {"code": 404, "message": "Organization not found"}}

@@ -1,0 +1,87 @@
+"""A small populated install shared by the generated matrices: two organizations, each with an
+admin, plus a member, a team and an invite link in the first one."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests import factories
+from tests.factories import Who
+
+# A valid body for every operation that takes one, so that access checks, not validation, decide
+# the answer. test_every_body_route_has_a_valid_body keeps this table complete.
+VALID_BODIES: dict[tuple[str, str], Any] = {
+    ("POST", "/v1/orgs"): {"title": "Another org"},
+    ("PATCH", "/v1/orgs/{organizationId}"): {"title": "Renamed org"},
+    ("PATCH", "/v1/orgs/{organizationId}/members/{userId}"): {"role": "edit"},
+    ("PUT", "/v1/orgs/{organizationId}/teams"): {"title": "New team"},
+    ("PATCH", "/v1/orgs/{organizationId}/teams/{teamId}"): {"title": "Renamed team"},
+    ("PUT", "/v1/orgs/{organizationId}/teams/{teamId}/members"): {"add": [], "remove": []},
+    ("PUT", "/v1/orgs/{organizationId}/teams/{teamId}/members/{userId}"): {"role": "member"},
+    ("POST", "/v1/orgs/{organizationId}/link-invites"): {"role": "read"},
+    ("PATCH", "/v1/orgs/{organizationId}/link-invites/{inviteId}"): {"role": "edit"},
+}
+
+
+@dataclass
+class World:
+    org_a: str
+    admin_a: Who
+    member_a: Who
+    team_a: str
+    invite_a: str
+    org_b: str
+    admin_b: Who
+
+    def ids(self) -> dict[str, str]:
+        """Real ids of organization A's things, by path parameter name."""
+        return {
+            "organizationId": self.org_a,
+            "userId": self.member_a.id,
+            "teamId": self.team_a,
+            "inviteId": self.invite_a,
+            "subdomain": "acme-docs",
+            "emailDomain": "example.com",
+        }
+
+
+async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
+    org_a, (admin_a, member_a) = await factories.org_with_members(db, "edit")
+    r = await client.put(
+        f"/v1/orgs/{org_a}/teams", json={"title": "Writers", "members": [member_a.id]}, headers=admin_a.headers
+    )
+    assert r.status_code == 201, r.text
+    team_a = r.json()["id"]
+    r = await client.post(f"/v1/orgs/{org_a}/link-invites", json={"role": "read"}, headers=admin_a.headers)
+    assert r.status_code == 201, r.text
+    invite_a = r.json()["id"]
+    r = await client.patch(f"/v1/orgs/{org_a}", json={"hostname": "acme-docs"}, headers=admin_a.headers)
+    assert r.status_code == 200, r.text
+    admin_b = await factories.user(db)
+    org_b = await factories.organization(db, owner=admin_b, title="Other Org")
+    return World(org_a, admin_a, member_a, team_a, invite_a, org_b, admin_b)
+
+
+def operations(app: FastAPI) -> list[tuple[str, str, dict[str, Any]]]:
+    """(METHOD, path template, OpenAPI operation) for every route under /v1, from the app itself."""
+    out = []
+    for path, ops in app.openapi()["paths"].items():
+        if not path.startswith("/v1"):
+            continue
+        for method, op in ops.items():
+            out.append((method.upper(), path, op))
+    return sorted(out, key=lambda t: (t[1], t[0]))
+
+
+def fill(path: str, values: dict[str, str]) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
+
+
+def path_params(path: str) -> list[str]:
+    return re.findall(r"\{(\w+)\}", path)
