@@ -397,8 +397,8 @@ def profile(
     if not Path(py_spy).exists():
         log("py-spy not found (.venv/bin/pip install py-spy): skipping the profile")
         return None
+    out_dir.mkdir(parents=True, exist_ok=True)
     raw = out_dir / f"profile-{args.db}-{args.server}.txt"
-    svg = out_dir / f"profile-{args.db}-{args.server}.svg"
     wrk = subprocess.Popen(
         [
             "wrk",
@@ -413,31 +413,34 @@ def profile(
     )
     try:
         time.sleep(1)
-        for fmt, path in (("raw", raw), ("flamegraph", svg)):
-            subprocess.run(
-                [
-                    py_spy,
-                    "record",
-                    "--pid",
-                    str(server.proc.pid),
-                    "--subprocesses",
-                    "--rate",
-                    "250",
-                    "--duration",
-                    str(round(args.profile / 2)),
-                    "--format",
-                    fmt,
-                    "--output",
-                    str(path),
-                    "--nonblocking",
-                ],
-                check=True,
-                capture_output=True,
-                timeout=args.profile + 30,
-            )
+        # Collapsed stacks: readable as text, and loadable in speedscope or flamegraph.pl.
+        done = subprocess.run(
+            [
+                py_spy,
+                "record",
+                "--pid",
+                str(server.proc.pid),
+                "--subprocesses",
+                "--rate",
+                "250",
+                "--duration",
+                str(round(args.profile)),
+                "--nonblocking",
+                "--format",
+                "raw",
+                "--output",
+                str(raw),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=args.profile + 30,
+        )
+        if done.returncode != 0:
+            log(f"py-spy failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+            return None
     finally:
         wrk.wait(timeout=args.profile + 30)
-    log(f"profile written to {raw} and {svg}")
+    log(f"profile (collapsed stacks) written to {raw}")
     return summarize_profile(raw)
 
 

@@ -68,7 +68,7 @@ async def update(ctx: Ctx, org_id: str, body: UpdateOrganization) -> dict[str, A
     values: dict[str, Any] = {}
     for field in ("title", "sso", "ai", "inviteLinks"):
         if field in given and getattr(body, field) is None:
-            raise BadRequest(f"Invalid field '{field}': must not be null")
+            raise BadRequest(f"Invalid body field '{field}': must not be null")
     if body.title is not None:
         values["title"] = body.title
     if body.sso is not None:
@@ -94,7 +94,7 @@ async def update(ctx: Ctx, org_id: str, body: UpdateOrganization) -> dict[str, A
         if body.defaultContent is not None:
             # Sites arrive with a later domain; until then no site id can exist.
             raise BadRequest(
-                f"Invalid field 'defaultContent.site': site '{body.defaultContent.site}' not found"
+                f"Invalid body field 'defaultContent.site': site '{body.defaultContent.site}' not found"
             )
         values["default_content"] = None
     if values:

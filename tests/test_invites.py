@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests import factories
+from tests.helpers import error, member_body, snapshot
+
+
+async def test_link_invite_lifecycle_and_join(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org_id, (admin, editor) = await factories.org_with_members(db, "edit")
+    url = f"/v1/orgs/{org_id}/link-invites"
+    r = await client.post(url, json={"role": "comment"}, headers=admin.headers)
+    assert r.status_code == 201
+    first = r.json()["id"]
+    assert r.json() == {"object": "invite", "id": first, "role": "comment", "redundant": False}
+    r = await client.post(url, json={"role": "comment"}, headers=admin.headers)
+    second = r.json()["id"]
+    assert r.json() == {"object": "invite", "id": second, "role": "comment", "redundant": True}
+    r = await client.patch(f"{url}/{second}", json={"level": "read"}, headers=admin.headers)
+    assert r.json() == {"object": "invite", "id": second, "role": "read", "redundant": False}
+    r = await client.get(url, headers=admin.headers)
+    assert r.json()["count"] == 2
+    r = await client.get(url, headers=editor.headers)
+    assert (r.status_code, r.json()) == (403, error(403, "Only organization admins can view invite links"))
+
+    newcomer = await factories.user(db)
+    r = await client.post(f"/v1/orgs/{org_id}/invites/{first}", headers=newcomer.headers)
+    assert (r.status_code, r.json()) == (200, member_body(newcomer, "comment"))
+    # Joining again with a lower role keeps the higher one.
+    r = await client.post(f"/v1/orgs/{org_id}/invites/{second}", headers=newcomer.headers)
+    assert r.json() == member_body(newcomer, "comment")
+    r = await client.get(f"/v1/orgs/{org_id}", headers=newcomer.headers)
+    assert r.status_code == 200
+
+    r = await client.delete(f"{url}/{first}", headers=admin.headers)
+    assert r.status_code == 204
+    stranger = await factories.user(db)
+    r = await client.post(f"/v1/orgs/{org_id}/invites/{first}", headers=stranger.headers)
+    assert (r.status_code, r.json()) == (404, error(404, "Invite not found"))
+
+
+async def test_disabled_invite_links_refuse_joining(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    r = await client.post(f"/v1/orgs/{org_id}/link-invites", json={"role": None}, headers=admin.headers)
+    invite = r.json()["id"]
+    assert r.json()["role"] is None
+    await client.patch(f"/v1/orgs/{org_id}", json={"inviteLinks": False}, headers=admin.headers)
+    stranger = await factories.user(db)
+    before = await snapshot(db)
+    r = await client.post(f"/v1/orgs/{org_id}/invites/{invite}", headers=stranger.headers)
+    assert (r.status_code, r.json()) == (403, error(403, "Invite links are disabled for this organization"))
+    assert await snapshot(db) == before
+
+
+async def test_update_invite_needs_exactly_one_of_role_or_level(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    r = await client.post(f"/v1/orgs/{org_id}/link-invites", json={"role": "read"}, headers=admin.headers)
+    url = f"/v1/orgs/{org_id}/link-invites/{r.json()['id']}"
+    for body in ({}, {"role": "read", "level": "edit"}):
+        r = await client.patch(url, json=body, headers=admin.headers)
+        assert (r.status_code, r.json()) == (400, error(400, "Invalid body field: exactly one of 'role' or 'level' is required"))
