@@ -346,16 +346,15 @@ def load(
 
 
 def _area(frame: str) -> str:
-    path = frame[frame.rfind("(") + 1 :] if "(" in frame else frame
-    found = re.search(r"site-packages/([A-Za-z0-9_]+)", path)
-    if found:
-        return found.group(1)
-    if "/docshelf/" in path:
-        return "docshelf"
-    found = re.search(r"python3\.\d+/([A-Za-z0-9_]+)", path)
-    if found:
-        return f"stdlib:{found.group(1)}"
-    return "other"
+    """The top-level package of a py-spy frame such as `execute (sqlalchemy/engine/base.py:12)`."""
+    found = re.search(r"\(([^)]*)\)$", frame)
+    if not found:
+        return "other"
+    path = found.group(1)
+    if "site-packages/" in path:
+        path = path.split("site-packages/", 1)[1]
+    head = path.lstrip("/").split("/", 1)[0]
+    return head.removesuffix(".py").split(":", 1)[0] or "other"
 
 
 def summarize_profile(raw_file: Path, top: int = 25) -> str:

@@ -18,7 +18,7 @@ from docshelf import __version__
 from docshelf.api import v1_router
 from docshelf.config import Settings, get_settings
 from docshelf.kit.db import create_engine
-from docshelf.kit.errors import DocshelfError, PayloadTooLarge, error_body
+from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
 from docshelf.kit.validation import describe_validation_error
 from docshelf.ratelimit.service import DatabaseStorage, MemoryStorage, RateLimiter, Storage
@@ -64,22 +64,36 @@ class EdgeMiddleware:
                 extra = [(k.lower().encode(), v.encode()) for k, v in verdict.headers().items()]
 
         received = 0
+        too_large = False
 
         async def limited_receive() -> Message:
-            nonlocal received
+            nonlocal received, too_large
+            if too_large:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body:
-                    raise PayloadTooLarge(f"Request body exceeds {self.max_body} bytes")
+                    # Bodies without Content-Length are counted as they stream; the app sees a
+                    # disconnect and whatever it answers is replaced by the 413 below.
+                    too_large = True
+                    return {"type": "http.disconnect"}
             return message
 
-        async def send_with_headers(message: Message) -> None:
+        async def guarded_send(message: Message) -> None:
+            if too_large:
+                return
             if message["type"] == "http.response.start" and extra:
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
             await send(message)
 
-        await self.app(scope, limited_receive, send_with_headers)
+        try:
+            await self.app(scope, limited_receive, guarded_send)
+        except Exception:
+            if not too_large:
+                raise
+        if too_large:
+            await _error(413, f"Request body exceeds {self.max_body} bytes")(scope, receive, send)
 
 
 def _install_error_handlers(app: FastAPI) -> None:

@@ -1,0 +1,140 @@
+"""The durable job runner, against the real database."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from docshelf.config import Settings
+from docshelf.kit import instance
+from docshelf.kit.clock import clock
+from docshelf.kit.db import create_engine, unit_of_work
+from docshelf.models import jobs
+from docshelf.worker.queue import enqueue
+from docshelf.worker.registry import task
+from docshelf.worker.runner import JobRunner
+
+_failures_left: dict[str, int] = {}
+
+
+@task("test.record")
+async def record(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+    """Writes a marker row; fails first as often as the test asked."""
+    key = payload["key"]
+    if _failures_left.get(key, 0) > 0:
+        _failures_left[key] -= 1
+        raise RuntimeError(f"planned failure for {key}")
+    await instance.claim(conn, key, "done")
+
+
+async def _job(db: AsyncEngine, job_id: str) -> sa.RowMapping:
+    async with db.connect() as conn:
+        row = (await conn.execute(sa.select(jobs).where(jobs.c.id == job_id))).mappings().one()
+    return row
+
+
+async def _marker(db: AsyncEngine, key: str) -> str | None:
+    async with db.connect() as conn:
+        return await instance.get(conn, key)
+
+
+async def test_job_survives_restart(db: AsyncEngine, settings: Settings) -> None:
+    async with unit_of_work(db) as conn:
+        job_id = await enqueue(conn, "test.record", {"key": "restart"})
+    assert job_id is not None
+    await db.dispose()  # the process that enqueued it is gone
+
+    engine = create_engine(settings)
+    try:
+        runner = JobRunner(engine)
+        assert await runner.run_once() is True
+        assert await runner.run_once() is False
+    finally:
+        await engine.dispose()
+    assert await _marker(db, "restart") == "done"
+    row = await _job(db, job_id)
+    assert (row["status"], row["attempts"], row["dedupe_key"]) == ("done", 1, None)
+
+
+async def test_job_of_a_crashed_runner_is_taken_again_after_its_lease(db: AsyncEngine) -> None:
+    async with unit_of_work(db) as conn:
+        job_id = await enqueue(conn, "test.record", {"key": "crash"})
+    crashed = JobRunner(db, worker_id="crashed", lease=timedelta(minutes=5))
+    assert await crashed.claim() is not None  # claimed, then the process died
+    survivor = JobRunner(db, worker_id="survivor")
+    assert await survivor.run_once() is False  # the lease still holds
+    clock.advance(timedelta(minutes=6))
+    assert await survivor.run_once() is True
+    row = await _job(db, job_id)
+    assert (row["status"], row["attempts"], row["locked_by"]) == ("done", 2, "survivor")
+
+
+async def test_failures_retry_with_backoff_then_fail(db: AsyncEngine) -> None:
+    _failures_left["retry"] = 2
+    async with unit_of_work(db) as conn:
+        job_id = await enqueue(conn, "test.record", {"key": "retry"}, max_attempts=5)
+    runner = JobRunner(db)
+    assert await runner.run_once() is True
+    row = await _job(db, job_id)
+    assert (row["status"], row["attempts"]) == ("queued", 1)
+    assert row["last_error"] == "RuntimeError: planned failure for retry"
+    assert row["run_at"] == clock.now() + timedelta(seconds=5)
+    assert await runner.run_once() is False  # not due yet
+    clock.advance(timedelta(seconds=5))
+    assert await runner.run_once() is True
+    assert (await _job(db, job_id))["run_at"] == clock.now() + timedelta(seconds=10)
+    clock.advance(timedelta(seconds=10))
+    assert await runner.run_once() is True
+    assert (await _job(db, job_id))["status"] == "done"
+    assert await _marker(db, "retry") == "done"
+
+    _failures_left["doomed"] = 99
+    async with unit_of_work(db) as conn:
+        doomed = await enqueue(conn, "test.record", {"key": "doomed"}, max_attempts=2)
+    assert doomed is not None
+    await runner.run_once()
+    clock.advance(timedelta(seconds=5))
+    await runner.run_once()
+    row = await _job(db, doomed)
+    assert (row["status"], row["attempts"]) == ("failed", 2)
+    assert await _marker(db, "doomed") is None
+
+
+async def test_enqueue_is_part_of_the_callers_transaction(db: AsyncEngine) -> None:
+    try:
+        async with unit_of_work(db) as conn:
+            await enqueue(conn, "test.record", {"key": "rolled-back"})
+            raise RuntimeError("request failed")
+    except RuntimeError:
+        pass
+    assert await JobRunner(db).run_once() is False
+
+
+async def test_dedupe_key_allows_one_pending_job(db: AsyncEngine) -> None:
+    async with unit_of_work(db) as conn:
+        first = await enqueue(conn, "test.record", {"key": "d1"}, dedupe_key="once")
+        second = await enqueue(conn, "test.record", {"key": "d2"}, dedupe_key="once")
+    assert first is not None and second is None
+    await JobRunner(db).drain()
+    async with unit_of_work(db) as conn:
+        assert await enqueue(conn, "test.record", {"key": "d3"}, dedupe_key="once") is not None
+
+
+async def test_schedules_and_maintenance_purge(db: AsyncEngine) -> None:
+    from docshelf.models import rate_limit_counters
+    from docshelf.worker import tasks  # noqa: F401
+
+    old = int((clock.now() - timedelta(hours=2)).timestamp())
+    fresh = int(clock.now().timestamp())
+    async with unit_of_work(db) as conn:
+        await conn.execute(sa.insert(rate_limit_counters), [{"key": "k", "window": old, "count": 1}, {"key": "k", "window": fresh, "count": 1}])
+    runner = JobRunner(db)
+    await runner.ensure_schedules()
+    await runner.ensure_schedules()  # idempotent
+    assert await runner.drain() == 1
+    async with db.connect() as conn:
+        windows = (await conn.execute(sa.select(rate_limit_counters.c.window))).scalars().all()
+    assert windows == [fresh]
