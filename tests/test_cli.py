@@ -1,0 +1,117 @@
+"""The console script, run as a user runs it, on the database the suite runs on."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.config import Settings
+
+DOCSHELF = str(Path(sys.executable).parent / "docshelf")
+
+
+def _env(settings: Settings, data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
+    env.update(
+        DOCSHELF_DATA_DIR=str(data_dir),
+        DOCSHELF_DATABASE_URL=settings.resolved_database_url,
+        **extra,
+    )
+    return env
+
+
+def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DOCSHELF, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+async def test_admin_commands(db: AsyncEngine, settings: Settings, tmp_path: Path, client: httpx.AsyncClient) -> None:
+    env = _env(settings, tmp_path)
+    assert _run(env, "db", "upgrade").stdout.strip().endswith("Database is up to date.")
+    created = _run(env, "user", "create", "--email", "Ada@Example.com", "--name", "Ada")
+    assert created.returncode == 0, created.stderr
+    user_id = created.stdout.strip()
+    dup = _run(env, "user", "create", "--email", "ada@example.com")
+    assert dup.returncode == 1 and "already exists" in dup.stderr
+    org = _run(env, "org", "create", "--title", "Ada's Docs", "--owner", "ada@example.com")
+    assert org.returncode == 0, org.stderr
+    org_id = org.stdout.strip()
+    missing = _run(env, "org", "create", "--title", "Nope", "--owner", "ghost@example.com")
+    assert missing.returncode == 1 and "No user with e-mail ghost@example.com" in missing.stderr
+    tok = _run(env, "token", "create", "--user", "ada@example.com")
+    assert tok.returncode == 0, tok.stderr
+    token = tok.stdout.strip().splitlines()[-1]
+    assert token.startswith("dsk_")
+
+    h = {"Authorization": f"Bearer {token}"}
+    r = await client.get("/v1/orgs", headers=h)
+    assert [(o["id"], o["title"], o["permissions"]["admin"]) for o in r.json()["items"]] == [(org_id, "Ada's Docs", True)]
+    assert (await client.get("/v1/user", headers=h)).json()["id"] == user_id
+
+    revoked = _run(env, "token", "revoke", token)
+    assert revoked.returncode == 0, revoked.stderr
+    assert (await client.get("/v1/orgs", headers=h)).status_code == 401
+    again = _run(env, "token", "revoke", token)
+    assert again.returncode == 1 and "No active API token matches" in again.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve_until_ready(env: dict[str, str], port: int) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [DOCSHELF, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/v1/", timeout=1)
+            return proc, ""
+        except httpx.TransportError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.2)
+    proc.kill()
+    raise AssertionError(f"server did not start: {proc.communicate()[0]}")
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    proc.terminate()
+    try:
+        out, _ = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    return out
+
+
+async def test_serve_bootstraps_once(db: AsyncEngine, settings: Settings, tmp_path: Path) -> None:
+    port = _free_port()
+    env = _env(settings, tmp_path, DOCSHELF_PORT=str(port))
+    proc, _ = _serve_until_ready(env, port)
+    token_file = tmp_path / "admin-token"
+    try:
+        token = token_file.read_text().strip()
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        r = httpx.get(f"http://127.0.0.1:{port}/v1/orgs", headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 200
+        assert [o["title"] for o in r.json()["items"]] == ["Docshelf"]
+        assert r.json()["items"][0]["urls"]["location"].startswith(f"http://127.0.0.1:{port}/v1/orgs/")
+    finally:
+        first_output = _stop(proc)
+    assert f'curl -H "Authorization: Bearer $(cat {token_file})" http://127.0.0.1:{port}/v1/orgs' in first_output
+
+    proc, _ = _serve_until_ready(env, port)
+    second_output = _stop(proc)
+    assert "First start" not in second_output
+    assert token_file.read_text().strip() == token
