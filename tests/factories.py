@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.auth.service import create_token
+from docshelf.kit.clock import utcnow
 from docshelf.kit.db import unit_of_work
 from docshelf.member import repository as member_repository
 from docshelf.organization.schemas import CreateOrganization
 from docshelf.organization.service import create_organization
-from docshelf.kit.clock import utcnow
 from docshelf.user.service import create_user
 
 _seq = itertools.count(1)

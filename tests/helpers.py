@@ -67,7 +67,9 @@ def org_permissions(role: str | None) -> dict[str, bool]:
     }
 
 
-def org_body(org_id: str, role: str | None, *, title: str = "Acme Docs", **extra: Any) -> dict[str, Any]:
+def org_body(
+    org_id: str, role: str | None, *, title: str = "Acme Docs", **extra: Any
+) -> dict[str, Any]:
     body = {
         "object": "organization",
         "id": org_id,

@@ -43,16 +43,22 @@ def test_every_v1_route_is_in_the_matrices(app: FastAPI) -> None:
     assert len(operations(app)) >= 30
 
 
-async def test_cross_organization_matrix(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_cross_organization_matrix(
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     world = await build_world(client, db)
     checked = 0
     for method, path, _op in operations(app):
         if not path_params(path) or (method, path) in CROSS_ORG_EXEMPT:
             continue
         before = await snapshot(db)
-        real = await client.request(method, fill(path, world.ids()), headers=world.admin_b.headers, **_body(method, path))
+        real = await client.request(
+            method, fill(path, world.ids()), headers=world.admin_b.headers, **_body(method, path)
+        )
         random_ids = {name: RANDOM_ID for name in path_params(path)}
-        missing = await client.request(method, fill(path, random_ids), headers=world.admin_b.headers, **_body(method, path))
+        missing = await client.request(
+            method, fill(path, random_ids), headers=world.admin_b.headers, **_body(method, path)
+        )
         assert real.status_code == 404, (method, path, real.text)
         assert real.json() == missing.json(), (method, path)
         assert await snapshot(db) == before, (method, path)
@@ -81,7 +87,9 @@ async def test_unauthenticated_matrix(
     for method, path, _op in operations(app):
         if (method, path) in PUBLIC_PATHS:
             continue
-        r = await client.request(method, fill(path, world.ids()), headers=headers, **_body(method, path))
+        r = await client.request(
+            method, fill(path, world.ids()), headers=headers, **_body(method, path)
+        )
         assert r.status_code == 401, (method, path, r.text)
         assert r.headers["www-authenticate"] == "Bearer"
         assert set(r.json()) == {"error"} and r.json()["error"]["code"] == 401
@@ -100,12 +108,16 @@ async def test_revoked_token_is_refused_everywhere(
     async with unit_of_work(db) as conn:
         await revoke_token(conn, world.admin_a.token)
     for method, path, _op in operations(app):
-        r = await client.request(method, fill(path, world.ids()), headers=world.admin_a.headers, **_body(method, path))
+        r = await client.request(
+            method, fill(path, world.ids()), headers=world.admin_a.headers, **_body(method, path)
+        )
         assert r.status_code == 401, (method, path)
         assert r.json() == {"error": {"code": 401, "message": "Invalid or revoked API token"}}
 
 
-async def test_removed_member_loses_access_at_once(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_removed_member_loses_access_at_once(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     org_id, (admin, editor) = await factories.org_with_members(db, "edit")
     assert (await client.get(f"/v1/orgs/{org_id}", headers=editor.headers)).status_code == 200
     r = await client.delete(f"/v1/orgs/{org_id}/members/{editor.id}", headers=admin.headers)

@@ -53,7 +53,9 @@ def invalid_values(prop: dict[str, Any]) -> list[tuple[str, Any]]:
     return cases
 
 
-def body_cases(op: dict[str, Any], components: dict[str, Any], valid: Any) -> list[tuple[str, str, Any]]:
+def body_cases(
+    op: dict[str, Any], components: dict[str, Any], valid: Any
+) -> list[tuple[str, str, Any]]:
     schema = _resolve(op["requestBody"]["content"]["application/json"]["schema"], components)
     cases: list[tuple[str, str, Any]] = [
         ("zzUnknownField", "unknown field", {**(valid or {}), "zzUnknownField": 1}),
@@ -90,10 +92,16 @@ async def test_bodies(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
             assert field in error["message"], context
             checked += 1
         malformed = await client.request(
-            method, url, content=b'{"title": ', headers={**world.admin_a.headers, "Content-Type": "application/json"}
+            method,
+            url,
+            content=b'{"title": ',
+            headers={**world.admin_a.headers, "Content-Type": "application/json"},
         )
         assert malformed.status_code == 400, (method, path)
-        assert malformed.json()["error"]["message"].startswith("Malformed JSON body"), (method, path)
+        assert malformed.json()["error"]["message"].startswith("Malformed JSON body"), (
+            method,
+            path,
+        )
     assert await snapshot(db) == before
     assert checked >= 60
 
@@ -107,17 +115,26 @@ async def test_limits(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
             continue
         url = fill(path, world.ids())
         for bad in ("1001", "-1", "abc", "12345678901234567890", "1.5"):
-            r = await client.request(method, url, params={"limit": bad}, headers=world.admin_a.headers)
+            r = await client.request(
+                method, url, params={"limit": bad}, headers=world.admin_a.headers
+            )
             assert r.status_code == 400, (path, bad, r.text)
             assert r.json()["error"]["code"] == 400
             assert "'limit'" in r.json()["error"]["message"], (path, bad)
-        r = await client.request(method, url, params={"page": "not-a-cursor"}, headers=world.admin_a.headers)
+        r = await client.request(
+            method, url, params={"page": "not-a-cursor"}, headers=world.admin_a.headers
+        )
         assert r.status_code == 400, (path, r.text)
         assert r.json() == {
-            "error": {"code": 400, "message": "Invalid query parameter 'page': not a cursor returned by this listing"}
+            "error": {
+                "code": 400,
+                "message": "Invalid query parameter 'page': not a cursor returned by this listing",
+            }
         }
         for good in ("0", "1000"):
-            r = await client.request(method, url, params={"limit": good}, headers=world.admin_a.headers)
+            r = await client.request(
+                method, url, params={"limit": good}, headers=world.admin_a.headers
+            )
             assert r.status_code == 200, (path, good, r.text)
         checked += 1
     assert checked >= 7

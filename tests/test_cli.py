@@ -32,7 +32,9 @@ def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([DOCSHELF, *args], env=env, capture_output=True, text=True, timeout=120)
 
 
-async def test_admin_commands(db: AsyncEngine, settings: Settings, tmp_path: Path, client: httpx.AsyncClient) -> None:
+async def test_admin_commands(
+    db: AsyncEngine, settings: Settings, tmp_path: Path, client: httpx.AsyncClient
+) -> None:
     env = _env(settings, tmp_path)
     assert _run(env, "db", "upgrade").stdout.strip().endswith("Database is up to date.")
     created = _run(env, "user", "create", "--email", "Ada@Example.com", "--name", "Ada")
@@ -52,7 +54,9 @@ async def test_admin_commands(db: AsyncEngine, settings: Settings, tmp_path: Pat
 
     h = {"Authorization": f"Bearer {token}"}
     r = await client.get("/v1/orgs", headers=h)
-    assert [(o["id"], o["title"], o["permissions"]["admin"]) for o in r.json()["items"]] == [(org_id, "Ada's Docs", True)]
+    assert [(o["id"], o["title"], o["permissions"]["admin"]) for o in r.json()["items"]] == [
+        (org_id, "Ada's Docs", True)
+    ]
     assert (await client.get("/v1/user", headers=h)).json()["id"] == user_id
 
     revoked = _run(env, "token", "revoke", token)
@@ -70,7 +74,11 @@ def _free_port() -> int:
 
 def _serve_until_ready(env: dict[str, str], port: int) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [DOCSHELF, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [DOCSHELF, "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -103,13 +111,21 @@ async def test_serve_bootstraps_once(db: AsyncEngine, settings: Settings, tmp_pa
     try:
         token = token_file.read_text().strip()
         assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
-        r = httpx.get(f"http://127.0.0.1:{port}/v1/orgs", headers={"Authorization": f"Bearer {token}"})
+        async with httpx.AsyncClient() as http:
+            r = await http.get(
+                f"http://127.0.0.1:{port}/v1/orgs", headers={"Authorization": f"Bearer {token}"}
+            )
         assert r.status_code == 200
         assert [o["title"] for o in r.json()["items"]] == ["Docshelf"]
-        assert r.json()["items"][0]["urls"]["location"].startswith(f"http://127.0.0.1:{port}/v1/orgs/")
+        assert r.json()["items"][0]["urls"]["location"].startswith(
+            f"http://127.0.0.1:{port}/v1/orgs/"
+        )
     finally:
         first_output = _stop(proc)
-    assert f'curl -H "Authorization: Bearer $(cat {token_file})" http://127.0.0.1:{port}/v1/orgs' in first_output
+    assert (
+        f'curl -H "Authorization: Bearer $(cat {token_file})" http://127.0.0.1:{port}/v1/orgs'
+        in first_output
+    )
 
     proc, _ = _serve_until_ready(env, port)
     second_output = _stop(proc)

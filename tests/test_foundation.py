@@ -24,14 +24,16 @@ async def test_api_information(client: httpx.AsyncClient, db: AsyncEngine) -> No
 
 
 async def test_users(client: httpx.AsyncClient, db: AsyncEngine) -> None:
-    org_id, (admin, colleague) = await factories.org_with_members(db, "read")
+    _, (admin, colleague) = await factories.org_with_members(db, "read")
     stranger = await factories.user(db)
     assert (await client.get("/v1/user", headers=admin.headers)).json() == user_body(admin)
     r = await client.get(f"/v1/users/{colleague.id}", headers=admin.headers)
     assert r.json() == user_body(colleague)
     r = await client.get(f"/v1/users/{stranger.id}", headers=admin.headers)
     assert (r.status_code, r.json()) == (404, error(404, "User not found"))
-    assert (await client.get(f"/v1/users/{stranger.id}", headers=stranger.headers)).status_code == 200
+    assert (
+        await client.get(f"/v1/users/{stranger.id}", headers=stranger.headers)
+    ).status_code == 200
 
 
 async def test_unknown_path_and_wrong_method(client: httpx.AsyncClient, db: AsyncEngine) -> None:
@@ -57,11 +59,18 @@ async def test_malformed_and_missing_bodies(client: httpx.AsyncClient, db: Async
     )
 
 
-async def test_oversize_body_is_413(client: httpx.AsyncClient, db: AsyncEngine, settings: Settings) -> None:
+async def test_oversize_body_is_413(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings
+) -> None:
     me = await factories.user(db)
     big = b'{"title": "' + b"a" * settings.max_body_bytes + b'"}'
-    r = await client.post("/v1/orgs", content=big, headers={**me.headers, "Content-Type": "application/json"})
-    assert (r.status_code, r.json()) == (413, error(413, f"Request body exceeds {settings.max_body_bytes} bytes"))
+    r = await client.post(
+        "/v1/orgs", content=big, headers={**me.headers, "Content-Type": "application/json"}
+    )
+    assert (r.status_code, r.json()) == (
+        413,
+        error(413, f"Request body exceeds {settings.max_body_bytes} bytes"),
+    )
 
     async def chunks() -> AsyncIterator[bytes]:
         yield b'{"title": "'
@@ -69,8 +78,13 @@ async def test_oversize_body_is_413(client: httpx.AsyncClient, db: AsyncEngine, 
             yield b"a" * 65536
         yield b'"}'
 
-    r = await client.post("/v1/orgs", content=chunks(), headers={**me.headers, "Content-Type": "application/json"})
-    assert (r.status_code, r.json()) == (413, error(413, f"Request body exceeds {settings.max_body_bytes} bytes"))
+    r = await client.post(
+        "/v1/orgs", content=chunks(), headers={**me.headers, "Content-Type": "application/json"}
+    )
+    assert (r.status_code, r.json()) == (
+        413,
+        error(413, f"Request body exceeds {settings.max_body_bytes} bytes"),
+    )
 
 
 async def test_unexpected_error_is_logged_500_without_internals(
@@ -88,8 +102,12 @@ async def test_unexpected_error_is_logged_500_without_internals(
 
 
 @pytest.fixture(params=["memory", "database"])
-async def limited_client(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    s = settings.model_copy(update={"rate_limit": 3, "rate_limit_window": 60, "rate_limit_storage": request.param})
+async def limited_client(
+    request: pytest.FixtureRequest, settings: Settings
+) -> AsyncIterator[httpx.AsyncClient]:
+    s = settings.model_copy(
+        update={"rate_limit": 3, "rate_limit_window": 60, "rate_limit_storage": request.param}
+    )
     app = create_app(s, run_jobs=False)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url=BASE) as c:
@@ -105,12 +123,17 @@ async def test_rate_limit(limited_client: httpx.AsyncClient, db: AsyncEngine) ->
     for remaining in (2, 1, 0):
         r = await limited_client.get("/v1/user", headers=me.headers)
         assert r.status_code == 200
-        assert (r.headers["x-ratelimit-limit"], r.headers["x-ratelimit-remaining"]) == ("3", str(remaining))
+        assert (r.headers["x-ratelimit-limit"], r.headers["x-ratelimit-remaining"]) == (
+            "3",
+            str(remaining),
+        )
         assert r.headers["x-ratelimit-reset"] == str(window_end)
     r = await limited_client.get("/v1/user", headers=me.headers)
     assert r.status_code == 429
     assert r.headers["retry-after"] == str(window_end - int(clock.now().timestamp()))
-    assert r.json() == error(429, f"Rate limit of 3 requests per 60s exceeded; retry in {r.headers['retry-after']}s")
+    assert r.json() == error(
+        429, f"Rate limit of 3 requests per 60s exceeded; retry in {r.headers['retry-after']}s"
+    )
     # Another token has its own budget, and the next window starts afresh.
     assert (await limited_client.get("/v1/user", headers=other.headers)).status_code == 200
     clock.advance(timedelta(seconds=60))

@@ -22,7 +22,10 @@ async def test_link_invite_lifecycle_and_join(client: httpx.AsyncClient, db: Asy
     r = await client.get(url, headers=admin.headers)
     assert r.json()["count"] == 2
     r = await client.get(url, headers=editor.headers)
-    assert (r.status_code, r.json()) == (403, error(403, "Only organization admins can view invite links"))
+    assert (r.status_code, r.json()) == (
+        403,
+        error(403, "Only organization admins can view invite links"),
+    )
 
     newcomer = await factories.user(db)
     r = await client.post(f"/v1/orgs/{org_id}/invites/{first}", headers=newcomer.headers)
@@ -40,23 +43,37 @@ async def test_link_invite_lifecycle_and_join(client: httpx.AsyncClient, db: Asy
     assert (r.status_code, r.json()) == (404, error(404, "Invite not found"))
 
 
-async def test_disabled_invite_links_refuse_joining(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_disabled_invite_links_refuse_joining(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
-    r = await client.post(f"/v1/orgs/{org_id}/link-invites", json={"role": None}, headers=admin.headers)
+    r = await client.post(
+        f"/v1/orgs/{org_id}/link-invites", json={"role": None}, headers=admin.headers
+    )
     invite = r.json()["id"]
     assert r.json()["role"] is None
     await client.patch(f"/v1/orgs/{org_id}", json={"inviteLinks": False}, headers=admin.headers)
     stranger = await factories.user(db)
     before = await snapshot(db)
     r = await client.post(f"/v1/orgs/{org_id}/invites/{invite}", headers=stranger.headers)
-    assert (r.status_code, r.json()) == (403, error(403, "Invite links are disabled for this organization"))
+    assert (r.status_code, r.json()) == (
+        403,
+        error(403, "Invite links are disabled for this organization"),
+    )
     assert await snapshot(db) == before
 
 
-async def test_update_invite_needs_exactly_one_of_role_or_level(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_update_invite_needs_exactly_one_of_role_or_level(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
-    r = await client.post(f"/v1/orgs/{org_id}/link-invites", json={"role": "read"}, headers=admin.headers)
+    r = await client.post(
+        f"/v1/orgs/{org_id}/link-invites", json={"role": "read"}, headers=admin.headers
+    )
     url = f"/v1/orgs/{org_id}/link-invites/{r.json()['id']}"
     for body in ({}, {"role": "read", "level": "edit"}):
         r = await client.patch(url, json=body, headers=admin.headers)
-        assert (r.status_code, r.json()) == (400, error(400, "Invalid body field: exactly one of 'role' or 'level' is required"))
+        assert (r.status_code, r.json()) == (
+            400,
+            error(400, "Invalid body field: exactly one of 'role' or 'level' is required"),
+        )

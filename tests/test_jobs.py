@@ -130,7 +130,10 @@ async def test_schedules_and_maintenance_purge(db: AsyncEngine) -> None:
     old = int((clock.now() - timedelta(hours=2)).timestamp())
     fresh = int(clock.now().timestamp())
     async with unit_of_work(db) as conn:
-        await conn.execute(sa.insert(rate_limit_counters), [{"key": "k", "window": old, "count": 1}, {"key": "k", "window": fresh, "count": 1}])
+        await conn.execute(
+            sa.insert(rate_limit_counters),
+            [{"key": "k", "window": old, "count": 1}, {"key": "k", "window": fresh, "count": 1}],
+        )
     runner = JobRunner(db)
     await runner.ensure_schedules()
     await runner.ensure_schedules()  # idempotent

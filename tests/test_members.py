@@ -11,7 +11,9 @@ from tests import factories
 from tests.helpers import error, member_body, snapshot
 
 
-async def test_list_members_filters_sorts_and_pages(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_list_members_filters_sorts_and_pages(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     admin = await factories.user(db, name="Zed Admin", email="zed@acme.io")
     org_id = await factories.organization(db, owner=admin)
     clock.advance(timedelta(minutes=1))
@@ -37,7 +39,9 @@ async def test_list_members_filters_sorts_and_pages(client: httpx.AsyncClient, d
     assert {m["id"] for m in r.json()["items"]} == {admin.id, amy.id}
     r = await client.get(f"/v1/orgs/{org_id}/members", params={"search": "%"}, headers=h)
     assert r.json() == {"items": [], "count": 0}
-    r = await client.get(f"/v1/orgs/{org_id}/members", params={"sort": "name", "order": "asc"}, headers=h)
+    r = await client.get(
+        f"/v1/orgs/{org_id}/members", params={"sort": "name", "order": "asc"}, headers=h
+    )
     assert [m["id"] for m in r.json()["items"]] == [amy.id, guest.id, admin.id]
 
     # Keyset pages in name order, one at a time, visit everyone once.
@@ -55,14 +59,19 @@ async def test_list_members_filters_sorts_and_pages(client: httpx.AsyncClient, d
     # A cursor from one sort cannot continue another.
     r = await client.get(f"/v1/orgs/{org_id}/members", params={"limit": 1}, headers=h)
     cursor = r.json()["next"]["page"]
-    r = await client.get(f"/v1/orgs/{org_id}/members", params={"sort": "name", "page": cursor}, headers=h)
+    r = await client.get(
+        f"/v1/orgs/{org_id}/members", params={"sort": "name", "page": cursor}, headers=h
+    )
     assert r.status_code == 400
 
     # lastSeenAt lists only members seen at least once.
     assert (await client.post(f"/v1/orgs/{org_id}/ping", headers=amy.headers)).status_code == 200
     r = await client.get(f"/v1/orgs/{org_id}/members", params={"sort": "lastSeenAt"}, headers=h)
     assert r.json() == {
-        "items": [member_body(amy, "edit", last_seen="2026-01-02T03:06:05.678Z") | {"joinedAt": "2026-01-02T03:05:05.678Z"}],
+        "items": [
+            member_body(amy, "edit", last_seen="2026-01-02T03:06:05.678Z")
+            | {"joinedAt": "2026-01-02T03:05:05.678Z"}
+        ],
         "count": 1,
     }
 
@@ -70,7 +79,10 @@ async def test_list_members_filters_sorts_and_pages(client: httpx.AsyncClient, d
 async def test_guests_cannot_list_members(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     org_id, (admin, guest) = await factories.org_with_members(db, None)
     r = await client.get(f"/v1/orgs/{org_id}/members", headers=guest.headers)
-    assert (r.status_code, r.json()) == (403, error(403, "Guests cannot list the organization's members"))
+    assert (r.status_code, r.json()) == (
+        403,
+        error(403, "Guests cannot list the organization's members"),
+    )
     r = await client.get(f"/v1/orgs/{org_id}/members/{admin.id}", headers=guest.headers)
     assert r.status_code == 403
     r = await client.get(f"/v1/orgs/{org_id}/members/{guest.id}", headers=guest.headers)
@@ -81,7 +93,10 @@ async def test_change_role_and_last_admin_rule(client: httpx.AsyncClient, db: As
     org_id, (admin, editor) = await factories.org_with_members(db, "edit")
     url = f"/v1/orgs/{org_id}/members"
     r = await client.patch(f"{url}/{editor.id}", json={"role": "admin"}, headers=editor.headers)
-    assert (r.status_code, r.json()) == (403, error(403, "Only organization admins can change member roles"))
+    assert (r.status_code, r.json()) == (
+        403,
+        error(403, "Only organization admins can change member roles"),
+    )
     r = await client.patch(f"{url}/{editor.id}", json={"role": "review"}, headers=admin.headers)
     assert (r.status_code, r.json()) == (200, member_body(editor, "review"))
     r = await client.patch(f"{url}/{editor.id}", json={"role": None}, headers=admin.headers)
@@ -89,9 +104,15 @@ async def test_change_role_and_last_admin_rule(client: httpx.AsyncClient, db: As
 
     before = await snapshot(db)
     r = await client.patch(f"{url}/{admin.id}", json={"role": "edit"}, headers=admin.headers)
-    assert (r.status_code, r.json()) == (409, error(409, "Cannot demote the last admin of the organization"))
+    assert (r.status_code, r.json()) == (
+        409,
+        error(409, "Cannot demote the last admin of the organization"),
+    )
     r = await client.delete(f"{url}/{admin.id}", headers=admin.headers)
-    assert (r.status_code, r.json()) == (409, error(409, "Cannot remove the last admin of the organization"))
+    assert (r.status_code, r.json()) == (
+        409,
+        error(409, "Cannot remove the last admin of the organization"),
+    )
     assert await snapshot(db) == before
 
     # With a second admin, the first may step down.
@@ -106,7 +127,10 @@ async def test_remove_member_and_leave(client: httpx.AsyncClient, db: AsyncEngin
     org_id, (admin, a, b) = await factories.org_with_members(db, "edit", "read")
     url = f"/v1/orgs/{org_id}/members"
     r = await client.delete(f"{url}/{b.id}", headers=a.headers)
-    assert (r.status_code, r.json()) == (403, error(403, "Only organization admins can remove members"))
+    assert (r.status_code, r.json()) == (
+        403,
+        error(403, "Only organization admins can remove members"),
+    )
     r = await client.delete(f"{url}/{a.id}", headers=a.headers)  # leaving
     assert r.status_code == 204 and r.content == b""
     r = await client.delete(f"{url}/{b.id}", headers=admin.headers)
@@ -140,7 +164,9 @@ async def test_ping_and_sso(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     assert r.json() == member_body(editor, "edit", sso=True, last_seen="2026-01-02T03:04:05.678Z")
 
 
-async def test_member_spaces_is_an_empty_listing(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_member_spaces_is_an_empty_listing(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     org_id, (admin, editor) = await factories.org_with_members(db, "edit")
     r = await client.get(f"/v1/orgs/{org_id}/members/{editor.id}/spaces", headers=admin.headers)
     assert r.json() == {"items": [], "count": 0}

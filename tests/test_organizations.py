@@ -8,7 +8,9 @@ from tests.conftest import BASE
 from tests.helpers import error, org_body, snapshot
 
 
-async def test_list_only_own_organizations_with_keyset_pages(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_list_only_own_organizations_with_keyset_pages(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     me = await factories.user(db)
     other = await factories.user(db)
     await factories.organization(db, owner=other, title="Not Mine")
@@ -20,11 +22,18 @@ async def test_list_only_own_organizations_with_keyset_pages(client: httpx.Async
     titles = {i: f"Org {ids.index(i)}" for i in ids}
     assert page1["items"] == [org_body(i, "admin", title=titles[i]) for i in ordered[:2]]
     assert page1["count"] == 3
-    r = await client.get("/v1/orgs", params={"limit": 2, "page": page1["next"]["page"]}, headers=me.headers)
-    assert r.json() == {"items": [org_body(ordered[2], "admin", title=titles[ordered[2]])], "count": 3}
+    r = await client.get(
+        "/v1/orgs", params={"limit": 2, "page": page1["next"]["page"]}, headers=me.headers
+    )
+    assert r.json() == {
+        "items": [org_body(ordered[2], "admin", title=titles[ordered[2]])],
+        "count": 3,
+    }
 
 
-async def test_create_organization_makes_creator_admin(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_create_organization_makes_creator_admin(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     me = await factories.user(db)
     r = await client.post(
         "/v1/orgs",
@@ -34,13 +43,17 @@ async def test_create_organization_makes_creator_admin(client: httpx.AsyncClient
     assert r.status_code == 201
     org_id = r.json()["id"]
     assert r.headers["location"] == f"{BASE}/v1/orgs/{org_id}"
-    expected = org_body(org_id, "admin", title="Handbook", emailDomains=["example.com"], useCase="internalDocs")
+    expected = org_body(
+        org_id, "admin", title="Handbook", emailDomains=["example.com"], useCase="internalDocs"
+    )
     assert r.json() == expected
     r = await client.get(f"/v1/orgs/{org_id}/members/{me.id}", headers=me.headers)
     assert r.json()["role"] == "admin"
 
 
-async def test_get_organization_permissions_follow_role(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_get_organization_permissions_follow_role(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     org_id, people = await factories.org_with_members(db, "create", "read", None)
     for who, role in zip(people, ["admin", "create", "read", None], strict=True):
         r = await client.get(f"/v1/orgs/{org_id}", headers=who.headers)
@@ -82,19 +95,32 @@ async def test_patch_organization_refusals(client: httpx.AsyncClient, db: AsyncE
     org_id, (admin, editor) = await factories.org_with_members(db, "edit")
     other_admin = await factories.user(db)
     other = await factories.organization(db, owner=other_admin)
-    r = await client.patch(f"/v1/orgs/{other}", json={"hostname": "taken"}, headers=other_admin.headers)
+    r = await client.patch(
+        f"/v1/orgs/{other}", json={"hostname": "taken"}, headers=other_admin.headers
+    )
     assert r.status_code == 200
     before = await snapshot(db)
     r = await client.patch(f"/v1/orgs/{org_id}", json={"title": "x y"}, headers=editor.headers)
-    assert (r.status_code, r.json()) == (403, error(403, "Only organization admins can change the organization"))
+    assert (r.status_code, r.json()) == (
+        403,
+        error(403, "Only organization admins can change the organization"),
+    )
     r = await client.patch(f"/v1/orgs/{org_id}", json={"hostname": "taken"}, headers=admin.headers)
     assert (r.status_code, r.json()) == (409, error(409, "The hostname 'taken' is already taken"))
     r = await client.patch(f"/v1/orgs/{org_id}", json={"title": None}, headers=admin.headers)
-    assert (r.status_code, r.json()) == (400, error(400, "Invalid body field 'title': must not be null"))
-    r = await client.patch(
-        f"/v1/orgs/{org_id}", json={"defaultContent": {"type": "site", "site": "nope"}}, headers=admin.headers
+    assert (r.status_code, r.json()) == (
+        400,
+        error(400, "Invalid body field 'title': must not be null"),
     )
-    assert (r.status_code, r.json()) == (400, error(400, "Invalid body field 'defaultContent.site': site 'nope' not found"))
+    r = await client.patch(
+        f"/v1/orgs/{org_id}",
+        json={"defaultContent": {"type": "site", "site": "nope"}},
+        headers=admin.headers,
+    )
+    assert (r.status_code, r.json()) == (
+        400,
+        error(400, "Invalid body field 'defaultContent.site': site 'nope' not found"),
+    )
     r = await client.patch(f"/v1/orgs/{org_id}", json={"title": " padded "}, headers=admin.headers)
     assert r.status_code == 400
     assert await snapshot(db) == before
@@ -117,9 +143,13 @@ async def test_subdomain_resolution(client: httpx.AsyncClient, db: AsyncEngine) 
     assert r.status_code == 400
 
 
-async def test_email_domain_lookup_answers_only_for_own_domain(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_email_domain_lookup_answers_only_for_own_domain(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
-    await client.patch(f"/v1/orgs/{org_id}", json={"emailDomains": ["acme.io"]}, headers=admin.headers)
+    await client.patch(
+        f"/v1/orgs/{org_id}", json={"emailDomains": ["acme.io"]}, headers=admin.headers
+    )
     colleague = await factories.user(db, email="jo@acme.io", name="Jo")
     r = await client.get("/v1/email-domains/acme.io/orgs", headers=colleague.headers)
     expected = org_body(org_id, None, emailDomains=["acme.io"])

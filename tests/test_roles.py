@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from docshelf.authz.roles import INHERIT, ROLES, at_least, effective_role, highest, rank, resolve_default_level
+from docshelf.authz.roles import (
+    INHERIT,
+    ROLES,
+    at_least,
+    effective_role,
+    highest,
+    rank,
+    resolve_default_level,
+)
 
 roles_or_none = st.sampled_from([None, *ROLES])
 levels = st.sampled_from([None, INHERIT, *ROLES])
@@ -26,27 +34,50 @@ levels = st.sampled_from([None, INHERIT, *ROLES])
         (None, ["admin"], None),
     ],
 )
-def test_inherited_role(org_role: str | None, chain: list[str | None], expected: str | None) -> None:
+def test_inherited_role(
+    org_role: str | None, chain: list[str | None], expected: str | None
+) -> None:
     assert effective_role(org_role=org_role, is_member=True, default_levels=chain) == expected
 
 
 def test_grants_raise_the_role() -> None:
     assert effective_role(org_role="read", is_member=True, user_grants=["edit"]) == "edit"
-    assert effective_role(org_role="read", is_member=True, team_grants=["review", "comment"]) == "review"
-    assert effective_role(org_role=None, is_member=True, default_levels=[None], user_grants=["comment"]) == "comment"
+    assert (
+        effective_role(org_role="read", is_member=True, team_grants=["review", "comment"])
+        == "review"
+    )
+    assert (
+        effective_role(
+            org_role=None, is_member=True, default_levels=[None], user_grants=["comment"]
+        )
+        == "comment"
+    )
     assert effective_role(org_role=None, is_member=False, team_grants=["read"]) == "read"
 
 
 def test_order() -> None:
     assert [r for r in ROLES] == ["read", "comment", "edit", "review", "create", "admin"]
-    assert at_least("review", "edit") and not at_least("edit", "review") and not at_least(None, "read")
+    assert (
+        at_least("review", "edit") and not at_least("edit", "review") and not at_least(None, "read")
+    )
 
 
-@given(roles_or_none, st.lists(levels, max_size=4), st.lists(roles_or_none, max_size=3), st.lists(roles_or_none, max_size=3))
+@given(
+    roles_or_none,
+    st.lists(levels, max_size=4),
+    st.lists(roles_or_none, max_size=3),
+    st.lists(roles_or_none, max_size=3),
+)
 def test_effective_role_properties(
     org_role: str | None, chain: list[str | None], users: list[str | None], teams: list[str | None]
 ) -> None:
-    role = effective_role(org_role=org_role, is_member=True, default_levels=chain, user_grants=users, team_grants=teams)
+    role = effective_role(
+        org_role=org_role,
+        is_member=True,
+        default_levels=chain,
+        user_grants=users,
+        team_grants=teams,
+    )
     # Never below any grant, never above the best of what could give it.
     assert all(rank(role) >= rank(g) for g in [*users, *teams])
     assert rank(role) <= max(rank(org_role), *(rank(g) for g in [*users, *teams]), 0)
@@ -64,5 +95,9 @@ def test_highest_is_max_by_rank(roles: list[str | None]) -> None:
 
 
 @given(roles_or_none, st.lists(levels, max_size=3), st.lists(roles_or_none, max_size=3))
-def test_outsiders_get_only_grants(org_role: str | None, chain: list[str | None], grants: list[str | None]) -> None:
-    assert effective_role(org_role=org_role, is_member=False, default_levels=chain, user_grants=grants) == highest(grants)
+def test_outsiders_get_only_grants(
+    org_role: str | None, chain: list[str | None], grants: list[str | None]
+) -> None:
+    assert effective_role(
+        org_role=org_role, is_member=False, default_levels=chain, user_grants=grants
+    ) == highest(grants)

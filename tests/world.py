@@ -54,14 +54,20 @@ class World:
 async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     org_a, (admin_a, member_a) = await factories.org_with_members(db, "edit")
     r = await client.put(
-        f"/v1/orgs/{org_a}/teams", json={"title": "Writers", "members": [member_a.id]}, headers=admin_a.headers
+        f"/v1/orgs/{org_a}/teams",
+        json={"title": "Writers", "members": [member_a.id]},
+        headers=admin_a.headers,
     )
     assert r.status_code == 201, r.text
     team_a = r.json()["id"]
-    r = await client.post(f"/v1/orgs/{org_a}/link-invites", json={"role": "read"}, headers=admin_a.headers)
+    r = await client.post(
+        f"/v1/orgs/{org_a}/link-invites", json={"role": "read"}, headers=admin_a.headers
+    )
     assert r.status_code == 201, r.text
     invite_a = r.json()["id"]
-    r = await client.patch(f"/v1/orgs/{org_a}", json={"hostname": "acme-docs"}, headers=admin_a.headers)
+    r = await client.patch(
+        f"/v1/orgs/{org_a}", json={"hostname": "acme-docs"}, headers=admin_a.headers
+    )
     assert r.status_code == 200, r.text
     admin_b = await factories.user(db)
     org_b = await factories.organization(db, owner=admin_b, title="Other Org")

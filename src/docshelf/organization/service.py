@@ -93,9 +93,8 @@ async def update(ctx: Ctx, org_id: str, body: UpdateOrganization) -> dict[str, A
     if "defaultContent" in given:
         if body.defaultContent is not None:
             # Sites arrive with a later domain; until then no site id can exist.
-            raise BadRequest(
-                f"Invalid body field 'defaultContent.site': site '{body.defaultContent.site}' not found"
-            )
+            site = body.defaultContent.site
+            raise BadRequest(f"Invalid body field 'defaultContent.site': site '{site}' not found")
         values["default_content"] = None
     if values:
         values["updated_at"] = utcnow()
