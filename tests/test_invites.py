@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.kit.clock import clock
 from tests import factories
 from tests.helpers import error, member_body, snapshot
 
@@ -14,6 +17,7 @@ async def test_link_invite_lifecycle_and_join(client: httpx.AsyncClient, db: Asy
     assert r.status_code == 201
     first = r.json()["id"]
     assert r.json() == {"object": "invite", "id": first, "role": "comment", "redundant": False}
+    clock.advance(timedelta(seconds=1))
     r = await client.post(url, json={"role": "comment"}, headers=admin.headers)
     second = r.json()["id"]
     assert r.json() == {"object": "invite", "id": second, "role": "comment", "redundant": True}
@@ -28,11 +32,12 @@ async def test_link_invite_lifecycle_and_join(client: httpx.AsyncClient, db: Asy
     )
 
     newcomer = await factories.user(db)
+    joined = member_body(newcomer, "comment") | {"joinedAt": "2026-01-02T03:04:06.678Z"}
     r = await client.post(f"/v1/orgs/{org_id}/invites/{first}", headers=newcomer.headers)
-    assert (r.status_code, r.json()) == (200, member_body(newcomer, "comment"))
+    assert (r.status_code, r.json()) == (200, joined)
     # Joining again with a lower role keeps the higher one.
     r = await client.post(f"/v1/orgs/{org_id}/invites/{second}", headers=newcomer.headers)
-    assert r.json() == member_body(newcomer, "comment")
+    assert r.json() == joined
     r = await client.get(f"/v1/orgs/{org_id}", headers=newcomer.headers)
     assert r.status_code == 200
 
