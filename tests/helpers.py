@@ -47,7 +47,7 @@ def member_body(
     return body
 
 
-def org_permissions(role: str | None) -> dict[str, bool]:
+def org_permissions(role: str | None, *, owns_team: bool = False) -> dict[str, bool]:
     admin = role == "admin"
     full = role is not None
     create = role in ("admin", "create")
@@ -55,9 +55,10 @@ def org_permissions(role: str | None) -> dict[str, bool]:
         "view": True,
         "access": True,
         "admin": admin,
-        "ownTeam": admin,
+        "ownTeam": admin or owns_team,
         "createContent": create,
         "createOpenAPISpec": create,
+        "ingestConversations": create,
         "viewBilling": admin,
         "listMembers": full,
         "listTeams": full,

@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import clock
 from tests import factories
-from tests.helpers import error, member_body, snapshot, team_body
+from tests.helpers import error, member_body, org_body, org_permissions, snapshot, team_body
 
 
 async def test_team_lifecycle(client: httpx.AsyncClient, db: AsyncEngine) -> None:
@@ -147,6 +147,10 @@ async def test_bulk_membership_update(client: httpx.AsyncClient, db: AsyncEngine
     assert (r.status_code, r.json()) == (404, error(404, "Member not found"))
     r = await client.get(team, headers=a.headers)
     assert r.json()["permissions"] == {"admin": True, "view": True}
+    r = await client.get(f"/v1/orgs/{org_id}", headers=a.headers)
+    assert r.json() == org_body(org_id, "edit") | {
+        "permissions": org_permissions("edit", owns_team=True)
+    }
 
     before = await snapshot(db)
     r = await client.put(

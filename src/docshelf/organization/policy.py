@@ -12,7 +12,7 @@ from docshelf.authz.guard import not_found
 from docshelf.authz.roles import at_least
 from docshelf.kit.context import Ctx
 from docshelf.models import members, organizations
-from docshelf.organization.repository import ORG_COLUMNS
+from docshelf.organization.repository import ORG_COLUMNS, owns_team_column
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +20,7 @@ class OrgAccess:
     org: sa.RowMapping
     is_member: bool
     role: str | None
+    owns_team: bool = False
 
     @property
     def id(self) -> str:
@@ -50,9 +51,13 @@ def permissions(a: OrgAccess) -> dict[str, bool]:
         "view": can_view(a),
         "access": can_view(a),
         "admin": admin,
-        "ownTeam": admin,
+        # GitBook: "is the user a team owner"; admins own every team.
+        "ownTeam": admin or (a.is_member and a.owns_team),
         "createContent": can_create_content(a),
         "createOpenAPISpec": can_create_content(a),
+        # Present in GitBook 0.130 (the spec's era): feeding conversations to AI is content
+        # creation.
+        "ingestConversations": can_create_content(a),
         "viewBilling": admin,
         "listMembers": full,
         "listTeams": full,
@@ -64,7 +69,7 @@ def permissions(a: OrgAccess) -> dict[str, bool]:
 
 def _visible_stmt(for_update: bool) -> sa.Select[tuple[object, ...]]:
     stmt = (
-        sa.select(*ORG_COLUMNS, members.c.role.label("caller_role"))
+        sa.select(*ORG_COLUMNS, members.c.role.label("caller_role"), owns_team_column())
         .join(
             members,
             sa.and_(
@@ -95,4 +100,4 @@ async def load_for(
     row = (await conn.execute(stmt, {"uid": user_id, "oid": org_id})).mappings().first()
     if row is None:
         not_found("Organization")
-    return OrgAccess(org=row, is_member=True, role=row["caller_role"])
+    return OrgAccess(org=row, is_member=True, role=row["caller_role"], owns_team=row["owns_team"])

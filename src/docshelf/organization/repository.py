@@ -5,14 +5,27 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.models import members, organizations
+from docshelf.models import members, organizations, team_members
 
 ORG_COLUMNS = tuple(organizations.c)
 
 
+def owns_team_column() -> sa.Label[bool]:
+    """Whether the joined member owns a team of the organization."""
+    return (
+        sa.exists()
+        .where(
+            team_members.c.organization_id == members.c.organization_id,
+            team_members.c.user_id == members.c.user_id,
+            team_members.c.role == "owner",
+        )
+        .label("owns_team")
+    )
+
+
 def readable_by(user_id: str) -> sa.Select[Any]:
     """Organizations the user belongs to, with their role in each."""
-    return sa.select(*ORG_COLUMNS, members.c.role.label("caller_role")).join(
+    return sa.select(*ORG_COLUMNS, members.c.role.label("caller_role"), owns_team_column()).join(
         members,
         sa.and_(members.c.organization_id == organizations.c.id, members.c.user_id == user_id),
     )
@@ -53,7 +66,10 @@ async def with_email_domain(
     organizations on one install is small."""
     stmt = (
         sa.select(
-            *ORG_COLUMNS, members.c.role.label("caller_role"), members.c.user_id.label("member_id")
+            *ORG_COLUMNS,
+            members.c.role.label("caller_role"),
+            members.c.user_id.label("member_id"),
+            owns_team_column(),
         )
         .outerjoin(
             members,

@@ -127,7 +127,10 @@ async def organizations_for_email_domain(ctx: Ctx, domain: str) -> dict[str, Any
         "organizations": [
             present_organization(
                 policy.OrgAccess(
-                    org=r, is_member=r["member_id"] is not None, role=r["caller_role"]
+                    org=r,
+                    is_member=r["member_id"] is not None,
+                    role=r["caller_role"],
+                    owns_team=r["owns_team"],
                 ),
                 ctx.base_url,
             )
