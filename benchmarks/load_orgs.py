@@ -81,6 +81,29 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def cpu_busy_percent(seconds: float = 2.0) -> float:
+    """Machine-wide CPU use over a short idle window: anything else running skews the figures."""
+
+    def sample() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + fields[4]
+        return sum(fields) - idle, sum(fields)
+
+    busy0, total0 = sample()
+    time.sleep(seconds)
+    busy1, total1 = sample()
+    return 100.0 * (busy1 - busy0) / max(1, total1 - total0)
+
+
+def git_state() -> str:
+    def git(*words: str) -> str:
+        done = subprocess.run(["git", *words], cwd=REPO, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "src")
+    return git("rev-parse", "--short", "HEAD") + (" + uncommitted changes in src/" if dirty else "")
+
+
 class Server:
     """A server subprocess in its own session, so that it and its workers stop together."""
 
@@ -504,7 +527,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "workers": args.workers,
         "rate_limit": args.rate_limit,
         "cpus": os.cpu_count(),
+        "git": git_state(),
     }
+    busy = cpu_busy_percent()
+    deadline = time.monotonic() + args.wait_quiet
+    while busy > 10 and time.monotonic() < deadline:
+        log(f"machine {busy:.0f}% busy: waiting for it to quiet down (--wait-quiet)")
+        time.sleep(3)
+        busy = cpu_busy_percent()
+    report["background_cpu_percent"] = round(busy, 1)
+    if busy > 10:
+        log(f"WARNING: the machine is already {busy:.0f}% busy before the run: figures are skewed")
     with contextlib.ExitStack() as stack:
         if not args.keep:
             stack.callback(shutil.rmtree, work, ignore_errors=True)
@@ -614,7 +647,8 @@ def render(report: dict[str, Any]) -> str:
     rows = [
         f"Docshelf GET /v1/orgs/{{id}} vs bare Starlette+orjson ({report['response_bytes']} "
         f"bytes), db={report['db']}, server={report['server']}, tool={report['tool']}, "
-        f"{report['connections']} connections, {report['duration_s']}s, {report['cpus']} CPUs",
+        f"{report['connections']} connections, {report['duration_s']}s, {report['cpus']} CPUs, "
+        f"git {report['git']}, background CPU before the run {report['background_cpu_percent']}%",
         "",
         f"{'':10} {'req/s':>10} {'p50 ms':>8} {'p75 ms':>8} {'p90 ms':>8} {'p99 ms':>8} "
         f"{'max ms':>8} {'non-2xx':>8} {'sock err':>8}",
@@ -665,6 +699,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--profile", type=float, default=0, help="after measuring, py-spy for N seconds")
     p.add_argument("--profile-dir", type=Path, default=None)
     p.add_argument("--json-out", type=Path, default=None, help="append the report as JSON")
+    p.add_argument(
+        "--wait-quiet",
+        type=float,
+        default=0,
+        help="wait up to N seconds for other processes to leave the CPUs idle first",
+    )
     p.add_argument("--keep", action="store_true", help="keep temp directories (and logs)")
     args = p.parse_args(argv)
     if args.duration > 120 or args.warmup > 30 or args.profile > 60:

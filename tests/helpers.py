@@ -84,6 +84,7 @@ def org_body(
         "sso": False,
         "ai": False,
         "internal_isOnNewTrial": True,
+        "mergeRules": {"type": "none"},
         "urls": {"location": f"{BASE}/v1/orgs/{org_id}", "app": f"{BASE}/o/{org_id}/"},
         "permissions": org_permissions(role),
     }

@@ -47,7 +47,7 @@ class World:
             "teamId": self.team_a,
             "inviteId": self.invite_a,
             "subdomain": "acme-docs",
-            "emailDomain": "example.com",
+            "emailDomain": "example.com",  # the admins' own domain: the look-up answers
         }
 
 

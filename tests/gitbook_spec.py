@@ -1,0 +1,89 @@
+"""GitBook's published OpenAPI descriptions, fetched from the npm registry (package
+`@gitbook/api`, file `package/spec/openapi.json`) at pinned versions and cached on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# 0.130.0 is the release closest to the spec; 0.202.0 adds operations (POST /orgs) that the
+# 0.130 line dropped.
+SCHEMA_VERSION = "0.130.0"
+PATH_VERSIONS = ("0.130.0", "0.202.0")
+CACHE = (
+    Path(os.environ.get("DOCSHELF_CACHE_DIR", Path(__file__).resolve().parent.parent / ".cache"))
+    / "gitbook-api"
+)
+
+
+def _fetch(version: str, target: Path) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError("npm is not installed")
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(
+            [npm, "pack", f"@gitbook/api@{version}", "--pack-destination", tmp, "--silent"],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        (tgz,) = Path(tmp).glob("*.tgz")
+        with tarfile.open(tgz) as tar:
+            member = tar.extractfile("package/spec/openapi.json")
+            assert member is not None
+            data = member.read()
+    json.loads(data)  # refuse to cache anything that is not JSON
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    partial.write_bytes(data)
+    partial.replace(target)
+
+
+@cache
+def load(version: str) -> dict[str, Any]:
+    target = CACHE / version / "openapi.json"
+    if not target.exists():
+        try:
+            _fetch(version, target)
+        except (RuntimeError, subprocess.SubprocessError, OSError) as exc:
+            if os.environ.get("CI") == "true":
+                raise
+            pytest.skip(f"GitBook's OpenAPI description {version} could not be fetched: {exc}")
+    spec: dict[str, Any] = json.loads(target.read_text())
+    _fix_errata(spec)
+    return spec
+
+
+def _fix_errata(spec: dict[str, Any]) -> None:
+    """Typos in GitBook's descriptions that GitBook itself fixed in later releases."""
+    domain_orgs = spec["paths"].get("/email-domains/{emailDomain}/orgs", {}).get("get")
+    if domain_orgs is not None:
+        schema = domain_orgs["responses"]["200"]["content"]["application/json"]["schema"]
+        # "organizaitons" in 0.130.0; "organizations" from a later release on.
+        schema["required"] = [
+            "organizations" if r == "organizaitons" else r for r in schema.get("required", [])
+        ]
+
+
+def normalize(path: str) -> str:
+    """`/v1/orgs/{organizationId}` and GitBook's `/orgs/{orgId}` compare equal."""
+    path = path.removeprefix("/v1")
+    return re.sub(r"\{[^}]+\}", "{}", path) or "/"
+
+
+def operation(spec: dict[str, Any], method: str, path: str) -> dict[str, Any] | None:
+    for candidate, ops in spec["paths"].items():
+        if normalize(candidate) == normalize(path) and method.lower() in ops:
+            op: dict[str, Any] = ops[method.lower()]
+            return op
+    return None
