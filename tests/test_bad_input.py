@@ -138,3 +138,30 @@ async def test_limits(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
             assert r.status_code == 200, (path, good, r.text)
         checked += 1
     assert checked >= 7
+
+
+async def test_query_enums_and_bounds(
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    world = await build_world(client, db)
+    components = app.openapi()["components"]["schemas"]
+    checked = 0
+    for method, path, op in operations(app):
+        url = fill(path, world.ids())
+        for param in op.get("parameters", []):
+            if param["in"] != "query" or param["name"] in ("limit", "page"):
+                continue
+            schema = _resolve(param["schema"], components)
+            bad: list[str] = []
+            if "enum" in schema:
+                bad.append("no-such-value")
+            if "maxLength" in schema:
+                bad.append("a" * (schema["maxLength"] + 1))
+            for value in bad:
+                r = await client.request(
+                    method, url, params={param["name"]: value}, headers=world.admin_a.headers
+                )
+                assert r.status_code == 400, (path, param["name"], value, r.text)
+                assert f"'{param['name']}'" in r.json()["error"]["message"]
+                checked += 1
+    assert checked >= 8

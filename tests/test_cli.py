@@ -72,14 +72,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _serve_until_ready(env: dict[str, str], port: int) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [DOCSHELF, "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+def _spawn(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [DOCSHELF, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
+
+
+def _serve_until_ready(env: dict[str, str], port: int) -> tuple[subprocess.Popen[str], str]:
+    proc = _spawn(env, "serve", "--port", str(port))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -131,3 +131,43 @@ async def test_serve_bootstraps_once(db: AsyncEngine, settings: Settings, tmp_pa
     second_output = _stop(proc)
     assert "First start" not in second_output
     assert token_file.read_text().strip() == token
+
+
+async def test_worker_process_runs_scheduled_jobs(
+    db: AsyncEngine, settings: Settings, tmp_path: Path
+) -> None:
+    import asyncio
+
+    import sqlalchemy as sa
+
+    from docshelf.models import jobs, rate_limit_counters
+
+    stale = int(time.time()) - 7200  # the worker runs on real time, not the test's frozen clock
+    async with db.begin() as conn:
+        await conn.execute(sa.insert(rate_limit_counters).values(key="k", window=stale, count=3))
+    proc = _spawn(_env(settings, tmp_path), "worker")
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            async with db.connect() as conn:
+                left = (
+                    await conn.execute(sa.select(sa.func.count()).select_from(rate_limit_counters))
+                ).scalar_one()
+                done = (
+                    (
+                        await conn.execute(
+                            sa.select(jobs.c.status).where(jobs.c.kind == "maintenance.purge")
+                        )
+                    )
+                    .scalars()
+                    .all()
+                )
+            if left == 0 and "done" in done:
+                break
+            await asyncio.sleep(0.2)
+        else:
+            raise AssertionError("the worker did not run the purge job")
+    finally:
+        out = _stop(proc)
+    assert proc.returncode == 0, out
+    assert "job runner" in out and "stopped" in out

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -139,3 +140,29 @@ async def test_rate_limit(limited_client: httpx.AsyncClient, db: AsyncEngine) ->
     clock.advance(timedelta(seconds=60))
     r = await limited_client.get("/v1/user", headers=me.headers)
     assert (r.status_code, r.headers["x-ratelimit-remaining"]) == (200, "2")
+
+
+async def test_database_rate_limit_is_exact_across_processes(
+    settings: Settings, db: AsyncEngine
+) -> None:
+    """Two app instances (two pools, as two API processes) share one budget per token."""
+    me = await factories.user(db)
+    s = settings.model_copy(update={"rate_limit": 10, "rate_limit_storage": "database"})
+    apps = [create_app(s, run_jobs=False) for _ in range(2)]
+    clients = [
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=a), base_url=BASE, headers=me.headers)
+        for a in apps
+    ]
+    try:
+        results = await asyncio.gather(*(clients[i % 2].get("/v1/user") for i in range(16)))
+    finally:
+        for c in clients:
+            await c.aclose()
+        for a in apps:
+            await a.state.engine.dispose()
+    statuses = sorted(r.status_code for r in results)
+    assert statuses == [200] * 10 + [429] * 6
+    remaining = sorted(
+        int(r.headers["x-ratelimit-remaining"]) for r in results if r.status_code == 200
+    )
+    assert remaining == list(range(10))
