@@ -4,7 +4,7 @@ admin, plus a member, a team and an invite link in the first one."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -26,6 +26,9 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("PUT", "/v1/orgs/{organizationId}/teams/{teamId}/members/{userId}"): {"role": "member"},
     ("POST", "/v1/orgs/{organizationId}/link-invites"): {"role": "read"},
     ("PATCH", "/v1/orgs/{organizationId}/link-invites/{inviteId}"): {"role": "edit"},
+    # -- spaces and collections --
+    # -- custom fields --
+    # -- translations --
 }
 
 
@@ -38,6 +41,8 @@ class World:
     invite_a: str
     org_b: str
     admin_b: Who
+    # Ids of what later domains add, by path parameter name.
+    extra: dict[str, str] = field(default_factory=dict)
 
     def ids(self) -> dict[str, str]:
         """Real ids of organization A's things, by path parameter name."""
@@ -48,6 +53,7 @@ class World:
             "inviteId": self.invite_a,
             "subdomain": "acme-docs",
             "emailDomain": "example.com",  # the admins' own domain: the look-up answers
+            **self.extra,
         }
 
 
@@ -71,7 +77,11 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     assert r.status_code == 200, r.text
     admin_b = await factories.user(db)
     org_b = await factories.organization(db, owner=admin_b, title="Other Org")
-    return World(org_a, admin_a, member_a, team_a, invite_a, org_b, admin_b)
+    world = World(org_a, admin_a, member_a, team_a, invite_a, org_b, admin_b)
+    # -- spaces and collections --
+    # -- custom fields --
+    # -- translations --
+    return world
 
 
 def operations(app: FastAPI) -> list[tuple[str, str, dict[str, Any]]]:

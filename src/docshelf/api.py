@@ -22,6 +22,9 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     member_router,
     team_router,
     invite_router,
+    # -- spaces and collections --
+    # -- custom fields --
+    # -- translations --
 )
 
 # Published content (share keys, visitor tokens) will be the first deliberately public routes.

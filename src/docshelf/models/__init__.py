@@ -1,21 +1,32 @@
 """Every table, one module per aggregate. Importing this package registers them all on
 `docshelf.kit.db.metadata`, which Alembic compares against."""
 
+from docshelf.models.collection import collections
+from docshelf.models.custom_field import custom_field_values, custom_fields
 from docshelf.models.identity import api_tokens, users
 from docshelf.models.job import jobs
 from docshelf.models.organization import invites, members, organizations
+from docshelf.models.permission import content_grants
+from docshelf.models.space import spaces
 from docshelf.models.system import instance_settings, rate_limit_counters
 from docshelf.models.team import team_members, teams
+from docshelf.models.translation import translation_settings
 
 __all__ = [
     "api_tokens",
+    "collections",
+    "content_grants",
+    "custom_field_values",
+    "custom_fields",
     "instance_settings",
     "invites",
     "jobs",
     "members",
     "organizations",
     "rate_limit_counters",
+    "spaces",
     "team_members",
     "teams",
+    "translation_settings",
     "users",
 ]

@@ -58,7 +58,10 @@ invites = sa.Table(
         sa.ForeignKey("organizations.id", ondelete="CASCADE"),
         nullable=False,
     ),
+    # The organization role, or for a space or collection invite the level granted there.
     sa.Column("role", sa.String(16)),
+    sa.Column("space_id", sa.String(32), sa.ForeignKey("spaces.id", ondelete="CASCADE")),
+    sa.Column("collection_id", sa.String(32), sa.ForeignKey("collections.id", ondelete="CASCADE")),
     sa.Column("created_by", sa.String(32), sa.ForeignKey("users.id", ondelete="SET NULL")),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Index("ix_invites_org_created", "organization_id", "created_at", "id"),
