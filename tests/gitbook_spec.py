@@ -20,6 +20,10 @@ import pytest
 # 0.130 line dropped.
 SCHEMA_VERSION = "0.130.0"
 PATH_VERSIONS = ("0.130.0", "0.202.0")
+# Custom fields are described up to 0.91.0 only (absent from 0.130.0 and 0.202.0): operations a
+# later release lacks are taken from it, with the component schemas they name.
+FALLBACK_VERSION = "0.91.0"
+_METHODS = frozenset({"get", "put", "post", "patch", "delete"})
 CACHE = (
     Path(os.environ.get("DOCSHELF_CACHE_DIR", Path(__file__).resolve().parent.parent / ".cache"))
     / "gitbook-api"
@@ -61,11 +65,30 @@ def load(version: str) -> dict[str, Any]:
             pytest.skip(f"GitBook's OpenAPI description {version} could not be fetched: {exc}")
     spec: dict[str, Any] = json.loads(target.read_text())
     _fix_errata(spec)
+    if version != FALLBACK_VERSION:
+        _add_fallback(spec, load(FALLBACK_VERSION))
     return spec
+
+
+def _add_fallback(spec: dict[str, Any], old: dict[str, Any]) -> None:
+    for path, ops in old["paths"].items():
+        for method, op in ops.items():
+            if method in _METHODS and operation(spec, method, path) is None:
+                spec["paths"].setdefault(path, {})[method] = op
+    for kind, items in old["components"].items():
+        # The later release's definition wins where both have one.
+        target = spec["components"].setdefault(kind, {})
+        for name, item in items.items():
+            target.setdefault(name, item)
 
 
 def _fix_errata(spec: dict[str, Any]) -> None:
     """Typos in GitBook's descriptions that GitBook itself fixed in later releases."""
+    # Names listed as required but never defined (0.130.0: Space `type`, Site `defaultSpace`)
+    # describe nothing a client could read; later releases drop or define them.
+    for schema in spec.get("components", {}).get("schemas", {}).values():
+        if isinstance(schema, dict) and "properties" in schema and "required" in schema:
+            schema["required"] = [r for r in schema["required"] if r in schema["properties"]]
     domain_orgs = spec["paths"].get("/email-domains/{emailDomain}/orgs", {}).get("get")
     if domain_orgs is not None:
         schema = domain_orgs["responses"]["200"]["content"]["application/json"]["schema"]

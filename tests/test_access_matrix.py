@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -26,13 +24,6 @@ CROSS_ORG_EXEMPT = {
 RANDOM_ID = "zzRandomId0000000000"
 
 
-def _body(method: str, path: str) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {}
-    if (method, path) in VALID_BODIES:
-        kwargs["json"] = VALID_BODIES[(method, path)]
-    return kwargs
-
-
 def test_every_body_route_has_a_valid_body(app: FastAPI) -> None:
     needing = {(m, p) for m, p, op in operations(app) if "requestBody" in op}
     assert needing == set(VALID_BODIES)
@@ -53,11 +44,17 @@ async def test_cross_organization_matrix(
             continue
         before = await snapshot(db)
         real = await client.request(
-            method, fill(path, world.ids()), headers=world.admin_b.headers, **_body(method, path)
+            method,
+            fill(path, world.ids()),
+            headers=world.admin_b.headers,
+            **world.request_body(method, path),
         )
         random_ids = {name: RANDOM_ID for name in path_params(path)}
         missing = await client.request(
-            method, fill(path, random_ids), headers=world.admin_b.headers, **_body(method, path)
+            method,
+            fill(path, random_ids),
+            headers=world.admin_b.headers,
+            **world.request_body(method, path),
         )
         assert real.status_code == 404, (method, path, real.text)
         assert real.json() == missing.json(), (method, path)
@@ -88,7 +85,7 @@ async def test_unauthenticated_matrix(
         if (method, path) in PUBLIC_PATHS:
             continue
         r = await client.request(
-            method, fill(path, world.ids()), headers=headers, **_body(method, path)
+            method, fill(path, world.ids()), headers=headers, **world.request_body(method, path)
         )
         assert r.status_code == 401, (method, path, r.text)
         assert r.headers["www-authenticate"] == "Bearer"
@@ -109,7 +106,10 @@ async def test_revoked_token_is_refused_everywhere(
         await revoke_token(conn, world.admin_a.token)
     for method, path, _op in operations(app):
         r = await client.request(
-            method, fill(path, world.ids()), headers=world.admin_a.headers, **_body(method, path)
+            method,
+            fill(path, world.ids()),
+            headers=world.admin_a.headers,
+            **world.request_body(method, path),
         )
         assert r.status_code == 401, (method, path)
         assert r.json() == {"error": {"code": 401, "message": "Invalid or revoked API token"}}

@@ -11,7 +11,18 @@ from openapi_schema_validator import OAS30Validator
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests import gitbook_spec
-from tests.world import VALID_BODIES, build_world, fill, operations
+from tests.world import build_world, fill, operations
+
+# Routes whose response body the spec defines differently from GitBook, so GitBook's schema is
+# not the reference for it; the route must still exist in GitBook and answer a status GitBook
+# declares. Translations: the spec's object is `translation-settings` (a title and a list of
+# languages), GitBook's is a `translation` sync (source, language, status, stats).
+SPEC_OVERRIDES_GITBOOK = {
+    ("GET", "/v1/orgs/{organizationId}/translations"),
+    ("POST", "/v1/orgs/{organizationId}/translations"),
+    ("GET", "/v1/orgs/{organizationId}/translations/{translationSettingsId}"),
+    ("PUT", "/v1/orgs/{organizationId}/translations/{translationSettingsId}"),
+}
 
 
 def test_every_route_is_a_gitbook_route(app: FastAPI) -> None:
@@ -44,7 +55,7 @@ async def test_responses_validate_against_gitbook(
             newer, method, path
         )
         assert op is not None, (method, path)
-        kwargs = {"json": VALID_BODIES[(method, path)]} if (method, path) in VALID_BODIES else {}
+        kwargs = world.request_body(method, path)
         r = await client.request(
             method, fill(path, world.ids()), headers=world.admin_a.headers, **kwargs
         )
@@ -55,6 +66,8 @@ async def test_responses_validate_against_gitbook(
         content = op["responses"][str(r.status_code)].get("content", {}).get("application/json")
         if content is None:
             assert r.content == b"", (method, path)
+            continue
+        if (method, path) in SPEC_OVERRIDES_GITBOOK:
             continue
         owner = spec if gitbook_spec.operation(spec, method, path) else newer
         errors = sorted(_validator(owner, content["schema"]).iter_errors(r.json()), key=str)

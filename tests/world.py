@@ -27,8 +27,27 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/orgs/{organizationId}/link-invites"): {"role": "read"},
     ("PATCH", "/v1/orgs/{organizationId}/link-invites/{inviteId}"): {"role": "edit"},
     # -- spaces and collections --
+    ("POST", "/v1/orgs/{organizationId}/collections"): {"title": "New collection"},
+    ("PATCH", "/v1/collections/{collectionId}"): {"title": "Renamed collection"},
+    ("POST", "/v1/collections/{collectionId}/move"): {"parent": None},
+    ("POST", "/v1/collections/{collectionId}/transfer"): {"organization": "{otherOrganizationId}"},
+    ("POST", "/v1/orgs/{organizationId}/spaces"): {"title": "New space"},
+    ("PATCH", "/v1/spaces/{spaceId}"): {"title": "Renamed space"},
+    ("POST", "/v1/spaces/{spaceId}/move"): {"parent": None},
+    ("POST", "/v1/spaces/{spaceId}/transfer"): {"organization": "{otherOrganizationId}"},
     # -- custom fields --
+    ("POST", "/v1/orgs/{organizationId}/custom-fields"): {
+        "name": "audience",
+        "type": "select:single",
+        "options": ["internal", "public"],
+    },
+    ("PATCH", "/v1/orgs/{organizationId}/custom-fields/{fieldName}"): {"title": "Area"},
     # -- translations --
+    ("POST", "/v1/orgs/{organizationId}/translations"): {"title": "Europe", "languages": ["fr"]},
+    ("PUT", "/v1/orgs/{organizationId}/translations/{translationSettingsId}"): {
+        "title": "Europe",
+        "languages": ["fr", "de"],
+    },
 }
 
 
@@ -56,6 +75,23 @@ class World:
             **self.extra,
         }
 
+    def request_body(self, method: str, path: str) -> dict[str, Any]:
+        """httpx keyword arguments with the route's valid body, "{name}" strings filled in."""
+        if (method, path) not in VALID_BODIES:
+            return {}
+        values = {**self.ids(), "otherOrganizationId": self.org_b}
+
+        def fill_in(value: Any) -> Any:
+            if isinstance(value, str) and value.startswith("{") and value.endswith("}"):
+                return values[value[1:-1]]
+            if isinstance(value, dict):
+                return {k: fill_in(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [fill_in(v) for v in value]
+            return value
+
+        return {"json": fill_in(VALID_BODIES[(method, path)])}
+
 
 async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     org_a, (admin_a, member_a) = await factories.org_with_members(db, "edit")
@@ -77,10 +113,36 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     assert r.status_code == 200, r.text
     admin_b = await factories.user(db)
     org_b = await factories.organization(db, owner=admin_b, title="Other Org")
+    # Admin A also administers B: transfers from A to B are then possible for A's admin only.
+    await factories.member(db, org=org_b, who=admin_a, role="admin")
     world = World(org_a, admin_a, member_a, team_a, invite_a, org_b, admin_b)
     # -- spaces and collections --
+    r = await client.post(
+        f"/v1/orgs/{org_a}/collections", json={"title": "Guides"}, headers=admin_a.headers
+    )
+    assert r.status_code == 201, r.text
+    world.extra["collectionId"] = r.json()["id"]
+    r = await client.post(
+        f"/v1/orgs/{org_a}/spaces", json={"title": "Handbook"}, headers=admin_a.headers
+    )
+    assert r.status_code == 201, r.text
+    world.extra["spaceId"] = r.json()["id"]
     # -- custom fields --
+    r = await client.post(
+        f"/v1/orgs/{org_a}/custom-fields",
+        json={"name": "product-area", "type": "select:multi", "options": ["api", "sdk"]},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["fieldName"] = r.json()["name"]
     # -- translations --
+    r = await client.post(
+        f"/v1/orgs/{org_a}/translations",
+        json={"title": "Europe", "languages": ["fr"]},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["translationSettingsId"] = r.json()["id"]
     return world
 
 

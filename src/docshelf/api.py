@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
+from docshelf.collection.endpoints import router as collection_router
+from docshelf.custom_field.endpoints import router as custom_field_router
 from docshelf.invite.endpoints import router as invite_router
 from docshelf.kit.deps import authenticated
 from docshelf.member.endpoints import router as member_router
 from docshelf.meta.endpoints import router as meta_router
 from docshelf.organization.endpoints import router as organization_router
+from docshelf.space.endpoints import router as space_router
 from docshelf.team.endpoints import router as team_router
+from docshelf.translation.endpoints import router as translation_router
 from docshelf.user.endpoints import router as user_router
 
 AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
@@ -23,8 +27,12 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     team_router,
     invite_router,
     # -- spaces and collections --
+    collection_router,
+    space_router,
     # -- custom fields --
+    custom_field_router,
     # -- translations --
+    translation_router,
 )
 
 # Published content (share keys, visitor tokens) will be the first deliberately public routes.

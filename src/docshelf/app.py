@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from docshelf import __version__
+from docshelf import tasks as _tasks  # noqa: F401  (registers every job kind)
 from docshelf.api import v1_router
 from docshelf.config import Settings, get_settings
 from docshelf.kit.db import create_engine
@@ -22,7 +23,6 @@ from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
 from docshelf.kit.validation import describe_validation_error
 from docshelf.ratelimit.service import DatabaseStorage, MemoryStorage, RateLimiter, Storage
-from docshelf.worker import tasks as _tasks  # noqa: F401  (registers the foundation's jobs)
 from docshelf.worker.runner import JobRunner
 
 log = logging.getLogger("docshelf")

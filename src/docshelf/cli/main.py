@@ -90,7 +90,7 @@ def serve(settings: Settings, host: str | None, port: int | None, data_dir: Path
 @click.pass_obj
 def worker(settings: Settings) -> None:
     """Run the job runner on its own (set DOCSHELF_RUN_JOBS_IN_SERVER=false on the API)."""
-    from docshelf.worker import tasks as _tasks  # noqa: F401
+    from docshelf import tasks as _tasks  # noqa: F401
     from docshelf.worker.runner import JobRunner
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import RowMapping
+
+from docshelf.kit.clock import isoformat
+from docshelf.space.policy import permissions
+
+
+def present_space(row: RowMapping, role: str | None, base_url: str) -> dict[str, Any]:
+    sid = row["id"]
+    urls = {"location": f"{base_url}/v1/spaces/{sid}", "app": f"{base_url}/s/{sid}/"}
+    if row["icon"]:
+        urls["icon"] = row["icon"]
+    body: dict[str, Any] = {
+        "object": "space",
+        "id": sid,
+        "title": row["title"],
+        # GitBook requires the field; an unset emoji is the empty string.
+        "emoji": row["emoji"] or "",
+        "visibility": row["visibility"],
+        "createdAt": isoformat(row["created_at"]),
+        "updatedAt": isoformat(row["updated_at"]),
+        "organization": row["organization_id"],
+        "revision": row["revision_id"],
+        "defaultLevel": row["default_level"],
+        # Comments and change requests arrive with their domains; until then there are none.
+        "comments": 0,
+        "changeRequests": 0,
+        "changeRequestsOpen": 0,
+        "changeRequestsDraft": 0,
+        "mergeRules": {"type": "inherit"},
+        "urls": urls,
+        "permissions": permissions(role, row["edit_mode"]),
+    }
+    if row["deleted_at"] is not None:
+        body["deletedAt"] = isoformat(row["deleted_at"])
+    if row["edit_mode"] is not None:
+        body["editMode"] = row["edit_mode"]
+    if row["parent_id"] is not None:
+        body["parent"] = row["parent_id"]
+    if row["language"] is not None:
+        body["language"] = row["language"]
+    return body

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.models import content_grants, spaces
+
+SPACE_COLUMNS = (*spaces.c, sa.func.coalesce(spaces.c.parent_id, "").label("parent_key"))
+
+
+def in_organization(org_id: str) -> sa.Select[Any]:
+    return sa.select(*SPACE_COLUMNS).where(
+        spaces.c.organization_id == org_id, spaces.c.deleted_at.is_(None)
+    )
+
+
+async def get(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:
+    stmt = sa.select(*SPACE_COLUMNS).where(spaces.c.id == space_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(sa.insert(spaces).values(**values))
+
+
+async def update(conn: AsyncConnection, space_id: str, values: dict[str, Any]) -> None:
+    await conn.execute(sa.update(spaces).where(spaces.c.id == space_id).values(**values))
+
+
+async def purge(conn: AsyncConnection, space_id: str) -> None:
+    """Removes the space and, through foreign keys and explicit deletes, all it owns."""
+    await conn.execute(
+        sa.delete(content_grants).where(
+            content_grants.c.target_type == "space", content_grants.c.target_id == space_id
+        )
+    )
+    await conn.execute(sa.delete(spaces).where(spaces.c.id == space_id))

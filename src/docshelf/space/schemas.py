@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, StringConstraints
+
+from docshelf.collection.schemas import DefaultLevel, EntityId
+from docshelf.kit.schemas import Body, Out
+from docshelf.space import emoji
+
+Visibility = Literal["public", "unlisted", "share-link", "visitor-auth", "in-collection", "private"]
+EditMode = Literal["live", "locked"]
+Emoji = Annotated[
+    str, StringConstraints(min_length=1, max_length=50), AfterValidator(emoji.normalize)
+]
+Url = Annotated[str, StringConstraints(max_length=2048, pattern=r"^https?://\S+$")]
+Language = Literal[
+    "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "zh-tw", "yue", "ko", "ar",
+    "hi", "nl", "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id",
+    "ms", "he", "uk", "sk", "bg", "hr", "lt", "lv", "et", "sl",
+]  # fmt: skip
+
+
+class CreateSpace(Body):
+    title: Annotated[str, StringConstraints(max_length=50)] | None = None
+    emoji: Emoji | None = None
+    parent: EntityId | None = None
+    visibility: Visibility | None = None
+    editMode: EditMode | None = None
+    language: Language | None = None
+
+
+class UpdateSpace(Body):
+    title: Annotated[str, StringConstraints(min_length=1, max_length=50)] | None = None
+    emoji: Emoji | None = None
+    icon: Url | None = None
+    visibility: Visibility | None = None
+    editMode: EditMode | None = None
+    defaultLevel: DefaultLevel = None
+    language: Language | None = None
+
+
+class TransferSpace(Body):
+    organization: EntityId
+    # Extension: a collection of the target organization to land in (GitBook: the root).
+    parent: EntityId | None = None
+
+
+class SpaceOut(Out):
+    object: Literal["space"]
+    id: str
+    title: str
+    emoji: str
+    visibility: Visibility
+    createdAt: str
+    updatedAt: str
+    deletedAt: str | None = None
+    editMode: EditMode | None = None
+    organization: str
+    parent: str | None = None
+    revision: str
+    defaultLevel: DefaultLevel
+    comments: int
+    changeRequests: int
+    changeRequestsOpen: int
+    changeRequestsDraft: int
+    urls: dict[str, str]
+    permissions: dict[str, bool]
+
+
+class SpaceList(Out):
+    items: list[SpaceOut]
+    count: int
+    next: dict[str, Any] | None = None

@@ -1,0 +1,6 @@
+"""The table of contents of job kinds: importing this registers every handler."""
+
+from docshelf.space import tasks as space_tasks
+from docshelf.worker import tasks as worker_tasks
+
+__all__ = ["space_tasks", "worker_tasks"]
