@@ -35,6 +35,12 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v1/spaces/{spaceId}"): {"title": "Renamed space"},
     ("POST", "/v1/spaces/{spaceId}/move"): {"parent": None},
     ("POST", "/v1/spaces/{spaceId}/transfer"): {"organization": "{otherOrganizationId}"},
+    ("POST", "/v1/spaces/{spaceId}/permissions"): {"role": "read", "users": ["{userId}"]},
+    ("PATCH", "/v1/spaces/{spaceId}/permissions/users/{userId}"): {"role": "edit"},
+    ("PATCH", "/v1/spaces/{spaceId}/permissions/teams/{teamId}"): {"role": "edit"},
+    ("POST", "/v1/collections/{collectionId}/permissions"): {"role": "read", "users": ["{userId}"]},
+    ("PATCH", "/v1/collections/{collectionId}/permissions/users/{userId}"): {"role": "edit"},
+    ("PATCH", "/v1/collections/{collectionId}/permissions/teams/{teamId}"): {"role": "edit"},
     # -- custom fields --
     ("POST", "/v1/orgs/{organizationId}/custom-fields"): {
         "name": "audience",
@@ -127,6 +133,17 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     )
     assert r.status_code == 201, r.text
     world.extra["spaceId"] = r.json()["id"]
+    # Grants for the member and the team, so the permission routes find what they name.
+    for kind, target in (
+        ("spaces", world.extra["spaceId"]),
+        ("collections", world.extra["collectionId"]),
+    ):
+        r = await client.post(
+            f"/v1/{kind}/{target}/permissions",
+            json={"role": "comment", "users": [member_a.id], "teams": [team_a]},
+            headers=admin_a.headers,
+        )
+        assert r.status_code == 204, r.text
     # -- custom fields --
     r = await client.post(
         f"/v1/orgs/{org_a}/custom-fields",

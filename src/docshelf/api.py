@@ -14,6 +14,7 @@ from docshelf.kit.deps import authenticated
 from docshelf.member.endpoints import router as member_router
 from docshelf.meta.endpoints import router as meta_router
 from docshelf.organization.endpoints import router as organization_router
+from docshelf.permission.endpoints import router as permission_router
 from docshelf.space.endpoints import router as space_router
 from docshelf.team.endpoints import router as team_router
 from docshelf.translation.endpoints import router as translation_router
@@ -29,6 +30,7 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     # -- spaces and collections --
     collection_router,
     space_router,
+    permission_router,
     # -- custom fields --
     custom_field_router,
     # -- translations --
