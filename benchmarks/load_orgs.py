@@ -443,6 +443,7 @@ def profile(
                 "--pid",
                 str(server.proc.pid),
                 "--subprocesses",
+                "--gil",
                 "--rate",
                 "250",
                 "--duration",
