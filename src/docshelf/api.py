@@ -5,12 +5,12 @@ authentication. The unauthenticated test matrix reads PUBLIC_PATHS from here."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, FastAPI
 
 from docshelf.collection.endpoints import router as collection_router
 from docshelf.custom_field.endpoints import router as custom_field_router
 from docshelf.invite.endpoints import router as invite_router
-from docshelf.kit.deps import authenticated
+from docshelf.kit.context import request_context
 from docshelf.member.endpoints import router as member_router
 from docshelf.meta.endpoints import router as meta_router
 from docshelf.organization.endpoints import router as organization_router
@@ -48,11 +48,10 @@ PUBLIC_PATHS: frozenset[tuple[str, str]] = frozenset(
 )
 
 
-def v1_router() -> APIRouter:
-    v1 = APIRouter(prefix="/v1")
+def mount_v1(app: FastAPI) -> None:
+    """Each domain router is included once, straight under /v1: one level of routing to match."""
     for router in AUTHENTICATED_ROUTERS:
         # Secure by default: a route authenticates even if its handler never asks who calls.
-        v1.include_router(router, dependencies=[Depends(authenticated)])
+        app.include_router(router, prefix="/v1", dependencies=[Depends(request_context)])
     for router in PUBLIC_ROUTERS:
-        v1.include_router(router)
-    return v1
+        app.include_router(router, prefix="/v1")

@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from docshelf import __version__
 from docshelf import tasks as _tasks  # noqa: F401  (registers every job kind)
-from docshelf.api import v1_router
+from docshelf.api import mount_v1
 from docshelf.config import Settings, get_settings
 from docshelf.kit.db import create_engine
 from docshelf.kit.errors import DocshelfError, error_body
@@ -154,6 +154,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool | None = None
     engine = create_engine(settings)
     app.state.settings = settings
     app.state.engine = engine
+    app.state.base_url = settings.resolved_base_url
     app.state.limiter = RateLimiter(
         _rate_limit_storage(settings, engine),
         limit=settings.rate_limit,
@@ -161,7 +162,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool | None = None
     )
     _install_error_handlers(app)
     app.add_middleware(EdgeMiddleware, max_body=settings.max_body_bytes)
-    app.include_router(v1_router())
+    mount_v1(app)
     return app
 
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
 from starlette.responses import Response
 
 from docshelf.collection import service
@@ -15,10 +14,11 @@ from docshelf.collection.schemas import (
 from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
+from docshelf.kit.routing import domain_router
 from docshelf.space import service as space_service
 from docshelf.space.schemas import SpaceList
 
-router = APIRouter(tags=["collections"])
+router = domain_router(tags=["collections"])
 
 
 @router.get(

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
 from starlette.responses import Response
 
 from docshelf.invite import service
@@ -8,9 +7,10 @@ from docshelf.invite.schemas import CreateInvite, InviteList, InviteOut, UpdateI
 from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
+from docshelf.kit.routing import domain_router
 from docshelf.member.schemas import MemberOut
 
-router = APIRouter(tags=["invites"])
+router = domain_router(tags=["invites"])
 
 
 @router.get(

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.auth.service import Actor
-from docshelf.kit.deps import AppSettings, Conn, CurrentActor
+from docshelf.auth.service import Actor, authenticate
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,8 +24,12 @@ class Ctx:
         return f"{self.base_url}/{path}"
 
 
-async def _ctx(conn: Conn, actor: CurrentActor, settings: AppSettings) -> Ctx:
-    return Ctx(conn=conn, actor=actor, base_url=settings.resolved_base_url)
+async def request_context(request: Request) -> Ctx:
+    """Authenticates the caller on the request's unit of work (kit.routing). Mounted on every
+    authenticated router, and cached by FastAPI, so handlers that take `Context` reuse it."""
+    conn: AsyncConnection = request.state.conn
+    actor = await authenticate(conn, request.headers.get("authorization"))
+    return Ctx(conn=conn, actor=actor, base_url=request.app.state.base_url)
 
 
-Context = Annotated[Ctx, Depends(_ctx)]
+Context = Annotated[Ctx, Depends(request_context)]

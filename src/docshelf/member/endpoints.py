@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 from starlette.responses import Response
 
 from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
+from docshelf.kit.routing import domain_router
 from docshelf.member import service
 from docshelf.member.schemas import (
     MemberList,
@@ -20,7 +21,7 @@ from docshelf.member.schemas import (
     UpdateMember,
 )
 
-router = APIRouter(tags=["members"])
+router = domain_router(tags=["members"])
 
 
 @router.get("/orgs/{organizationId}/members", response_model=MemberList, summary="List members")

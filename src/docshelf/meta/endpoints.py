@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, ok
+from docshelf.kit.routing import domain_router
 from docshelf.meta import service
 from docshelf.meta.schemas import ApiInformation
 
-router = APIRouter(tags=["api"])
+router = domain_router(tags=["api"])
 
 
 @router.get("/", response_model=ApiInformation, summary="API version and build")

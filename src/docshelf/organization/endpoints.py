@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import Path
 
 from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.pagination import Paging
+from docshelf.kit.routing import domain_router
 from docshelf.organization import service
 from docshelf.organization.schemas import (
     CreateOrganization,
@@ -17,7 +18,7 @@ from docshelf.organization.schemas import (
     UpdateOrganization,
 )
 
-router = APIRouter(tags=["organizations"])
+router = domain_router(tags=["organizations"])
 
 
 @router.get("/orgs", response_model=OrganizationList, summary="Organizations of the caller")

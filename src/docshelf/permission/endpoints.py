@@ -4,12 +4,13 @@
 # FastAPI must see as a real object, not a string to resolve later.
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import Path
 from starlette.responses import Response
 
 from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
+from docshelf.kit.routing import domain_router
 from docshelf.kit.schemas import Role
 from docshelf.permission import service
 from docshelf.permission.schemas import (
@@ -19,7 +20,7 @@ from docshelf.permission.schemas import (
     UserPermissionList,
 )
 
-router = APIRouter(tags=["permissions"])
+router = domain_router(tags=["permissions"])
 
 
 def _mount(kind: service.Kind, prefix: str, param: str) -> None:

@@ -2,17 +2,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 from starlette.responses import Response
 
 from docshelf.collection.schemas import MoveContent
 from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
+from docshelf.kit.routing import domain_router
 from docshelf.space import service
 from docshelf.space.schemas import CreateSpace, SpaceList, SpaceOut, TransferSpace, UpdateSpace
 
-router = APIRouter(tags=["spaces"])
+router = domain_router(tags=["spaces"])
 
 
 @router.get("/orgs/{organizationId}/spaces", response_model=SpaceList, summary="List spaces")

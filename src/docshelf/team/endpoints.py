@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Query
+from fastapi import Body, Query
 from starlette.responses import Response
 
 from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
+from docshelf.kit.routing import domain_router
 from docshelf.team import service
 from docshelf.team.schemas import (
     AddTeamMember,
@@ -20,7 +21,7 @@ from docshelf.team.schemas import (
     UpdateTeamMembers,
 )
 
-router = APIRouter(tags=["teams"])
+router = domain_router(tags=["teams"])
 TitleFilter = Annotated[str | None, Query(max_length=64)]
 
 

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
 from starlette.responses import Response
 
 from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
+from docshelf.kit.routing import domain_router
 from docshelf.translation import service
 from docshelf.translation.schemas import (
     CreateTranslationSettings,
@@ -14,7 +14,7 @@ from docshelf.translation.schemas import (
     TranslationSettingsOut,
 )
 
-router = APIRouter(tags=["translations"])
+router = domain_router(tags=["translations"])
 
 
 @router.get(

@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, ok
+from docshelf.kit.routing import domain_router
 from docshelf.user import service
 from docshelf.user.schemas import UserOut
 
-router = APIRouter(tags=["users"])
+router = domain_router(tags=["users"])
 
 
 @router.get("/user", response_model=UserOut, summary="The authenticated user")

@@ -1,0 +1,35 @@
+"""The route class every domain router uses: one unit of work per request, opened before the
+dependencies run and committed after the endpoint returns its response, before anything is sent.
+A plain wrapper costs less per request than a `yield` dependency, which FastAPI shields and
+schedules separately."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.routing import APIRoute
+
+from docshelf.kit.db import unit_of_work
+
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class UnitOfWorkRoute(APIRoute):
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def in_unit_of_work(request: Request) -> Response:
+            engine = request.app.state.engine
+            async with unit_of_work(engine, write=request.method not in _READ_METHODS) as conn:
+                request.state.conn = conn
+                # Committed on leaving the block: a failed commit raises, so no success
+                # response can go out for work that was not kept.
+                return await handler(request)
+
+        return in_unit_of_work
+
+
+def domain_router(**kwargs: Any) -> APIRouter:
+    return APIRouter(route_class=UnitOfWorkRoute, **kwargs)
