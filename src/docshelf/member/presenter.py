@@ -25,8 +25,7 @@ def present_member(row: RowMapping, base_url: str) -> dict[str, Any]:
         "disabled": row["disabled"],
         "joinedAt": isoformat(row["joined_at"]),
         "sso": row["sso"],
-        # Spaces arrive with the spaces domain; until then nobody has any.
-        "spaces": 0,
+        "spaces": row["spaces_count"],
         "teams": row["teams_count"],
     }
     if row["last_seen_at"] is not None:

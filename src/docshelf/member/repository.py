@@ -6,13 +6,29 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.models import members, team_members, users
+from docshelf.models import content_grants, members, spaces, team_members, users
 
 _teams_count = (
     sa.select(sa.func.count())
     .where(
         team_members.c.organization_id == members.c.organization_id,
         team_members.c.user_id == members.c.user_id,
+    )
+    .correlate(members)
+    .scalar_subquery()
+)
+
+# Spaces granted to the member directly (GitBook's Member.spaces); access that flows from the
+# organization role is not counted, or every member of an open organization would count all.
+_spaces_count = (
+    sa.select(sa.func.count())
+    .select_from(content_grants.join(spaces, spaces.c.id == content_grants.c.target_id))
+    .where(
+        content_grants.c.organization_id == members.c.organization_id,
+        content_grants.c.target_type == "space",
+        content_grants.c.principal_type == "user",
+        content_grants.c.principal_id == members.c.user_id,
+        spaces.c.deleted_at.is_(None),
     )
     .correlate(members)
     .scalar_subquery()
@@ -30,6 +46,7 @@ MEMBER_COLUMNS = (
     users.c.display_name.label("user_display_name"),
     users.c.photo_url.label("user_photo_url"),
     _teams_count.label("teams_count"),
+    _spaces_count.label("spaces_count"),
 )
 
 

@@ -7,18 +7,21 @@ from typing import Any
 import jwt
 import sqlalchemy as sa
 
+from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
 from docshelf.kit import instance
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import Conflict
-from docshelf.kit.pagination import PageParams, SortKey, empty_listing, paginate
+from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.kit.sql import contains_ci
 from docshelf.member import policy, repository
 from docshelf.member.presenter import present_member
 from docshelf.member.schemas import MemberSort, Order, RoleFilter, UpdateMember
-from docshelf.models import members, users
+from docshelf.models import members, spaces, users
 from docshelf.organization import policy as org_policy
+from docshelf.space import repository as space_repository
+from docshelf.space.presenter import present_space
 
 _SORT_KEYS: dict[str, tuple[SortKey, ...]] = {
     "joinedAt": (SortKey(members.c.joined_at, "joined_at"), SortKey(members.c.user_id, "user_id")),
@@ -32,6 +35,7 @@ _SORT_KEYS: dict[str, tuple[SortKey, ...]] = {
     ),
 }
 VISITOR_CLAIMS_TTL = timedelta(hours=1)
+_SPACE_KEYS = (SortKey(spaces.c.created_at, "created_at"), SortKey(spaces.c.id, "id"))
 
 
 async def list_members(
@@ -131,9 +135,24 @@ async def ping(ctx: Ctx, org_id: str) -> dict[str, str]:
 async def list_member_spaces(
     ctx: Ctx, org_id: str, user_id: str, params: PageParams, order: Order
 ) -> dict[str, Any]:
+    """Spaces the member can access, with their role; limited to what the caller can see too."""
     access = await org_policy.load(ctx, org_id)
     if not policy.can_view_member(access, user_id, ctx.actor.user_id):
         require(False, "Guests cannot view other members")
     await _member(ctx, org_id, user_id)
-    # Spaces arrive with the spaces domain: until then no member can access any.
-    return empty_listing(params)
+    theirs = await ContentScope.load(ctx.conn, org_id, user_id)
+    mine = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    stmt = (
+        space_repository.in_organization(org_id)
+        .where(theirs.visible_spaces_clause())
+        .where(mine.visible_spaces_clause())
+    )
+    page = await paginate(
+        ctx.conn, stmt, keys=_SPACE_KEYS, params=params, descending=order == "desc"
+    )
+    return page.render(
+        lambda row: {
+            "permission": theirs.space_role(row),
+            "space": present_space(row, mine.space_role(row), ctx.base_url),
+        }
+    )

@@ -16,8 +16,7 @@ def present_team(row: RowMapping, access: OrgAccess) -> dict[str, Any]:
         "id": row["id"],
         "title": row["title"],
         "members": row["members_count"],
-        # Spaces arrive with the spaces domain; until then no team is granted any.
-        "spaces": 0,
+        "spaces": row["spaces_count"],
         "createdAt": isoformat(row["created_at"]),
         "permissions": policy.permissions(access, row["caller_team_role"]),
     }

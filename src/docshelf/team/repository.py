@@ -7,11 +7,25 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.member.repository import MEMBER_COLUMNS
-from docshelf.models import members, team_members, teams, users
+from docshelf.models import content_grants, members, spaces, team_members, teams, users
 
 _members_count = (
     sa.select(sa.func.count())
     .where(team_members.c.team_id == teams.c.id)
+    .correlate(teams)
+    .scalar_subquery()
+)
+
+
+_spaces_count = (
+    sa.select(sa.func.count())
+    .select_from(content_grants.join(spaces, spaces.c.id == content_grants.c.target_id))
+    .where(
+        content_grants.c.target_type == "space",
+        content_grants.c.principal_type == "team",
+        content_grants.c.principal_id == teams.c.id,
+        spaces.c.deleted_at.is_(None),
+    )
     .correlate(teams)
     .scalar_subquery()
 )
@@ -30,6 +44,7 @@ def team_columns(caller_id: str) -> tuple[Any, ...]:
         teams.c.title,
         teams.c.created_at,
         _members_count.label("members_count"),
+        _spaces_count.label("spaces_count"),
         caller_role.label("caller_team_role"),
     )
 
