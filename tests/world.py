@@ -48,6 +48,9 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
         "options": ["internal", "public"],
     },
     ("PATCH", "/v1/orgs/{organizationId}/custom-fields/{fieldName}"): {"title": "Area"},
+    ("PATCH", "/v1/spaces/{spaceId}/custom-fields"): {
+        "values": {"{fieldName}": {"value": ["api"]}}
+    },
     # -- translations --
     ("POST", "/v1/orgs/{organizationId}/translations"): {"title": "Europe", "languages": ["fr"]},
     ("PUT", "/v1/orgs/{organizationId}/translations/{translationSettingsId}"): {
@@ -91,7 +94,7 @@ class World:
             if isinstance(value, str) and value.startswith("{") and value.endswith("}"):
                 return values[value[1:-1]]
             if isinstance(value, dict):
-                return {k: fill_in(v) for k, v in value.items()}
+                return {fill_in(k): fill_in(v) for k, v in value.items()}
             if isinstance(value, list):
                 return [fill_in(v) for v in value]
             return value

@@ -7,7 +7,9 @@ from docshelf.custom_field.schemas import (
     CreateCustomField,
     CustomFieldList,
     CustomFieldOut,
+    SpaceCustomFieldOut,
     UpdateCustomField,
+    UpdateSpaceCustomFields,
 )
 from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
@@ -64,4 +66,23 @@ async def update_custom_field(
 )
 async def delete_custom_field(organizationId: str, fieldName: str, ctx: Context) -> Response:
     await service.delete_field(ctx, organizationId, fieldName)
+    return empty(204)
+
+
+@router.get(
+    "/spaces/{spaceId}/custom-fields",
+    response_model=list[SpaceCustomFieldOut],
+    summary="A space's custom field values",
+)
+async def get_space_custom_fields(spaceId: str, ctx: Context) -> JSON:
+    return ok(await service.space_values(ctx, spaceId))
+
+
+@router.patch(
+    "/spaces/{spaceId}/custom-fields", status_code=204, summary="Set a space's custom field values"
+)
+async def update_space_custom_fields(
+    spaceId: str, body: UpdateSpaceCustomFields, ctx: Context
+) -> Response:
+    await service.update_space_values(ctx, spaceId, body)
     return empty(204)

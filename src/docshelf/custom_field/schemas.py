@@ -67,3 +67,17 @@ class CustomFieldList(Out):
     items: list[CustomFieldOut]
     count: int
     next: dict[str, str] | None = None
+
+
+class FieldValue(Body):
+    # Checked against the field's type by values.validate_value; null removes the value.
+    value: str | float | bool | list[str] | None
+
+
+class UpdateSpaceCustomFields(Body):
+    values: Annotated[dict[str, FieldValue], Field(max_length=100)]
+
+
+class SpaceCustomFieldOut(Out):
+    customField: dict[str, object]
+    value: str | float | bool | list[str] | None = None

@@ -5,10 +5,15 @@ from typing import Any
 import sqlalchemy as sa
 
 from docshelf.authz.guard import not_found, require
+from docshelf.authz.roles import at_least
 from docshelf.custom_field import policy, repository
 from docshelf.custom_field.presenter import present_custom_field
-from docshelf.custom_field.schemas import CreateCustomField, UpdateCustomField
-from docshelf.custom_field.values import SELECT_TYPES, options_in
+from docshelf.custom_field.schemas import (
+    CreateCustomField,
+    UpdateCustomField,
+    UpdateSpaceCustomFields,
+)
+from docshelf.custom_field.values import SELECT_TYPES, options_in, validate_value
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict
@@ -17,6 +22,7 @@ from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import custom_fields
 from docshelf.organization import policy as org_policy
 from docshelf.organization.policy import OrgAccess
+from docshelf.space import policy as space_policy
 
 _KEYS = (SortKey(custom_fields.c.created_at, "created_at"), SortKey(custom_fields.c.id, "id"))
 
@@ -113,3 +119,42 @@ async def delete_field(ctx: Ctx, org_id: str, name: str) -> None:
     access, row = await _visible_field(ctx, org_id, name)
     require(policy.can_edit(access), "Only organization admins can delete custom fields")
     await repository.delete(ctx.conn, row["id"])
+
+
+async def space_values(ctx: Ctx, space_id: str) -> list[dict[str, Any]]:
+    space = await space_policy.load(ctx, space_id)
+    access = await org_policy.load(ctx, space.org_id)
+    rows = await repository.values_for_space(ctx.conn, space.org_id, space_id)
+    out = []
+    for row in rows:
+        item: dict[str, Any] = {"customField": present_custom_field(row, access, ctx.base_url)}
+        if row["value"] is not None:
+            item["value"] = row["value"]
+        out.append(item)
+    return out
+
+
+async def update_space_values(ctx: Ctx, space_id: str, body: UpdateSpaceCustomFields) -> None:
+    """All values are checked before any is written: one bad value changes nothing."""
+    space = await space_policy.load(ctx, space_id)
+    require(at_least(space.role, "edit"), "You cannot edit this space's custom fields")
+    fields = {
+        r["name"]: r
+        for r in await repository.values_for_space(ctx.conn, space.org_id, space_id, lock=True)
+    }
+    unknown = sorted(set(body.values) - set(fields))
+    if unknown:
+        raise BadRequest(
+            f"Invalid body field 'values': unknown custom fields: {', '.join(unknown)}"
+        )
+    checked: dict[str, Any] = {}
+    for name, given in body.values.items():
+        field = fields[name]
+        checked[field["id"]] = (
+            None
+            if given.value is None
+            else validate_value(
+                field["type"], field["options"], given.value, field=f"values.{name}.value"
+            )
+        )
+    await repository.set_values(ctx.conn, space_id, checked)
