@@ -5,10 +5,19 @@ from typing import Any
 from sqlalchemy import RowMapping
 
 
-def present_invite(row: RowMapping) -> dict[str, Any]:
-    return {
-        "object": "invite",
-        "id": row["id"],
-        "role": row["role"],
-        "redundant": bool(row["redundant"]),
-    }
+def present_invite(
+    row: RowMapping,
+    *,
+    space: dict[str, Any] | None = None,
+    collection: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """`space` / `collection`: the presented target of a content invite."""
+    body: dict[str, Any] = {"object": "invite", "id": row["id"]}
+    if space is not None:
+        body.update(level=row["role"], space=space)
+    elif collection is not None:
+        body.update(level=row["role"], collection=collection)
+    else:
+        body["role"] = row["role"]
+    body["redundant"] = bool(row["redundant"])
+    return body

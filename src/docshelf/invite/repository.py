@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -11,12 +10,20 @@ from docshelf.models import invites
 
 def in_organization(org_id: str) -> sa.Select[Any]:
     prior = invites.alias("prior")
-    # An invite is redundant when an older link of the same organization already grants the
-    # same role: following it changes nothing that the older link would not.
+    # An invite is redundant when an older link to the same target already grants the same
+    # role: following it changes nothing that the older link would not.
     redundant = (
         sa.exists()
         .where(
             prior.c.organization_id == invites.c.organization_id,
+            sa.or_(
+                prior.c.space_id == invites.c.space_id,
+                sa.and_(prior.c.space_id.is_(None), invites.c.space_id.is_(None)),
+            ),
+            sa.or_(
+                prior.c.collection_id == invites.c.collection_id,
+                sa.and_(prior.c.collection_id.is_(None), invites.c.collection_id.is_(None)),
+            ),
             sa.or_(
                 prior.c.role == invites.c.role,
                 sa.and_(prior.c.role.is_(None), invites.c.role.is_(None)),
@@ -36,20 +43,8 @@ async def get(conn: AsyncConnection, org_id: str, invite_id: str) -> sa.RowMappi
     return (await conn.execute(stmt)).mappings().first()
 
 
-async def insert(
-    conn: AsyncConnection,
-    *,
-    invite_id: str,
-    org_id: str,
-    role: str | None,
-    created_by: str,
-    now: datetime,
-) -> None:
-    await conn.execute(
-        sa.insert(invites).values(
-            id=invite_id, organization_id=org_id, role=role, created_by=created_by, created_at=now
-        )
-    )
+async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(sa.insert(invites).values(**values))
 
 
 async def update_role(conn: AsyncConnection, invite_id: str, role: str | None) -> None:

@@ -4,31 +4,84 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
-from docshelf.authz.roles import rank
+from docshelf.authz.roles import highest, rank
+from docshelf.collection import policy as collection_policy
+from docshelf.collection import repository as collection_repository
+from docshelf.collection.presenter import present_collection
 from docshelf.invite import policy, repository
 from docshelf.invite.presenter import present_invite
 from docshelf.invite.schemas import CreateInvite, UpdateInvite
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
-from docshelf.kit.errors import Forbidden
+from docshelf.kit.errors import BadRequest, Forbidden, NotFound
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.member import repository as member_repository
 from docshelf.member.presenter import present_member
-from docshelf.models import invites
+from docshelf.models import collections, content_grants, invites, spaces
 from docshelf.organization import policy as org_policy
 from docshelf.organization import repository as org_repository
+from docshelf.permission import repository as permission_repository
+from docshelf.space import policy as space_policy
+from docshelf.space import repository as space_repository
+from docshelf.space.presenter import present_space
 
 _KEYS = (SortKey(invites.c.created_at, "created_at"), SortKey(invites.c.id, "id"))
 
 
+async def _present_many(ctx: Ctx, org_id: str, rows: list[sa.RowMapping]) -> list[dict[str, Any]]:
+    """Content invites carry their space or collection, loaded in one query per kind."""
+    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    space_ids = {r["space_id"] for r in rows if r["space_id"]}
+    collection_ids = {r["collection_id"] for r in rows if r["collection_id"]}
+    space_rows = {}
+    if space_ids:
+        stmt = sa.select(*space_repository.SPACE_COLUMNS).where(spaces.c.id.in_(space_ids))
+        space_rows = {r["id"]: r for r in (await ctx.conn.execute(stmt)).mappings()}
+    collection_rows = {}
+    if collection_ids:
+        stmt = sa.select(*collection_repository.COLLECTION_COLUMNS).where(
+            collections.c.id.in_(collection_ids)
+        )
+        collection_rows = {r["id"]: r for r in (await ctx.conn.execute(stmt)).mappings()}
+    out = []
+    for r in rows:
+        if r["space_id"]:
+            s = space_rows[r["space_id"]]
+            out.append(present_invite(r, space=present_space(s, scope.space_role(s), ctx.base_url)))
+        elif r["collection_id"]:
+            c = collection_rows[r["collection_id"]]
+            collection = present_collection(c, scope.collection_role(c["id"]), ctx.base_url)
+            out.append(present_invite(r, collection=collection))
+        else:
+            out.append(present_invite(r))
+    return out
+
+
+async def _can_manage(ctx: Ctx, org_id: str, row: sa.RowMapping) -> bool:
+    """Organization admins manage every invite; content admins the invites to their content."""
+    if policy.can_manage_links(await org_policy.load(ctx, org_id)):
+        return True
+    try:
+        if row["space_id"]:
+            return space_policy.can_admin((await space_policy.load(ctx, row["space_id"])).role)
+        if row["collection_id"]:
+            return collection_policy.can_admin(
+                (await collection_policy.load(ctx, row["collection_id"])).role
+            )
+    except NotFound:
+        return False
+    return False
+
+
 async def _managed_invite(ctx: Ctx, org_id: str, invite_id: str) -> sa.RowMapping:
-    access = await org_policy.load(ctx, org_id)
-    require(policy.can_manage_links(access), "Only organization admins can manage invite links")
+    await org_policy.load(ctx, org_id)
     row = await repository.get(ctx.conn, org_id, invite_id)
     if row is None:
         not_found("Invite")
+    require(await _can_manage(ctx, org_id, row), "Only admins can manage this invite link")
     return row
 
 
@@ -36,32 +89,69 @@ async def list_invites(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, A
     access = await org_policy.load(ctx, org_id)
     require(policy.can_view_links(access), "Only organization admins can view invite links")
     page = await paginate(ctx.conn, repository.in_organization(org_id), keys=_KEYS, params=params)
-    return page.render(present_invite)
+    body: dict[str, Any] = {
+        "items": await _present_many(ctx, org_id, list(page.rows)),
+        "count": page.count,
+    }
+    if page.next_page is not None:
+        body["next"] = {"page": page.next_page}
+    return body
 
 
 async def create_invite(ctx: Ctx, org_id: str, body: CreateInvite) -> dict[str, Any]:
     access = await org_policy.load(ctx, org_id)
-    require(policy.can_manage_links(access), "Only organization admins can create invite links")
-    invite_id = new_id()
-    await repository.insert(
-        ctx.conn,
-        invite_id=invite_id,
-        org_id=org_id,
-        role=body.role,
-        created_by=ctx.actor.user_id,
-        now=utcnow(),
-    )
-    return await get_invite(ctx, org_id, invite_id)
+    values: dict[str, Any] = {
+        "id": new_id(),
+        "organization_id": org_id,
+        "created_by": ctx.actor.user_id,
+        "created_at": utcnow(),
+    }
+    if body.space is not None:
+        space = await _target(ctx, "space", body.space, org_id)
+        require(
+            space_policy.can_admin(space.role),
+            "Only admins of the space can create invite links to it",
+        )
+        values.update(space_id=body.space, role=body.level)
+    elif body.collection is not None:
+        collection = await _target(ctx, "collection", body.collection, org_id)
+        require(
+            collection_policy.can_admin(collection.role),
+            "Only admins of the collection can create invite links to it",
+        )
+        values.update(collection_id=body.collection, role=body.level)
+    else:
+        require(policy.can_manage_links(access), "Only organization admins can create invite links")
+        values["role"] = body.role
+    await repository.insert(ctx.conn, values)
+    return await get_invite(ctx, org_id, values["id"])
+
+
+async def _target(ctx: Ctx, kind: str, target_id: str, org_id: str) -> Any:
+    try:
+        if kind == "space":
+            target: Any = await space_policy.load(ctx, target_id)
+        else:
+            target = await collection_policy.load(ctx, target_id)
+    except NotFound as exc:
+        raise BadRequest(f"Invalid body field '{kind}': {kind} '{target_id}' not found") from exc
+    if target.org_id != org_id:
+        raise BadRequest(f"Invalid body field '{kind}': {kind} '{target_id}' not found")
+    return target
 
 
 async def get_invite(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
-    return present_invite(await _managed_invite(ctx, org_id, invite_id))
+    row = await _managed_invite(ctx, org_id, invite_id)
+    (presented,) = await _present_many(ctx, org_id, [row])
+    return presented
 
 
 async def update_invite(
     ctx: Ctx, org_id: str, invite_id: str, body: UpdateInvite
 ) -> dict[str, Any]:
-    await _managed_invite(ctx, org_id, invite_id)
+    row = await _managed_invite(ctx, org_id, invite_id)
+    if (row["space_id"] or row["collection_id"]) and body.new_role is None:
+        raise BadRequest("Invalid body field 'level': an invite to content needs a level")
     await repository.update_role(ctx.conn, invite_id, body.new_role)
     return await get_invite(ctx, org_id, invite_id)
 
@@ -72,7 +162,9 @@ async def delete_invite(ctx: Ctx, org_id: str, invite_id: str) -> None:
 
 
 async def join(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
-    """Anyone holding the invite id may join with its role; a member keeps a higher role."""
+    """Anyone holding the invite id may join with its role; a member keeps a higher role. An
+    invite to content makes a newcomer a guest of the organization with the level on that
+    content."""
     invite = await repository.get_any(ctx.conn, org_id, invite_id)
     if invite is None:
         not_found("Invite")
@@ -81,13 +173,38 @@ async def join(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
     if not org["invite_links"]:
         raise Forbidden("Invite links are disabled for this organization")
     user_id = ctx.actor.user_id
+    now = utcnow()
     current = await member_repository.get(ctx.conn, org_id, user_id)
+    target = ("space", invite["space_id"]) if invite["space_id"] else None
+    if invite["collection_id"]:
+        target = ("collection", invite["collection_id"])
+    org_role = None if target else invite["role"]
     if current is None:
         await member_repository.insert(
-            ctx.conn, org_id=org_id, user_id=user_id, role=invite["role"], now=utcnow()
+            ctx.conn, org_id=org_id, user_id=user_id, role=org_role, now=now
         )
-    elif rank(invite["role"]) > rank(current["role"]):
+    elif target is None and rank(invite["role"]) > rank(current["role"]):
         await member_repository.update(ctx.conn, org_id, user_id, {"role": invite["role"]})
+    if target is not None:
+        existing = (
+            await ctx.conn.execute(
+                sa.select(content_grants.c.role).where(
+                    content_grants.c.target_type == target[0],
+                    content_grants.c.target_id == target[1],
+                    content_grants.c.principal_type == "user",
+                    content_grants.c.principal_id == user_id,
+                )
+            )
+        ).scalar_one_or_none()
+        await permission_repository.upsert(
+            ctx.conn,
+            org_id=org_id,
+            kind=target[0],
+            target_id=target[1],
+            principal=("user", user_id),
+            role=highest([existing, invite["role"]]) or invite["role"],
+            now=now,
+        )
     row = await member_repository.get(ctx.conn, org_id, user_id)
     assert row is not None
     return present_member(row, ctx.base_url)
