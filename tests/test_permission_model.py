@@ -1,4 +1,4 @@
-"""The permission model, table-driven: every organization role (and guest, and outsider) ×
+"""The permission model, table-driven: every organization role (and guest, and outsider) by
 space visibility by inheritance path (space and collection default levels) by direct and team
 grants, checking access (200 or the 404 of a missing space), listings and the `permissions`
 object. The oracle below restates the rules independently of authz/content.py."""
