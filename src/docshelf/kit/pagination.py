@@ -143,10 +143,3 @@ async def paginate(
 
 
 Paging = Annotated[PageParams, Depends(page_params)]
-
-
-def empty_listing(params: PageParams) -> dict[str, Any]:
-    """A listing whose source does not exist yet: it has never issued a cursor to continue."""
-    if params.page is not None:
-        raise BadRequest(_BAD_CURSOR)
-    return {"items": [], "count": 0}

@@ -1,0 +1,271 @@
+"""Grants on spaces and collections, the aggregate of access, member and team space counts,
+invite links to content, and a space's custom field values."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.kit.clock import clock
+from tests import factories
+from tests.helpers import error, snapshot, team_body, user_body
+
+
+async def _space(
+    client: httpx.AsyncClient, org_id: str, headers: dict[str, str], **body: Any
+) -> str:
+    r = await client.post(
+        f"/v1/orgs/{org_id}/spaces", json={"title": "Docs", **body}, headers=headers
+    )
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
+async def test_space_grants_lifecycle(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org_id, (admin, a, b) = await factories.org_with_members(db, "read", "comment")
+    h = admin.headers
+    space = await _space(client, org_id, h)
+    r = await client.put(
+        f"/v1/orgs/{org_id}/teams", json={"title": "Writers", "members": [b.id]}, headers=h
+    )
+    team_id = r.json()["id"]
+    base = f"/v1/spaces/{space}/permissions"
+
+    assert (await client.get(f"/v1/spaces/{space}", headers=a.headers)).status_code == 404
+    r = await client.post(
+        base, json={"role": "edit", "users": [a.id], "teams": [team_id]}, headers=h
+    )
+    assert (r.status_code, r.content) == (204, b"")
+    r = await client.get(f"{base}/users", headers=h)
+    assert r.json() == {"items": [{"permission": "edit", "user": user_body(a)}], "count": 1}
+    r = await client.get(f"{base}/teams", headers=h)
+    assert r.json() == {
+        "items": [
+            {"permission": "edit", "team": team_body(team_id, "Writers", members=1) | {"spaces": 1}}
+        ],
+        "count": 1,
+    }
+    assert (await client.get(f"/v1/spaces/{space}", headers=a.headers)).json()["permissions"][
+        "edit"
+    ] is True
+
+    r = await client.patch(f"{base}/users/{a.id}", json={"role": "review"}, headers=h)
+    assert r.status_code == 204
+    r = await client.get(f"{base}/aggregate", headers=h)
+    expected = sorted(
+        [
+            {"permission": "admin", "user": user_body(admin)},
+            {"permission": "review", "user": user_body(a)},
+            {"permission": "edit", "user": user_body(b)},
+        ],
+        key=lambda item: item["user"]["id"],
+    )
+    assert r.json() == {"items": expected, "count": 3}
+    r = await client.get(f"{base}/aggregate", params={"role": "edit"}, headers=h)
+    assert r.json() == {"items": [{"permission": "edit", "user": user_body(b)}], "count": 1}
+    r = await client.get(f"{base}/aggregate", params={"limit": 2}, headers=h)
+    page2 = await client.get(
+        f"{base}/aggregate", params={"limit": 2, "page": r.json()["next"]["page"]}, headers=h
+    )
+    assert r.json()["items"] + page2.json()["items"] == expected
+    assert "next" not in page2.json()
+
+    # Member and team counts and the member's spaces follow the grants.
+    r = await client.get(f"/v1/orgs/{org_id}/members/{a.id}", headers=h)
+    assert r.json()["spaces"] == 1
+    r = await client.get(f"/v1/orgs/{org_id}/members/{a.id}/spaces", headers=h)
+    assert [
+        (i["permission"], i["space"]["id"], i["space"]["permissions"]["admin"])
+        for i in r.json()["items"]
+    ] == [("review", space, True)]
+
+    r = await client.delete(f"{base}/users/{a.id}", headers=h)
+    assert r.status_code == 204
+    r = await client.delete(f"{base}/users/{a.id}", headers=h)
+    assert (r.status_code, r.json()) == (404, error(404, "Permission not found"))
+    r = await client.delete(f"{base}/teams/{team_id}", headers=h)
+    assert r.status_code == 204
+    assert (await client.get(f"/v1/spaces/{space}", headers=a.headers)).status_code == 404
+    assert (await client.get(f"/v1/orgs/{org_id}/members/{a.id}/spaces", headers=h)).json() == {
+        "items": [],
+        "count": 0,
+    }
+
+
+async def test_grant_refusals(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org_id, (admin, editor) = await factories.org_with_members(db, "edit")
+    outsider = await factories.user(db)
+    space = await _space(client, org_id, admin.headers, visibility="unlisted")
+    base = f"/v1/spaces/{space}/permissions"
+    before = await snapshot(db)
+    r = await client.post(
+        base, json={"role": "read", "users": [outsider.id]}, headers=admin.headers
+    )
+    assert (r.status_code, r.json()) == (
+        400,
+        error(400, f"Invalid body field 'users': not members of the organization: {outsider.id}"),
+    )
+    r = await client.post(base, json={"role": "read", "teams": ["nope"]}, headers=admin.headers)
+    assert (r.status_code, r.json()) == (
+        400,
+        error(400, "Invalid body field 'teams': no such teams: nope"),
+    )
+    r = await client.post(base, json={"role": "read"}, headers=admin.headers)
+    assert (r.status_code, r.json()) == (
+        400,
+        error(400, "Invalid body field: give 'users' and/or 'teams'"),
+    )
+    r = await client.post(base, json={"role": "read", "users": [editor.id]}, headers=editor.headers)
+    assert (r.status_code, r.json()) == (
+        403,
+        error(403, "Only admins of the space can manage its permissions"),
+    )
+    r = await client.patch(
+        f"{base}/users/{editor.id}", json={"role": "read"}, headers=admin.headers
+    )
+    assert (r.status_code, r.json()) == (404, error(404, "Permission not found"))
+    assert await snapshot(db) == before
+
+
+async def test_collection_grants_flow_to_spaces(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org_id, (admin, guest) = await factories.org_with_members(db, None)
+    h = admin.headers
+    r = await client.post(f"/v1/orgs/{org_id}/collections", json={"title": "Team docs"}, headers=h)
+    collection = r.json()["id"]
+    space = await _space(client, org_id, h, parent=collection)
+    assert (await client.get(f"/v1/spaces/{space}", headers=guest.headers)).status_code == 404
+    r = await client.post(
+        f"/v1/collections/{collection}/permissions",
+        json={"role": "comment", "users": [guest.id]},
+        headers=h,
+    )
+    assert r.status_code == 204
+    r = await client.get(f"/v1/spaces/{space}", headers=guest.headers)
+    assert (r.status_code, r.json()["permissions"]["comment"], r.json()["permissions"]["edit"]) == (
+        200,
+        True,
+        False,
+    )
+    r = await client.get(f"/v1/collections/{collection}/permissions/users", headers=h)
+    assert r.json() == {"items": [{"permission": "comment", "user": user_body(guest)}], "count": 1}
+    r = await client.get(f"/v1/collections/{collection}/permissions/aggregate", headers=h)
+    assert {(i["user"]["id"], i["permission"]) for i in r.json()["items"]} == {
+        (admin.id, "admin"),
+        (guest.id, "comment"),
+    }
+    # role null removes the grant
+    r = await client.post(
+        f"/v1/collections/{collection}/permissions",
+        json={"role": None, "users": [guest.id]},
+        headers=h,
+    )
+    assert r.status_code == 204
+    assert (await client.get(f"/v1/spaces/{space}", headers=guest.headers)).status_code == 404
+
+
+async def test_invite_links_to_content(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    h = admin.headers
+    space = await _space(client, org_id, h)
+    r = await client.post(
+        f"/v1/orgs/{org_id}/link-invites", json={"level": "comment", "space": space}, headers=h
+    )
+    assert r.status_code == 201
+    invite = r.json()
+    space_body = (await client.get(f"/v1/spaces/{space}", headers=h)).json()
+    assert invite == {
+        "object": "invite",
+        "id": invite["id"],
+        "level": "comment",
+        "space": space_body,
+        "redundant": False,
+    }
+    r = await client.post(
+        f"/v1/orgs/{org_id}/link-invites", json={"level": "read", "space": "nope"}, headers=h
+    )
+    assert (r.status_code, r.json()) == (
+        400,
+        error(400, "Invalid body field 'space': space 'nope' not found"),
+    )
+    r = await client.post(
+        f"/v1/orgs/{org_id}/link-invites", json={"role": "read", "space": space}, headers=h
+    )
+    assert r.status_code == 400
+
+    clock.advance(timedelta(seconds=1))
+    newcomer = await factories.user(db)
+    r = await client.post(f"/v1/orgs/{org_id}/invites/{invite['id']}", headers=newcomer.headers)
+    assert r.status_code == 200
+    assert (r.json()["role"], r.json()["spaces"]) == (None, 1)  # a guest with one space
+    r = await client.get(f"/v1/spaces/{space}", headers=newcomer.headers)
+    assert r.json()["permissions"]["comment"] is True and r.json()["permissions"]["edit"] is False
+    r = await client.get(f"/v1/orgs/{org_id}/spaces", headers=newcomer.headers)
+    assert [s["id"] for s in r.json()["items"]] == [space]
+
+    r = await client.post(f"/v1/orgs/{org_id}/collections", json={"title": "C"}, headers=h)
+    collection = r.json()["id"]
+    r = await client.post(
+        f"/v1/orgs/{org_id}/link-invites",
+        json={"level": "edit", "collection": collection},
+        headers=h,
+    )
+    assert (r.json()["level"], r.json()["collection"]["id"]) == ("edit", collection)
+    r = await client.patch(
+        f"/v1/orgs/{org_id}/link-invites/{r.json()['id']}", json={"level": None}, headers=h
+    )
+    assert (r.status_code, r.json()) == (
+        400,
+        error(400, "Invalid body field 'level': an invite to content needs a level"),
+    )
+
+
+async def test_space_custom_fields(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org_id, (admin, reader) = await factories.org_with_members(db, "read")
+    h = admin.headers
+    space = await _space(client, org_id, h, visibility="unlisted")
+    for body in (
+        {"name": "audience", "type": "select:single", "options": ["internal", "public"]},
+        {"name": "tags", "type": "tags"},
+        {"name": "pages", "type": "number"},
+    ):
+        clock.advance(timedelta(seconds=1))
+        assert (
+            await client.post(f"/v1/orgs/{org_id}/custom-fields", json=body, headers=h)
+        ).status_code == 201
+    url = f"/v1/spaces/{space}/custom-fields"
+    r = await client.patch(
+        url,
+        json={"values": {"audience": {"value": "public"}, "tags": {"value": ["a", "b"]}}},
+        headers=h,
+    )
+    assert r.status_code == 204
+    r = await client.get(url, headers=reader.headers)
+    assert [(i["customField"]["name"], i.get("value")) for i in r.json()] == [
+        ("audience", "public"),
+        ("tags", ["a", "b"]),
+        ("pages", None),
+    ]
+    before = await snapshot(db)
+    for values, message in (
+        ({"audience": {"value": "secret"}}, "Invalid body field 'values.audience.value'"),
+        ({"nope": {"value": 1}}, "Invalid body field 'values': unknown custom fields: nope"),
+        (
+            {"pages": {"value": 3}, "tags": {"value": "not-a-list"}},
+            "Invalid body field 'values.tags.value'",
+        ),
+    ):
+        r = await client.patch(url, json={"values": values}, headers=h)
+        assert r.status_code == 400 and r.json()["error"]["message"].startswith(message), r.text
+    r = await client.patch(url, json={"values": {"pages": {"value": 3}}}, headers=reader.headers)
+    assert (r.status_code, r.json()) == (
+        403,
+        error(403, "You cannot edit this space's custom fields"),
+    )
+    assert await snapshot(db) == before
+    r = await client.patch(url, json={"values": {"tags": {"value": None}}}, headers=h)
+    assert r.status_code == 204
+    r = await client.get(url, headers=h)
+    assert [i.get("value") for i in r.json()] == ["public", None, None]
