@@ -82,9 +82,10 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     def _begin(conn: sa.Connection) -> None:
         # A deferred transaction that later writes fails at once with SQLITE_BUSY when another
         # writer got there first; a writing unit of work takes the write lock up front and waits.
-        if conn.get_execution_options().get("write"):
+        options = conn.get_execution_options()
+        if options.get("write"):
             conn.exec_driver_sql("BEGIN IMMEDIATE")
-        else:
+        elif not options.get("read_only"):
             conn.exec_driver_sql("BEGIN")
 
 
