@@ -7,9 +7,11 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
+import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import clock
+from docshelf.models import spaces
 from tests import factories
 from tests.helpers import error, snapshot, team_body, user_body
 
@@ -269,3 +271,33 @@ async def test_space_custom_fields(client: httpx.AsyncClient, db: AsyncEngine) -
     assert r.status_code == 204
     r = await client.get(url, headers=h)
     assert [i.get("value") for i in r.json()] == ["public", None, None]
+
+
+async def test_share_key_opens_a_share_link_space(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, guest) = await factories.org_with_members(db, None)
+    space = await _space(client, org_id, admin.headers, visibility="share-link")
+    async with db.connect() as conn:
+        from sqlalchemy import text
+
+        key = (
+            await conn.execute(text("select share_key from spaces where id = :i"), {"i": space})
+        ).scalar_one()
+    assert key
+    r = await client.get(f"/v1/spaces/{space}", headers=guest.headers)
+    assert r.status_code == 404
+    r = await client.get(f"/v1/spaces/{space}", params={"shareKey": "wrong"}, headers=guest.headers)
+    assert r.status_code == 404
+    r = await client.get(f"/v1/spaces/{space}", params={"shareKey": key}, headers=guest.headers)
+    assert r.status_code == 200
+    assert r.json()["permissions"] == {
+        "view": True, "access": True, "admin": False, "viewInviteLinks": False, "edit": False,
+        "triggerGitSync": False, "comment": False, "merge": False, "review": False, "installIntegration": False,
+    }  # fmt: skip
+    # The key opens nothing but reading, and only while the space is a share-link space.
+    r = await client.patch(
+        f"/v1/spaces/{space}", json={"visibility": "private"}, headers=admin.headers
+    )
+    r = await client.get(f"/v1/spaces/{space}", params={"shareKey": key}, headers=guest.headers)
+    assert r.status_code == 404
