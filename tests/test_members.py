@@ -172,3 +172,41 @@ async def test_member_spaces_is_an_empty_listing(
     assert r.json() == {"items": [], "count": 0}
     r = await client.get(f"/v1/orgs/{org_id}/members/nobody/spaces", headers=admin.headers)
     assert (r.status_code, r.json()) == (404, error(404, "Member not found"))
+
+
+async def test_concurrent_demotions_keep_one_admin(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    import asyncio
+
+    org_id, (first, second) = await factories.org_with_members(db, "admin")
+    for _ in range(3):
+        results = await asyncio.gather(
+            client.patch(
+                f"/v1/orgs/{org_id}/members/{second.id}",
+                json={"role": "read"},
+                headers=first.headers,
+            ),
+            client.patch(
+                f"/v1/orgs/{org_id}/members/{first.id}",
+                json={"role": "read"},
+                headers=second.headers,
+            ),
+        )
+        statuses = sorted(r.status_code for r in results)
+        # One demotion wins; the other finds its caller no longer admin (403) or the last
+        # admin (409). Never both.
+        assert statuses[0] == 200 and statuses[1] in (403, 409), [r.text for r in results]
+        r = await client.get(
+            f"/v1/orgs/{org_id}/members", params={"role": "admin"}, headers=first.headers
+        )
+        admins = [m["id"] for m in r.json()["items"]]
+        assert len(admins) == 1
+        # Restore both as admins for the next round.
+        (winner,) = admins
+        loser = second if winner == first.id else first
+        headers = first.headers if winner == first.id else second.headers
+        r = await client.patch(
+            f"/v1/orgs/{org_id}/members/{loser.id}", json={"role": "admin"}, headers=headers
+        )
+        assert r.status_code == 200

@@ -81,7 +81,8 @@ def _visible_stmt(for_update: bool) -> sa.Select[tuple[object, ...]]:
     )
     # Serialises writers that check an organization-wide invariant (the last admin) on
     # PostgreSQL; SQLite writers are already serialised by BEGIN IMMEDIATE.
-    return stmt.with_for_update(of=organizations) if for_update else stmt
+    # The caller's member row is locked too, so a role changed meanwhile is re-read.
+    return stmt.with_for_update(of=[organizations, members]) if for_update else stmt
 
 
 _VISIBLE = _visible_stmt(False)
