@@ -37,7 +37,19 @@ async def siblings(conn: AsyncConnection, org_id: str, parent_id: str | None) ->
 
 
 async def next_position(conn: AsyncConnection, org_id: str, parent_id: str | None) -> int:
-    return len(await siblings(conn, org_id, parent_id))
+    """One past the last sibling. Not the sibling count: items that left (moved, deleted) leave
+    gaps, and a count could then equal a sibling's position and tie with it."""
+    cols = sa.select(collections.c.position).where(
+        collections.c.organization_id == org_id, _parent_is(collections.c.parent_id, parent_id)
+    )
+    sps = sa.select(spaces.c.position).where(
+        spaces.c.organization_id == org_id,
+        _parent_is(spaces.c.parent_id, parent_id),
+        spaces.c.deleted_at.is_(None),
+    )
+    union = sa.union_all(cols, sps).subquery()
+    last = (await conn.execute(sa.select(sa.func.max(union.c.position)))).scalar()
+    return 0 if last is None else int(last) + 1
 
 
 def place(order: list[Item], item: Item, *, before: Item | None, after: Item | None) -> list[Item]:

@@ -22,6 +22,7 @@ from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import collections, content_grants, custom_field_values, invites, spaces
 from docshelf.organization import policy as org_policy
+from docshelf.space import tasks as space_tasks
 
 _KEYS = (
     SortKey(sa.func.coalesce(collections.c.parent_id, ""), "parent_key"),
@@ -120,7 +121,13 @@ async def update(ctx: Ctx, collection_id: str, body: UpdateCollection) -> dict[s
 async def delete(ctx: Ctx, collection_id: str) -> None:
     access = await _admin(ctx, collection_id)
     ids = repository.descendants(access.scope.tree, collection_id)
-    await repository.delete_tree(ctx.conn, ids, utcnow())
+    now = utcnow()
+    live = sa.select(spaces.c.id).where(spaces.c.parent_id.in_(ids), spaces.c.deleted_at.is_(None))
+    space_ids = list((await ctx.conn.execute(live)).scalars())
+    await repository.delete_tree(ctx.conn, ids, now)
+    # Deleted with their collection, the spaces are purged like any other deleted space.
+    for space_id in space_ids:
+        await space_tasks.schedule_purge(ctx.conn, space_id, now)
 
 
 async def move_item(

@@ -8,6 +8,7 @@ import unicodedata
 
 _CODEPOINTS = re.compile(r"^[0-9a-fA-F]{2,6}(-[0-9a-fA-F]{2,6})*$")
 _JOINERS = {0x200D, 0xFE0F, 0xFE0E, 0x20E3}
+MAX_LENGTH = 50  # spaces.emoji
 
 
 def _is_emoji_char(cp: int) -> bool:
@@ -33,6 +34,11 @@ def normalize(value: str) -> str:
             _is_emoji_char(cp) or (i == 0 and chr(cp) in "0123456789#*") for i, cp in enumerate(cps)
         ):
             raise ValueError("not an emoji: give the character or its codepoint, such as 1f4d6")
-    if not any(_is_emoji_char(cp) for cp in cps) or any(cp > 0x10FFFF for cp in cps):
+    # The range first: _is_emoji_char cannot take what chr() refuses.
+    if any(cp > 0x10FFFF for cp in cps) or not any(_is_emoji_char(cp) for cp in cps):
         raise ValueError("not an emoji: give the character or its codepoint, such as 1f4d6")
-    return "-".join(f"{cp:x}" for cp in cps)
+    codepoints = "-".join(f"{cp:x}" for cp in cps)
+    # A few characters can make a long codepoint string; it must fit the stored column.
+    if len(codepoints) > MAX_LENGTH:
+        raise ValueError(f"too long: at most {MAX_LENGTH} characters in codepoint form")
+    return codepoints

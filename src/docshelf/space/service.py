@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import secrets
-from datetime import timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,14 +18,13 @@ from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import content_grants, custom_field_values, spaces
 from docshelf.organization import policy as org_policy
+from docshelf.permission import repository as permission_repository
 from docshelf.space import policy, repository
 from docshelf.space.policy import SpaceAccess
 from docshelf.space.presenter import present_space
 from docshelf.space.schemas import CreateSpace, TransferSpace, UpdateSpace
-from docshelf.worker.queue import enqueue
+from docshelf.space.tasks import RETENTION, schedule_purge
 
-RETENTION = timedelta(days=7)
-PURGE_JOB = "space.purge"
 DEFAULT_TITLE = "Untitled space"
 
 _ORG_KEYS = (
@@ -68,7 +66,7 @@ def _check_visibility(visibility: str, parent: str | None) -> None:
 
 
 async def create(ctx: Ctx, org_id: str, body: CreateSpace) -> dict[str, Any]:
-    access = await org_policy.load(ctx, org_id)
+    await org_policy.load(ctx, org_id)
     await collection_service.require_container(ctx, org_id, body.parent)
     # Secure default: a space is private unless it lives in a collection, where it follows the
     # collection's access.
@@ -95,20 +93,24 @@ async def create(ctx: Ctx, org_id: str, body: CreateSpace) -> dict[str, Any]:
             "updated_at": now,
         },
     )
-    if not org_policy.is_admin(access):
-        # Whoever creates a space administers it, even where the organization gives them less.
-        await ctx.conn.execute(
-            sa.insert(content_grants).values(
-                organization_id=org_id,
-                target_type="space",
-                target_id=sid,
-                principal_type="user",
-                principal_id=ctx.actor.user_id,
-                role="admin",
-                created_at=now,
-            )
-        )
+    await _make_creator_admin(ctx, org_id, sid)
     return await get(ctx, sid)
+
+
+async def _make_creator_admin(ctx: Ctx, org_id: str, space_id: str) -> None:
+    """Whoever creates a space (or a copy) administers it, even where the organization gives them
+    less; organization admins already do."""
+    if org_policy.is_admin(await org_policy.load(ctx, org_id)):
+        return
+    await permission_repository.upsert(
+        ctx.conn,
+        org_id=org_id,
+        kind="space",
+        target_id=space_id,
+        principal=("user", ctx.actor.user_id),
+        role="admin",
+        now=utcnow(),
+    )
 
 
 async def get(ctx: Ctx, space_id: str, share_key: str | None = None) -> dict[str, Any]:
@@ -130,7 +132,9 @@ async def update(ctx: Ctx, space_id: str, body: UpdateSpace) -> dict[str, Any]:
             raise BadRequest(f"Invalid body field '{name}': must not be null")
     values: dict[str, Any] = {}
     if body.title is not None:
-        values["title"] = body.title
+        if not body.title.strip():
+            raise BadRequest("Invalid body field 'title': must not be blank")
+        values["title"] = body.title.strip()
     if "emoji" in given:
         values["emoji"] = body.emoji
     if "icon" in given:
@@ -156,12 +160,7 @@ async def delete(ctx: Ctx, space_id: str) -> None:
     await _admin(ctx, space_id)
     now = utcnow()
     await repository.update(ctx.conn, space_id, {"deleted_at": now, "updated_at": now})
-    await enqueue(
-        ctx.conn,
-        PURGE_JOB,
-        {"space": space_id, "deletedAt": now.isoformat()},
-        run_at=now + RETENTION,
-    )
+    await schedule_purge(ctx.conn, space_id, now)
 
 
 async def restore(ctx: Ctx, space_id: str) -> dict[str, Any]:
@@ -220,6 +219,7 @@ async def duplicate(ctx: Ctx, space_id: str) -> dict[str, Any]:
         await ctx.conn.execute(
             sa.insert(custom_field_values).values({**f, "space_id": copy_id, "updated_at": now})
         )
+    await _make_creator_admin(ctx, access.org_id, copy_id)
     return await get(ctx, copy_id)
 
 

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.space import repository
+from docshelf.worker.queue import enqueue
 from docshelf.worker.registry import task
 
+RETENTION = timedelta(days=7)
+PURGE_JOB = "space.purge"
 
-@task("space.purge")
+
+async def schedule_purge(conn: AsyncConnection, space_id: str, deleted_at: datetime) -> None:
+    """Every way a space enters the deleted state schedules its purge, RETENTION later."""
+    await enqueue(
+        conn,
+        PURGE_JOB,
+        {"space": space_id, "deletedAt": deleted_at.isoformat()},
+        run_at=deleted_at + RETENTION,
+    )
+
+
+@task(PURGE_JOB)
 async def purge_space(conn: AsyncConnection, payload: dict[str, Any]) -> None:
     row = await repository.get(conn, payload["space"])
     # Restored, or deleted again later (a newer job owns that deletion): nothing to do.
