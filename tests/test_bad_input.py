@@ -167,3 +167,24 @@ async def test_query_enums_and_bounds(
                 assert f"'{param['name']}'" in r.json()["error"]["message"]
                 checked += 1
     assert checked >= 8
+
+
+async def test_forged_cursors_are_400(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    """A cursor decoding to values the listing never issued is refused, never a 500."""
+    import base64
+
+    import orjson
+
+    from docshelf.kit.pagination import encode_cursor
+
+    world = await build_world(client, db)
+    url = f"/v1/orgs/{world.org_a}/members"
+    r = await client.get(url, params={"limit": 1}, headers=world.admin_a.headers)
+    real = r.json()["next"]["page"]
+    fingerprint = orjson.loads(base64.urlsafe_b64decode(real + "=" * (-len(real) % 4)))["f"]
+    for values in (["abc", "x"], [5, 6], [None, "x"], [{"t": "not a date"}, "x"]):
+        r = await client.get(
+            url, params={"page": encode_cursor(values, fingerprint)}, headers=world.admin_a.headers
+        )
+        assert r.status_code == 400, (values, r.text)
+        assert r.json()["error"]["code"] == 400

@@ -133,18 +133,23 @@ async def test_serve_bootstraps_once(db: AsyncEngine, settings: Settings, tmp_pa
     assert token_file.read_text().strip() == token
 
 
-async def test_worker_process_runs_scheduled_jobs(
+async def test_worker_process_runs_queued_jobs(
     db: AsyncEngine, settings: Settings, tmp_path: Path
 ) -> None:
     import asyncio
 
     import sqlalchemy as sa
 
+    from docshelf.kit.db import unit_of_work
     from docshelf.models import jobs, rate_limit_counters
+    from docshelf.worker.queue import enqueue
 
     stale = int(time.time()) - 7200  # the worker runs on real time, not the test's frozen clock
     async with db.begin() as conn:
         await conn.execute(sa.insert(rate_limit_counters).values(key="k", window=stale, count=3))
+    # Enqueued as a request would; the worker picks it up (run_at is the frozen past).
+    async with unit_of_work(db) as conn:
+        await enqueue(conn, "maintenance.purge", {})
     proc = _spawn(_env(settings, tmp_path), "worker")
     try:
         deadline = time.monotonic() + 60

@@ -582,3 +582,21 @@ async def test_collection_spaces_listing(client: httpx.AsyncClient, db: AsyncEng
     assert r.json()["count"] == 2
     r = await client.get("/v1/collections/nope/spaces", headers=admin.headers)
     assert (r.status_code, r.json()) == (404, COLLECTION_NOT_FOUND)
+
+
+async def test_concurrent_creations_get_distinct_positions(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    import asyncio
+
+    org_id, (admin,) = await factories.org_with_members(db)
+    results = await asyncio.gather(
+        *(
+            client.post(f"/v1/orgs/{org_id}/spaces", json={"title": f"S{i}"}, headers=admin.headers)
+            for i in range(6)
+        )
+    )
+    assert [r.status_code for r in results] == [201] * 6
+    async with db.connect() as conn:
+        positions = (await conn.execute(sa.select(spaces.c.position))).scalars().all()
+    assert sorted(positions) == list(range(6))

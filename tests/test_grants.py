@@ -276,13 +276,12 @@ async def test_share_key_opens_a_share_link_space(
 ) -> None:
     org_id, (admin, guest) = await factories.org_with_members(db, None)
     space = await _space(client, org_id, admin.headers, visibility="share-link")
-    async with db.connect() as conn:
-        from sqlalchemy import text
-
-        key = (
-            await conn.execute(text("select share_key from spaces where id = :i"), {"i": space})
-        ).scalar_one()
-    assert key
+    # Admins read the secret link from the space's published URL.
+    published = (await client.get(f"/v1/spaces/{space}", headers=admin.headers)).json()["urls"]
+    prefix = f"http://testserver/s/{space}/?shareKey="
+    assert published["published"].startswith(prefix)
+    key = published["published"].removeprefix(prefix)
+    assert len(key) >= 32
     r = await client.get(f"/v1/spaces/{space}", headers=guest.headers)
     assert r.status_code == 404
     r = await client.get(f"/v1/spaces/{space}", params={"shareKey": "wrong"}, headers=guest.headers)
@@ -299,3 +298,78 @@ async def test_share_key_opens_a_share_link_space(
     assert r.status_code == 200
     r = await client.get(f"/v1/spaces/{space}", params={"shareKey": key}, headers=guest.headers)
     assert r.status_code == 404
+
+
+async def test_removed_member_loses_content_access(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, editor) = await factories.org_with_members(db, "edit")
+    space = await _space(client, org_id, admin.headers)
+    r = await client.post(
+        f"/v1/spaces/{space}/permissions",
+        json={"role": "admin", "users": [editor.id]},
+        headers=admin.headers,
+    )
+    assert r.status_code == 204
+    assert (await client.get(f"/v1/spaces/{space}", headers=editor.headers)).status_code == 200
+    assert (
+        await client.delete(f"/v1/orgs/{org_id}/members/{editor.id}", headers=admin.headers)
+    ).status_code == 204
+    for method, url, body in (
+        ("GET", f"/v1/spaces/{space}", None),
+        ("PATCH", f"/v1/spaces/{space}", {"title": "Mine now"}),
+    ):
+        r = await client.request(method, url, json=body, headers=editor.headers)
+        assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
+    r = await client.get(f"/v1/spaces/{space}/permissions/users", headers=admin.headers)
+    assert r.json() == {"items": [], "count": 0}
+
+
+async def test_invite_to_a_deleted_space_leads_nowhere(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    space = await _space(client, org_id, admin.headers)
+    r = await client.post(
+        f"/v1/orgs/{org_id}/link-invites",
+        json={"level": "admin", "space": space},
+        headers=admin.headers,
+    )
+    invite = r.json()["id"]
+    assert (await client.delete(f"/v1/spaces/{space}", headers=admin.headers)).status_code == 205
+    stranger = await factories.user(db)
+    before = await snapshot(db)
+    r = await client.post(f"/v1/orgs/{org_id}/invites/{invite}", headers=stranger.headers)
+    assert (r.status_code, r.json()) == (404, error(404, "Invite not found"))
+    assert await snapshot(db) == before
+    r = await client.get(f"/v1/orgs/{org_id}/link-invites", headers=admin.headers)
+    assert r.json() == {"items": [], "count": 0}
+    assert (
+        await client.post(f"/v1/spaces/{space}/restore", headers=admin.headers)
+    ).status_code == 200
+    r = await client.get(f"/v1/orgs/{org_id}/link-invites", headers=admin.headers)
+    assert [i["id"] for i in r.json()["items"]] == [invite]
+
+
+async def test_collection_creator_administers_it(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (_, creator, reader) = await factories.org_with_members(db, "create", "read")
+    r = await client.post(
+        f"/v1/orgs/{org_id}/collections", json={"title": "Mine"}, headers=creator.headers
+    )
+    collection = r.json()["id"]
+    assert r.json()["permissions"] == {
+        "view": True,
+        "admin": True,
+        "viewInviteLinks": True,
+        "create": True,
+    }
+    r = await client.patch(
+        f"/v1/collections/{collection}", json={"title": "Renamed"}, headers=creator.headers
+    )
+    assert (r.status_code, r.json()["title"]) == (200, "Renamed")
+    r = await client.patch(
+        f"/v1/collections/{collection}", json={"title": "X"}, headers=reader.headers
+    )
+    assert r.status_code in (403, 404)

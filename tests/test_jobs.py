@@ -137,7 +137,14 @@ async def test_schedules_and_maintenance_purge(db: AsyncEngine) -> None:
     runner = JobRunner(db)
     await runner.ensure_schedules()
     await runner.ensure_schedules()  # idempotent
+    assert await runner.drain() == 0  # the first run is one period away
+    clock.advance(timedelta(minutes=10))
     assert await runner.drain() == 1
+    await runner.ensure_schedules()
+    assert await runner.drain() == 0  # and the next one too
+    async with db.connect() as conn:
+        kinds = (await conn.execute(sa.select(jobs.c.kind, jobs.c.status))).all()
+    assert sorted(kinds) == [("maintenance.purge", "done"), ("maintenance.purge", "queued")]
     async with db.connect() as conn:
         windows = (await conn.execute(sa.select(rate_limit_counters.c.window))).scalars().all()
     assert windows == [fresh]

@@ -157,3 +157,19 @@ async def test_email_domain_lookup_answers_only_for_own_domain(
     assert r.json() == {"organizations": [expected]}
     r = await client.get("/v1/email-domains/acme.io/orgs", headers=admin.headers)
     assert r.json() == {"organizations": []}
+
+
+async def test_concurrent_claims_of_one_hostname(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    import asyncio
+
+    first = await factories.user(db)
+    second = await factories.user(db)
+    org_1 = await factories.organization(db, owner=first)
+    org_2 = await factories.organization(db, owner=second)
+    results = await asyncio.gather(
+        client.patch(f"/v1/orgs/{org_1}", json={"hostname": "racy"}, headers=first.headers),
+        client.patch(f"/v1/orgs/{org_2}", json={"hostname": "racy"}, headers=second.headers),
+    )
+    assert sorted(r.status_code for r in results) == [200, 409], [r.text for r in results]

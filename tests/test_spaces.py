@@ -263,7 +263,14 @@ async def test_update_space(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     # A joined sequence keeps every codepoint.
     assert (await patch({"emoji": "👩‍💻"}))["emoji"] == "1f469-200d-1f4bb"
     icon = "https://cdn.example.com/icon.png"
-    assert await patch({"emoji": "📖", "icon": icon}) == space_body(
+    # GitBook's body is one of {emoji} | {icon}: both at once is refused.
+    r = await client.patch(url, json={"emoji": "📖", "icon": icon}, headers=admin.headers)
+    assert (r.status_code, r.json()) == (
+        400,
+        {"error": {"code": 400, "message": "Invalid body: give 'emoji' or 'icon', not both"}},
+    )
+    await patch({"emoji": "📖"})
+    assert await patch({"icon": icon}) == space_body(
         sid, org_id, rev, title="Handbook", emoji="1f4d6", icon=icon, updated=now()
     )
     assert await patch({"emoji": None, "icon": None}) == space_body(
@@ -510,9 +517,12 @@ async def test_duplicate(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     clock.advance(timedelta(seconds=1))
     icon = "https://cdn.example.com/i.png"
     r = await client.patch(
+        f"/v1/spaces/{first['id']}", json={"emoji": "1f4d6"}, headers=admin.headers
+    )
+    assert r.status_code == 200
+    r = await client.patch(
         f"/v1/spaces/{first['id']}",
         json={
-            "emoji": "1f4d6",
             "icon": icon,
             "editMode": "locked",
             "defaultLevel": "comment",

@@ -174,3 +174,21 @@ async def test_removing_member_drops_team_memberships(
     await client.delete(f"/v1/orgs/{org_id}/members/{a.id}", headers=admin.headers)
     r = await client.get(f"/v1/orgs/{org_id}/teams/{team_id}", headers=admin.headers)
     assert r.json()["members"] == 0
+
+
+async def test_memberships_naming_one_user_twice(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, a) = await factories.org_with_members(db, "edit")
+    r = await client.put(f"/v1/orgs/{org_id}/teams", json={"title": "T"}, headers=admin.headers)
+    team = f"/v1/orgs/{org_id}/teams/{r.json()['id']}"
+    r = await client.put(
+        f"{team}/members",
+        json={"memberships": {a.id: {"role": "member"}, a.email: {"role": "owner"}}},
+        headers=admin.headers,
+    )
+    assert r.status_code == 204
+    r = await client.get(f"{team}/members", headers=admin.headers)
+    assert [(i["organization"]["id"], i["team"]["role"]) for i in r.json()["items"]] == [
+        (a.id, "owner")
+    ]

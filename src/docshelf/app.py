@@ -11,12 +11,14 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from docshelf import __version__
 from docshelf import tasks as _tasks  # noqa: F401  (registers every job kind)
 from docshelf.api import mount_v1
+from docshelf.auth.tokens import is_well_formed
 from docshelf.config import Settings, get_settings
 from docshelf.kit.db import create_engine
 from docshelf.kit.errors import DocshelfError, error_body
@@ -46,15 +48,23 @@ class EdgeMiddleware:
             return
         headers = dict(scope["headers"])
         length = headers.get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+        if length is not None and not length.isdigit():
+            await _error(400, "Invalid Content-Length header")(scope, receive, send)
+            return
+        if length is not None and int(length) > self.max_body:
             await _error(413, f"Request body exceeds {self.max_body} bytes")(scope, receive, send)
             return
 
         extra: list[tuple[bytes, bytes]] = []
         limiter: RateLimiter = scope["app"].state.limiter
         auth = headers.get(b"authorization", b"")
-        if auth[:7].lower() == b"bearer " and limiter.limit > 0:
-            key = hashlib.sha256(auth[7:].strip()).hexdigest()[:40]
+        presented = auth[7:].strip()
+        if (
+            auth[:7].lower() == b"bearer "
+            and limiter.limit > 0
+            and is_well_formed(presented.decode("latin-1"))
+        ):
+            key = hashlib.sha256(presented).hexdigest()[:40]
             try:
                 verdict = await limiter.enforce(key)
             except DocshelfError as exc:
@@ -110,6 +120,12 @@ def _install_error_handlers(app: FastAPI) -> None:
         messages = {404: "Not found", 405: "Method not allowed"}
         message = messages.get(exc.status_code) or str(exc.detail)
         return _error(exc.status_code, message, dict(exc.headers or {}) or None)
+
+    @app.exception_handler(IntegrityError)
+    async def _integrity_error(_request: Request, exc: IntegrityError) -> JSON:
+        # Two requests raced to create the same unique thing; the loser's work is rolled back.
+        log.info("integrity error answered as 409: %s", exc.orig)
+        return _error(409, "Conflict: a concurrent request already created or changed this")
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSON:

@@ -84,7 +84,8 @@ class ContentScope:
                 ),
             )
         )
-        for g in grant_rows:
+        # Access to content is for members (guests included); grants never outlive membership.
+        for g in grant_rows if scope.is_member else ():
             key = (g.target_type, g.target_id)
             scope.grants[key] = highest([scope.grants.get(key), g.role]) or g.role
         return scope

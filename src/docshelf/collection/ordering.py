@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.kit.errors import BadRequest
-from docshelf.models import collections, spaces
+from docshelf.models import collections, organizations, spaces
 
 Kind = Literal["space", "collection"]
 Item = tuple[Kind, str]
@@ -36,9 +36,20 @@ async def siblings(conn: AsyncConnection, org_id: str, parent_id: str | None) ->
     return [(r.kind, r.id) for r in rows]
 
 
+async def lock_parent(conn: AsyncConnection, org_id: str, parent_id: str | None) -> None:
+    """Serialises writers of one parent's order on PostgreSQL (the collection row, or the
+    organization row for the root); SQLite writers are serialised already."""
+    if parent_id is None:
+        stmt = sa.select(organizations.c.id).where(organizations.c.id == org_id)
+    else:
+        stmt = sa.select(collections.c.id).where(collections.c.id == parent_id)
+    await conn.execute(stmt.with_for_update())
+
+
 async def next_position(conn: AsyncConnection, org_id: str, parent_id: str | None) -> int:
     """One past the last sibling. Not the sibling count: items that left (moved, deleted) leave
     gaps, and a count could then equal a sibling's position and tie with it."""
+    await lock_parent(conn, org_id, parent_id)
     cols = sa.select(collections.c.position).where(
         collections.c.organization_id == org_id, _parent_is(collections.c.parent_id, parent_id)
     )

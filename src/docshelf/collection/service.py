@@ -22,6 +22,7 @@ from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import collections, content_grants, custom_field_values, invites, spaces
 from docshelf.organization import policy as org_policy
+from docshelf.permission import repository as permission_repository
 from docshelf.space import tasks as space_tasks
 
 _KEYS = (
@@ -69,7 +70,7 @@ async def require_container(ctx: Ctx, org_id: str, parent_id: str | None) -> Non
 
 
 async def create(ctx: Ctx, org_id: str, body: CreateCollection) -> dict[str, Any]:
-    await org_policy.load(ctx, org_id)
+    access = await org_policy.load(ctx, org_id)
     await require_container(ctx, org_id, body.parent)
     now = utcnow()
     cid = new_id()
@@ -86,6 +87,15 @@ async def create(ctx: Ctx, org_id: str, body: CreateCollection) -> dict[str, Any
             "updated_at": now,
         },
     )
+    if not org_policy.is_admin(access):
+        await permission_repository.make_creator_admin(
+            ctx.conn,
+            org_id=org_id,
+            kind="collection",
+            target_id=cid,
+            user_id=ctx.actor.user_id,
+            now=now,
+        )
     return await get(ctx, cid)
 
 
@@ -149,6 +159,7 @@ async def move_item(
     elif target != current_parent:
         await require_container(ctx, org_id, None)
     before, after = body.position.anchors() if body.position else (None, None)
+    await ordering.lock_parent(ctx.conn, org_id, target)
     order = ordering.place(
         await ordering.siblings(ctx.conn, org_id, target), item, before=before, after=after
     )

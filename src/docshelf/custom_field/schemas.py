@@ -71,7 +71,7 @@ class CustomFieldList(Out):
 
 class FieldValue(Body):
     # Checked against the field's type by values.validate_value; null removes the value.
-    value: str | float | bool | list[str] | None
+    value: str | bool | int | float | list[str] | None
 
 
 class UpdateSpaceCustomFields(Body):
@@ -80,4 +80,4 @@ class UpdateSpaceCustomFields(Body):
 
 class SpaceCustomFieldOut(Out):
     customField: dict[str, object]
-    value: str | float | bool | list[str] | None = None
+    value: str | bool | int | float | list[str] | None = None

@@ -5,7 +5,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.models import invites
+from docshelf.models import invites, spaces
 
 
 def in_organization(org_id: str) -> sa.Select[Any]:
@@ -33,8 +33,13 @@ def in_organization(org_id: str) -> sa.Select[Any]:
         )
         .correlate(invites)
     )
+    # Invites to a deleted space lead nowhere until it is restored.
+    live = sa.or_(
+        invites.c.space_id.is_(None),
+        sa.exists().where(spaces.c.id == invites.c.space_id, spaces.c.deleted_at.is_(None)),
+    )
     return sa.select(*invites.c, redundant.label("redundant")).where(
-        invites.c.organization_id == org_id
+        invites.c.organization_id == org_id, live
     )
 
 
@@ -57,7 +62,5 @@ async def delete(conn: AsyncConnection, invite_id: str) -> None:
 
 async def get_any(conn: AsyncConnection, org_id: str, invite_id: str) -> sa.RowMapping | None:
     """By id alone, whoever asks: holding the invite id is what lets a non-member join."""
-    stmt = sa.select(*invites.c).where(
-        invites.c.id == invite_id, invites.c.organization_id == org_id
-    )
+    stmt = in_organization(org_id).where(invites.c.id == invite_id)
     return (await conn.execute(stmt)).mappings().first()

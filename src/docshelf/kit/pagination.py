@@ -87,6 +87,13 @@ def _fingerprint(keys: Sequence[SortKey], descending: bool) -> str:
     return hashlib.sha256(spec.encode()).hexdigest()[:8]
 
 
+def _python_type(column: sa.ColumnElement[Any]) -> type:
+    try:
+        return column.type.python_type
+    except NotImplementedError:
+        return object
+
+
 def encode_cursor(values: Sequence[Any], fingerprint: str) -> str:
     raw = orjson.dumps({"f": fingerprint, "v": [_encode_value(v) for v in values]})
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
@@ -126,6 +133,9 @@ async def paginate(
     page_stmt = stmt
     if params.page is not None:
         after = decode_cursor(params.page, fingerprint, len(keys))
+        for value, column in zip(after, columns, strict=True):
+            if not isinstance(value, _python_type(column)):
+                raise BadRequest(_BAD_CURSOR)
         left = sa.tuple_(*columns)
         right = sa.tuple_(
             *[sa.literal(v, type_=c.type) for v, c in zip(after, columns, strict=True)]
@@ -143,3 +153,21 @@ async def paginate(
 
 
 Paging = Annotated[PageParams, Depends(page_params)]
+
+
+def page_in_memory(
+    items: Sequence[Any], *, key: Callable[[Any], str], params: PageParams, listing: str
+) -> tuple[list[Any], int, str | None]:
+    """For listings computed in Python (e.g. resolved permissions): the same opaque cursor and
+    limits, over items sorted by a unique string key in Python's order (never the database's
+    collation, which may differ)."""
+    ordered = sorted(items, key=key)
+    start = 0
+    if params.page is not None:
+        (after,) = decode_cursor(params.page, listing, 1)
+        if not isinstance(after, str):
+            raise BadRequest(_BAD_CURSOR)
+        start = next((i for i, item in enumerate(ordered) if key(item) > after), len(ordered))
+    chunk = ordered[start : start + params.limit] if params.limit else []
+    more = bool(params.limit) and start + params.limit < len(ordered)
+    return chunk, len(ordered), encode_cursor([key(chunk[-1])], listing) if more else None

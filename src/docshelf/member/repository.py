@@ -85,6 +85,14 @@ async def delete(conn: AsyncConnection, org_id: str, user_id: str) -> None:
             team_members.c.organization_id == org_id, team_members.c.user_id == user_id
         )
     )
+    # Grants go too: a removed member loses access at once, and rejoining starts afresh.
+    await conn.execute(
+        sa.delete(content_grants).where(
+            content_grants.c.organization_id == org_id,
+            content_grants.c.principal_type == "user",
+            content_grants.c.principal_id == user_id,
+        )
+    )
     await conn.execute(
         sa.delete(members).where(members.c.organization_id == org_id, members.c.user_id == user_id)
     )

@@ -165,3 +165,19 @@ async def members_with_grants(
     for g in via_team:
         by_user.setdefault(g.user_id, []).append((g.target_type, g.target_id, g.role))
     return list(rows), by_user
+
+
+async def make_creator_admin(
+    conn: AsyncConnection, *, org_id: str, kind: str, target_id: str, user_id: str, now: datetime
+) -> None:
+    """Whoever creates content (or a copy) administers it, even where the organization gives
+    them less. Callers skip organization admins, who already are."""
+    await upsert(
+        conn,
+        org_id=org_id,
+        kind=kind,
+        target_id=target_id,
+        principal=("user", user_id),
+        role="admin",
+        now=now,
+    )

@@ -12,7 +12,7 @@ from docshelf.collection import policy as collection_policy
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
-from docshelf.kit.pagination import PageParams, SortKey, decode_cursor, encode_cursor, paginate
+from docshelf.kit.pagination import PageParams, SortKey, page_in_memory, paginate
 from docshelf.models import content_grants
 from docshelf.organization import policy as org_policy
 from docshelf.permission import repository
@@ -136,16 +136,13 @@ async def aggregate(
         effective = other.space_role(row) if kind == "space" else other.collection_role(target_id)
         if effective is not None and (role is None or effective == role):
             entries.append((m, effective))
-    fingerprint = f"aggregate:{kind}"
-    start = 0
-    if params.page is not None:
-        (after,) = decode_cursor(params.page, fingerprint, 1)
-        start = next((i for i, (m, _) in enumerate(entries) if m["user_id"] > after), len(entries))
-    chunk = entries[start : start + params.limit] if params.limit else []
+    chunk, count, next_page = page_in_memory(
+        entries, key=lambda e: str(e[0]["user_id"]), params=params, listing=f"aggregate:{kind}"
+    )
     body: dict[str, Any] = {
         "items": [{"permission": r, "user": present_user(m, ctx.base_url)} for m, r in chunk],
-        "count": len(entries),
+        "count": count,
     }
-    if params.limit and start + params.limit < len(entries):
-        body["next"] = {"page": encode_cursor([chunk[-1][0]["user_id"]], fingerprint)}
+    if next_page is not None:
+        body["next"] = {"page": next_page}
     return body

@@ -37,6 +37,9 @@ class Storage(Protocol):
     async def hit(self, key: str, window: int) -> int: ...
 
 
+_MAX_KEYS = 100_000
+
+
 class MemoryStorage:
     """Exact for a single serving process (the embedded SQLite default)."""
 
@@ -47,8 +50,12 @@ class MemoryStorage:
         current_window, count = self._counts.get(key, (window, 0))
         count = count + 1 if current_window == window else 1
         self._counts[key] = (window, count)
-        if len(self._counts) > 100_000:
+        if len(self._counts) > _MAX_KEYS:
             self._counts = {k: v for k, v in self._counts.items() if v[0] == window}
+            if len(self._counts) > _MAX_KEYS:
+                # A flood of distinct well-formed tokens: forget the lot rather than grow
+                # without bound (the limit then restarts, it never wrongly refuses).
+                self._counts = {key: (window, count)}
         return count
 
 

@@ -13,6 +13,9 @@ def present_space(row: RowMapping, role: str | None, base_url: str) -> dict[str,
     urls = {"location": f"{base_url}/v1/spaces/{sid}", "app": f"{base_url}/s/{sid}/"}
     if row["icon"]:
         urls["icon"] = row["icon"]
+    if row["visibility"] == "share-link" and row["share_key"] and role == "admin":
+        # Only the space's admins see the secret link they hand out.
+        urls["published"] = f"{base_url}/s/{sid}/?shareKey={row['share_key']}"
     body: dict[str, Any] = {
         "object": "space",
         "id": sid,

@@ -98,19 +98,15 @@ async def create(ctx: Ctx, org_id: str, body: CreateSpace) -> dict[str, Any]:
 
 
 async def _make_creator_admin(ctx: Ctx, org_id: str, space_id: str) -> None:
-    """Whoever creates a space (or a copy) administers it, even where the organization gives them
-    less; organization admins already do."""
-    if org_policy.is_admin(await org_policy.load(ctx, org_id)):
-        return
-    await permission_repository.upsert(
-        ctx.conn,
-        org_id=org_id,
-        kind="space",
-        target_id=space_id,
-        principal=("user", ctx.actor.user_id),
-        role="admin",
-        now=utcnow(),
-    )
+    if not org_policy.is_admin(await org_policy.load(ctx, org_id)):
+        await permission_repository.make_creator_admin(
+            ctx.conn,
+            org_id=org_id,
+            kind="space",
+            target_id=space_id,
+            user_id=ctx.actor.user_id,
+            now=utcnow(),
+        )
 
 
 async def get(ctx: Ctx, space_id: str, share_key: str | None = None) -> dict[str, Any]:
@@ -127,6 +123,8 @@ async def _admin(ctx: Ctx, space_id: str, *, deleted: bool = False) -> SpaceAcce
 async def update(ctx: Ctx, space_id: str, body: UpdateSpace) -> dict[str, Any]:
     access = await _admin(ctx, space_id)
     given = body.model_fields_set
+    if body.emoji is not None and body.icon is not None:
+        raise BadRequest("Invalid body: give 'emoji' or 'icon', not both")
     for name in ("title", "visibility"):
         if name in given and getattr(body, name) is None:
             raise BadRequest(f"Invalid body field '{name}': must not be null")

@@ -73,6 +73,11 @@ async def update(conn: AsyncConnection, team_id: str, values: dict[str, Any]) ->
 
 
 async def delete(conn: AsyncConnection, team_id: str) -> None:
+    await conn.execute(
+        sa.delete(content_grants).where(
+            content_grants.c.principal_type == "team", content_grants.c.principal_id == team_id
+        )
+    )
     await conn.execute(sa.delete(team_members).where(team_members.c.team_id == team_id))
     await conn.execute(sa.delete(teams).where(teams.c.id == team_id))
 

@@ -128,13 +128,10 @@ async def update_team_members(ctx: Ctx, org_id: str, team_id: str, body: UpdateT
     await _manageable_team(ctx, org_id, team_id)
     add = await _resolve_members(ctx.conn, org_id, body.add)
     remove = set(await _resolve_members(ctx.conn, org_id, body.remove))
-    memberships = dict(
-        zip(
-            await _resolve_members(ctx.conn, org_id, list(body.memberships)),
-            (m.role for m in body.memberships.values()),
-            strict=True,
-        )
-    )
+    memberships: dict[str, str] = {}
+    for ref, membership in body.memberships.items():
+        (uid,) = await _resolve_members(ctx.conn, org_id, [ref])
+        memberships[uid] = membership.role
     current = await repository.team_roles(ctx.conn, team_id)
     now = utcnow()
     wanted: dict[str, str] = {uid: current.get(uid, "member") for uid in add}

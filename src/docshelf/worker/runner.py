@@ -121,7 +121,14 @@ class JobRunner:
     async def ensure_schedules(self) -> None:
         async with unit_of_work(self.engine) as conn:
             for schedule in registry.schedules():
-                await enqueue(conn, schedule.kind, {}, dedupe_key=f"schedule:{schedule.kind}")
+                # The next run is one period away; the dedupe key keeps one pending at a time.
+                await enqueue(
+                    conn,
+                    schedule.kind,
+                    {},
+                    run_at=utcnow() + schedule.every,
+                    dedupe_key=f"schedule:{schedule.kind}",
+                )
 
     async def drain(self, max_jobs: int = 1000) -> int:
         """Runs due jobs until none is left (tests and one-shot maintenance)."""
