@@ -179,3 +179,20 @@ class ContentScope:
                 )
             )
         return sa.or_(*ors) if ors else sa.false()
+
+
+@dataclass(frozen=True, slots=True)
+class ContentAccess:
+    """A space or collection row as one caller sees it, with their effective role."""
+
+    row: sa.RowMapping
+    scope: ContentScope
+    role: str | None
+
+    @property
+    def id(self) -> str:
+        return str(self.row["id"])
+
+    @property
+    def org_id(self) -> str:
+        return str(self.row["organization_id"])

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import sqlalchemy as sa
-
-from docshelf.authz.content import ContentScope
+from docshelf.authz.content import ContentAccess, ContentScope
 from docshelf.authz.guard import not_found
 from docshelf.authz.roles import at_least
 from docshelf.collection import repository
@@ -34,19 +30,7 @@ def can_create_in(role: str | None) -> bool:
     return at_least(role, "create")
 
 
-@dataclass(frozen=True, slots=True)
-class CollectionAccess:
-    row: sa.RowMapping
-    scope: ContentScope
-    role: str | None
-
-    @property
-    def id(self) -> str:
-        return str(self.row["id"])
-
-    @property
-    def org_id(self) -> str:
-        return str(self.row["organization_id"])
+CollectionAccess = ContentAccess
 
 
 async def load(ctx: Ctx, collection_id: str, *, org_id: str | None = None) -> CollectionAccess:

@@ -20,7 +20,7 @@ from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.member import repository as member_repository
 from docshelf.member.presenter import present_member
-from docshelf.models import collections, content_grants, invites, spaces
+from docshelf.models import collections, invites, spaces
 from docshelf.organization import policy as org_policy
 from docshelf.organization import repository as org_repository
 from docshelf.permission import repository as permission_repository
@@ -89,13 +89,7 @@ async def list_invites(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, A
     access = await org_policy.load(ctx, org_id)
     require(policy.can_view_links(access), "Only organization admins can view invite links")
     page = await paginate(ctx.conn, repository.in_organization(org_id), keys=_KEYS, params=params)
-    body: dict[str, Any] = {
-        "items": await _present_many(ctx, org_id, list(page.rows)),
-        "count": page.count,
-    }
-    if page.next_page is not None:
-        body["next"] = {"page": page.next_page}
-    return body
+    return page.with_items(await _present_many(ctx, org_id, list(page.rows)))
 
 
 async def create_invite(ctx: Ctx, org_id: str, body: CreateInvite) -> dict[str, Any]:
@@ -186,16 +180,7 @@ async def join(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
     elif target is None and rank(invite["role"]) > rank(current["role"]):
         await member_repository.update(ctx.conn, org_id, user_id, {"role": invite["role"]})
     if target is not None:
-        existing = (
-            await ctx.conn.execute(
-                sa.select(content_grants.c.role).where(
-                    content_grants.c.target_type == target[0],
-                    content_grants.c.target_id == target[1],
-                    content_grants.c.principal_type == "user",
-                    content_grants.c.principal_id == user_id,
-                )
-            )
-        ).scalar_one_or_none()
+        existing = await permission_repository.user_grant(ctx.conn, target[0], target[1], user_id)
         await permission_repository.upsert(
             ctx.conn,
             org_id=org_id,

@@ -13,6 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -116,3 +117,9 @@ async def unit_of_work(
 
 def is_postgres(conn: AsyncConnection) -> bool:
     return conn.dialect.name == "postgresql"
+
+
+def upsert_insert(dialect_name: str, table: sa.Table) -> Any:
+    """The dialect's INSERT, which has ON CONFLICT DO NOTHING / DO UPDATE on both engines."""
+    insert = postgresql.insert if dialect_name == "postgresql" else sqlite.insert
+    return insert(table)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.kit.db import upsert_insert
 from docshelf.models import instance_settings
 
 
@@ -18,8 +18,11 @@ async def get(conn: AsyncConnection, key: str) -> str | None:
 
 async def claim(conn: AsyncConnection, key: str, value: str) -> bool:
     """Sets `key` unless some process already did; True when this call set it."""
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    stmt = insert(instance_settings).values(key=key, value=value).on_conflict_do_nothing()
+    stmt = (
+        upsert_insert(conn.dialect.name, instance_settings)
+        .values(key=key, value=value)
+        .on_conflict_do_nothing()
+    )
     return (await conn.execute(stmt)).rowcount == 1
 
 

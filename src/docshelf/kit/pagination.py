@@ -62,7 +62,11 @@ class Page:
     next_page: str | None
 
     def render(self, present: Callable[[sa.RowMapping], Any]) -> dict[str, Any]:
-        body: dict[str, Any] = {"items": [present(r) for r in self.rows], "count": self.count}
+        return self.with_items([present(r) for r in self.rows])
+
+    def with_items(self, items: list[Any]) -> dict[str, Any]:
+        """The list body around items presented elsewhere (e.g. in one batch per page)."""
+        body: dict[str, Any] = {"items": items, "count": self.count}
         if self.next_page is not None:
             body["next"] = {"page": self.next_page}
         return body

@@ -4,9 +4,9 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.kit.db import upsert_insert
 from docshelf.models import content_grants, members, team_members, teams, users
 from docshelf.team.repository import team_columns
 
@@ -48,8 +48,7 @@ async def upsert(
     role: str,
     now: datetime,
 ) -> None:
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    stmt = insert(content_grants).values(
+    stmt = upsert_insert(conn.dialect.name, content_grants).values(
         organization_id=org_id,
         target_type=kind,
         target_id=target_id,
@@ -181,3 +180,12 @@ async def make_creator_admin(
         role="admin",
         now=now,
     )
+
+
+async def user_grant(conn: AsyncConnection, kind: str, target_id: str, user_id: str) -> str | None:
+    stmt = sa.select(content_grants.c.role).where(
+        _target(kind, target_id),
+        content_grants.c.principal_type == "user",
+        content_grants.c.principal_id == user_id,
+    )
+    return (await conn.execute(stmt)).scalar_one_or_none()

@@ -5,11 +5,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import utcnow
-from docshelf.kit.db import unit_of_work
+from docshelf.kit.db import unit_of_work, upsert_insert
 from docshelf.kit.errors import TooManyRequests
 from docshelf.models import rate_limit_counters
 
@@ -64,8 +63,7 @@ class DatabaseStorage:
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
-        insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
-        stmt = insert(rate_limit_counters).values(
+        stmt = upsert_insert(engine.dialect.name, rate_limit_counters).values(
             key=sa.bindparam("k"), window=sa.bindparam("w"), count=1
         )
         self._stmt = stmt.on_conflict_do_update(

@@ -4,11 +4,8 @@ guard the endpoints and fill `Space.permissions`."""
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
 
-import sqlalchemy as sa
-
-from docshelf.authz.content import ContentScope
+from docshelf.authz.content import ContentAccess, ContentScope
 from docshelf.authz.guard import not_found
 from docshelf.authz.roles import at_least
 from docshelf.kit.context import Ctx
@@ -50,19 +47,7 @@ def permissions(role: str | None, edit_mode: str | None) -> dict[str, bool]:
     }
 
 
-@dataclass(frozen=True, slots=True)
-class SpaceAccess:
-    row: sa.RowMapping
-    scope: ContentScope
-    role: str | None
-
-    @property
-    def id(self) -> str:
-        return str(self.row["id"])
-
-    @property
-    def org_id(self) -> str:
-        return str(self.row["organization_id"])
+SpaceAccess = ContentAccess
 
 
 async def load(

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.kit.clock import utcnow
+from docshelf.kit.db import upsert_insert
 from docshelf.kit.ids import new_id
 from docshelf.models import jobs
 
@@ -26,9 +26,8 @@ async def enqueue(
     """Returns the new job's id, or None when a pending job with the same dedupe key exists."""
     now = utcnow()
     job_id = new_id()
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
     stmt = (
-        insert(jobs)
+        upsert_insert(conn.dialect.name, jobs)
         .values(
             id=job_id,
             kind=kind,
