@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
+import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.auth.service import create_token
@@ -60,3 +62,22 @@ async def org_with_members(db: AsyncEngine, *roles: str | None) -> tuple[str, li
         await member(db, org=org_id, who=who, role=role)
         people.append(who)
     return org_id, people
+
+
+async def api_space(
+    client: httpx.AsyncClient, org_id: str, who: Who, **body: Any
+) -> dict[str, Any]:
+    """A space created over HTTP, as its creator sees it."""
+    r = await client.post(f"/v1/orgs/{org_id}/spaces", json=body, headers=who.headers)
+    assert r.status_code == 201, r.text
+    space: dict[str, Any] = r.json()
+    return space
+
+
+async def api_collection(
+    client: httpx.AsyncClient, org_id: str, who: Who, **body: Any
+) -> dict[str, Any]:
+    r = await client.post(f"/v1/orgs/{org_id}/collections", json=body, headers=who.headers)
+    assert r.status_code == 201, r.text
+    collection: dict[str, Any] = r.json()
+    return collection

@@ -116,3 +116,7 @@ async def snapshot(db: AsyncEngine) -> dict[str, list[tuple[Any, ...]]]:
             rows = (await conn.execute(sa.select(table))).all()
             out[table.name] = sorted((tuple(r) for r in rows), key=repr)
     return out
+
+
+def listing(*items: dict[str, Any]) -> dict[str, Any]:
+    return {"items": list(items), "count": len(items)}

@@ -16,7 +16,7 @@ from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
 from tests.factories import Who
-from tests.helpers import error, snapshot
+from tests.helpers import error, listing, snapshot
 
 COLLECTION_NOT_FOUND = error(404, "Collection not found")
 SPACE_NOT_FOUND = error(404, "Space not found")
@@ -60,25 +60,6 @@ def collection_body(
     return body
 
 
-def listing(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"items": list(items), "count": len(items)}
-
-
-async def new_collection(
-    client: httpx.AsyncClient, org_id: str, who: Who, **body: Any
-) -> dict[str, Any]:
-    r = await client.post(f"/v1/orgs/{org_id}/collections", json=body, headers=who.headers)
-    assert r.status_code == 201, r.text
-    collection: dict[str, Any] = r.json()
-    return collection
-
-
-async def new_space(client: httpx.AsyncClient, org_id: str, who: Who, **body: Any) -> str:
-    r = await client.post(f"/v1/orgs/{org_id}/spaces", json=body, headers=who.headers)
-    assert r.status_code == 201, r.text
-    return str(r.json()["id"])
-
-
 async def collection_ids(
     client: httpx.AsyncClient, org_id: str, who: Who, **params: Any
 ) -> list[str]:
@@ -110,6 +91,13 @@ def at(kind: str, item_id: str) -> dict[str, str]:
 
 
 # -- create, list, get, update ---------------------------------------------------------------
+
+
+async def new_space(client: httpx.AsyncClient, org_id: str, who: Who, **body: Any) -> str:
+    return str((await factories.api_space(client, org_id, who, **body))["id"])
+
+
+new_collection = factories.api_collection
 
 
 async def test_collection_lifecycle(client: httpx.AsyncClient, db: AsyncEngine) -> None:

@@ -15,7 +15,7 @@ from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
 from tests.factories import Who
-from tests.helpers import TS, error, snapshot
+from tests.helpers import TS, error, listing, snapshot
 
 ADMIN_ONLY = error(403, "Only admins of the space can do this")
 SPACE_NOT_FOUND = error(404, "Space not found")
@@ -88,25 +88,6 @@ def space_body(
     return body
 
 
-def listing(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"items": list(items), "count": len(items)}
-
-
-async def new_space(
-    client: httpx.AsyncClient, org_id: str, who: Who, **body: Any
-) -> dict[str, Any]:
-    r = await client.post(f"/v1/orgs/{org_id}/spaces", json=body, headers=who.headers)
-    assert r.status_code == 201, r.text
-    space: dict[str, Any] = r.json()
-    return space
-
-
-async def new_collection(client: httpx.AsyncClient, org_id: str, who: Who, **body: Any) -> str:
-    r = await client.post(f"/v1/orgs/{org_id}/collections", json=body, headers=who.headers)
-    assert r.status_code == 201, r.text
-    return str(r.json()["id"])
-
-
 async def ids_in_org(client: httpx.AsyncClient, org_id: str, who: Who) -> list[str]:
     r = await client.get(f"/v1/orgs/{org_id}/spaces", headers=who.headers)
     assert r.status_code == 200, r.text
@@ -126,6 +107,13 @@ async def space_row(db: AsyncEngine, space_id: str) -> sa.RowMapping | None:
 
 
 # -- create ----------------------------------------------------------------------------------
+
+
+new_space = factories.api_space
+
+
+async def new_collection(client: httpx.AsyncClient, org_id: str, who: Who, **body: Any) -> str:
+    return str((await factories.api_collection(client, org_id, who, **body))["id"])
 
 
 async def test_create_space_defaults(client: httpx.AsyncClient, db: AsyncEngine) -> None:
