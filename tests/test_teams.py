@@ -192,3 +192,21 @@ async def test_memberships_naming_one_user_twice(
     assert [(i["organization"]["id"], i["team"]["role"]) for i in r.json()["items"]] == [
         (a.id, "owner")
     ]
+
+
+async def test_a_guest_owner_manages_their_team(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org_id, (admin, guest, other) = await factories.org_with_members(db, None, "read")
+    r = await client.put(
+        f"/v1/orgs/{org_id}/teams", json={"title": "Partners"}, headers=admin.headers
+    )
+    team = f"/v1/orgs/{org_id}/teams/{r.json()['id']}"
+    r = await client.put(
+        f"{team}/members/{guest.id}", json={"role": "owner"}, headers=admin.headers
+    )
+    assert r.status_code == 204
+    r = await client.get(team, headers=guest.headers)
+    assert (r.status_code, r.json()["permissions"]) == (200, {"admin": True, "view": True})
+    r = await client.put(f"{team}/members/{other.id}", headers=guest.headers)
+    assert r.status_code == 204
+    r = await client.get(f"/v1/orgs/{org_id}/teams", headers=guest.headers)
+    assert r.status_code == 403  # the organization's team list stays closed to guests

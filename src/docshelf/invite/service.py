@@ -86,9 +86,29 @@ async def _managed_invite(ctx: Ctx, org_id: str, invite_id: str) -> sa.RowMappin
 
 
 async def list_invites(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, Any]:
+    """Organization admins see every invite link; others the links to content they administer
+    (what `viewInviteLinks` on a space or collection promises)."""
     access = await org_policy.load(ctx, org_id)
-    require(policy.can_view_links(access), "Only organization admins can view invite links")
-    page = await paginate(ctx.conn, repository.in_organization(org_id), keys=_KEYS, params=params)
+    stmt = repository.in_organization(org_id)
+    if not policy.can_view_links(access):
+        scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+        spaces_admin = sa.select(spaces.c.id).where(
+            spaces.c.organization_id == org_id, scope.visible_spaces_clause()
+        )
+        administered = [
+            sid
+            for sid, row in await _space_rows(ctx, spaces_admin)
+            if space_policy.can_admin(scope.space_role(row))
+        ]
+        collections_admin = [
+            c for c in scope.tree if collection_policy.can_admin(scope.collection_role(c))
+        ]
+        stmt = stmt.where(
+            sa.or_(
+                invites.c.space_id.in_(administered), invites.c.collection_id.in_(collections_admin)
+            )
+        )
+    page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params)
     return page.with_items(await _present_many(ctx, org_id, list(page.rows)))
 
 
@@ -193,3 +213,8 @@ async def join(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
     row = await member_repository.get(ctx.conn, org_id, user_id)
     assert row is not None
     return present_member(row, ctx.base_url)
+
+
+async def _space_rows(ctx: Ctx, ids: sa.Select[Any]) -> list[tuple[str, sa.RowMapping]]:
+    stmt = sa.select(*space_repository.SPACE_COLUMNS).where(spaces.c.id.in_(ids))
+    return [(r["id"], r) for r in (await ctx.conn.execute(stmt)).mappings()]

@@ -9,8 +9,9 @@ def can_list(a: OrgAccess) -> bool:
     return is_full_member(a)
 
 
-def can_view(a: OrgAccess) -> bool:
-    return is_full_member(a)
+def can_view(a: OrgAccess, caller_team_role: str | None = None) -> bool:
+    """Members see teams; a guest sees the teams they belong to."""
+    return is_full_member(a) or (a.is_member and caller_team_role is not None)
 
 
 def can_create(a: OrgAccess) -> bool:
@@ -27,4 +28,7 @@ def can_manage_members(a: OrgAccess, caller_team_role: str | None) -> bool:
 
 
 def permissions(a: OrgAccess, caller_team_role: str | None) -> dict[str, bool]:
-    return {"admin": can_manage_members(a, caller_team_role), "view": can_view(a)}
+    return {
+        "admin": can_manage_members(a, caller_team_role),
+        "view": can_view(a, caller_team_role),
+    }

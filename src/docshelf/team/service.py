@@ -30,8 +30,11 @@ _TEAM_MEMBER_KEYS = (
 
 async def _visible_team(ctx: Ctx, org_id: str, team_id: str) -> tuple[OrgAccess, sa.RowMapping]:
     access = await org_policy.load(ctx, org_id)
-    require(policy.can_view(access), "Guests cannot view teams")
     row = await repository.get(ctx.conn, org_id, team_id, ctx.actor.user_id)
+    require(
+        policy.can_view(access, row["caller_team_role"] if row else None),
+        "Guests cannot view teams",
+    )
     if row is None:
         not_found("Team")
     return access, row
