@@ -41,6 +41,8 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/collections/{collectionId}/permissions"): {"role": "read", "users": ["{userId}"]},
     ("PATCH", "/v1/collections/{collectionId}/permissions/users/{userId}"): {"role": "edit"},
     ("PATCH", "/v1/collections/{collectionId}/permissions/teams/{teamId}"): {"role": "edit"},
+    ("POST", "/v1/spaces/{spaceId}/change-requests"): {"subject": "Fix typos"},
+    ("PATCH", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}"): {"subject": "Typos"},
     # -- custom fields --
     ("POST", "/v1/orgs/{organizationId}/custom-fields"): {
         "name": "audience",
@@ -147,6 +149,13 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
             headers=admin_a.headers,
         )
         assert r.status_code == 204, r.text
+    r = await client.post(
+        f"/v1/spaces/{world.extra['spaceId']}/change-requests",
+        json={"subject": "First"},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["changeRequestId"] = r.json()["id"]
     # -- custom fields --
     r = await client.post(
         f"/v1/orgs/{org_a}/custom-fields",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, FastAPI
 
+from docshelf.change_request.endpoints import router as change_request_router
 from docshelf.collection.endpoints import router as collection_router
 from docshelf.custom_field.endpoints import router as custom_field_router
 from docshelf.invite.endpoints import router as invite_router
@@ -31,6 +32,7 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     collection_router,
     space_router,
     permission_router,
+    change_request_router,
     # -- custom fields --
     custom_field_router,
     # -- translations --

@@ -1,6 +1,7 @@
 """Every table, one module per aggregate. Importing this package registers them all on
 `docshelf.kit.db.metadata`, which Alembic compares against."""
 
+from docshelf.models.change_request import change_request_contributors, change_requests
 from docshelf.models.collection import collections
 from docshelf.models.custom_field import custom_field_values, custom_fields
 from docshelf.models.identity import api_tokens, users
@@ -14,6 +15,8 @@ from docshelf.models.translation import translation_settings
 
 __all__ = [
     "api_tokens",
+    "change_request_contributors",
+    "change_requests",
     "collections",
     "content_grants",
     "custom_field_values",

@@ -26,6 +26,8 @@ spaces = sa.Table(
     # Head of the main line of content; the content engine owns what it points to.
     sa.Column("revision_id", sa.String(32), nullable=False),
     sa.Column("position", sa.Integer(), nullable=False, server_default="0"),
+    # Last change request number handed out in this space.
+    sa.Column("change_request_seq", sa.Integer(), nullable=False, server_default="0"),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Column("updated_at", UTCDateTime(), nullable=False),
     sa.Column("deleted_at", UTCDateTime()),

@@ -189,6 +189,7 @@ async def duplicate(ctx: Ctx, space_id: str) -> dict[str, Any]:
         id=copy_id,
         title=_copy_title(row["title"]),
         share_key=secrets.token_urlsafe(24) if row["share_key"] else None,
+        change_request_seq=0,
         created_at=now,
         updated_at=now,
         deleted_at=None,

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import RowMapping
+
+from docshelf.kit.clock import isoformat
+from docshelf.user.presenter import present_user
+
+
+def present_change_request(row: RowMapping, base_url: str) -> dict[str, Any]:
+    space_id, number = row["space_id"], row["number"]
+    body: dict[str, Any] = {
+        "object": "change-request",
+        "id": row["id"],
+        "number": number,
+        "status": row["status"],
+        "subject": row["subject"],
+        "createdBy": present_user(
+            {
+                "id": row["created_by"] or "",
+                "email": row["creator_email"],
+                "display_name": row["creator_display_name"] or "Deleted user",
+                "photo_url": row["creator_photo_url"],
+            },
+            base_url,
+        ),
+        "createdAt": isoformat(row["created_at"]),
+        "updatedAt": isoformat(row["updated_at"]),
+        "revision": row["revision_id"],
+        "revisionInitial": row["revision_initial"],
+        # Comments arrive with their domain; until then there are none.
+        "comments": 0,
+        # Behind when main has moved past what the change request last took from it.
+        "outdated": row["status"] != "merged"
+        and (row["revision_merged_ancestor"] or row["revision_initial"]) != row["space_revision"],
+        "urls": {
+            "location": f"{base_url}/v1/spaces/{space_id}/change-requests/{row['id']}",
+            "app": f"{base_url}/s/{space_id}/~/changes/{number}/",
+        },
+    }
+    if row["revision_merged_ancestor"] is not None:
+        body["revisionMergedAncestor"] = row["revision_merged_ancestor"]
+    if row["revision_merged"] is not None:
+        body["revisionMerged"] = row["revision_merged"]
+    return body

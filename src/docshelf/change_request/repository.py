@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.models import change_request_contributors, change_requests, spaces, users
+
+COLUMNS = (
+    *change_requests.c,
+    spaces.c.revision_id.label("space_revision"),
+    spaces.c.organization_id,
+    users.c.email.label("creator_email"),
+    users.c.display_name.label("creator_display_name"),
+    users.c.photo_url.label("creator_photo_url"),
+)
+
+
+def in_space(space_id: str) -> sa.Select[Any]:
+    return (
+        sa.select(*COLUMNS)
+        .join(spaces, spaces.c.id == change_requests.c.space_id)
+        .outerjoin(users, users.c.id == change_requests.c.created_by)
+        .where(change_requests.c.space_id == space_id)
+    )
+
+
+async def get(conn: AsyncConnection, space_id: str, ref: str) -> sa.RowMapping | None:
+    """By id, or by number in the space when `ref` is all digits."""
+    stmt = in_space(space_id)
+    if ref.isdigit() and len(ref) < 10:
+        stmt = stmt.where(change_requests.c.number == int(ref))
+    else:
+        stmt = stmt.where(change_requests.c.id == ref)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def next_number(conn: AsyncConnection, space_id: str) -> int:
+    """One atomic increment: concurrent creators queue on the space row and never share a
+    number (unlike max(number) + 1, which two transactions can read alike)."""
+    stmt = (
+        sa.update(spaces)
+        .where(spaces.c.id == space_id)
+        .values(change_request_seq=spaces.c.change_request_seq + 1)
+        .returning(spaces.c.change_request_seq)
+    )
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(sa.insert(change_requests).values(**values))
+    await conn.execute(
+        sa.insert(change_request_contributors).values(
+            change_request_id=values["id"], user_id=values["created_by"]
+        )
+    )
+
+
+async def update(conn: AsyncConnection, cr_id: str, values: dict[str, Any]) -> None:
+    await conn.execute(
+        sa.update(change_requests).where(change_requests.c.id == cr_id).values(**values)
+    )
+
+
+def contributed_by(user_id: str) -> sa.ColumnElement[bool]:
+    return change_requests.c.id.in_(
+        sa.select(change_request_contributors.c.change_request_id).where(
+            change_request_contributors.c.user_id == user_id
+        )
+    )
+
+
+def counts_by_status() -> dict[str, sa.ScalarSelect[int]]:
+    """Correlated counts for the Space object: total, open, draft."""
+
+    def count(*where: sa.ColumnElement[bool]) -> sa.ScalarSelect[int]:
+        return (
+            sa.select(sa.func.count())
+            .where(change_requests.c.space_id == spaces.c.id, *where)
+            .correlate(spaces)
+            .scalar_subquery()
+        )
+
+    return {
+        "cr_total": count(),
+        "cr_open": count(change_requests.c.status == "open"),
+        "cr_draft": count(change_requests.c.status == "draft"),
+    }

@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from docshelf.authz.guard import not_found, require
+from docshelf.change_request import policy, repository
+from docshelf.change_request.presenter import present_change_request
+from docshelf.change_request.schemas import CreateChangeRequest, Status, UpdateChangeRequest
+from docshelf.kit.clock import utcnow
+from docshelf.kit.context import Ctx
+from docshelf.kit.errors import BadRequest, Conflict, Forbidden
+from docshelf.kit.ids import new_id
+from docshelf.kit.pagination import PageParams, SortKey, paginate
+from docshelf.models import change_requests
+from docshelf.space import policy as space_policy
+from docshelf.space.policy import SpaceAccess
+
+_KEYS = (SortKey(change_requests.c.updated_at, "updated_at"), SortKey(change_requests.c.id, "id"))
+
+
+def _require_edit(space: SpaceAccess) -> None:
+    if space.row["edit_mode"] == "locked" and space_policy.can_view(space.role):
+        raise Forbidden("The space is locked: its content cannot be changed")
+    require(policy.can_edit(space.role, space.row["edit_mode"]), "You cannot edit this space")
+
+
+async def _get(ctx: Ctx, space_id: str, ref: str) -> sa.RowMapping:
+    row = await repository.get(ctx.conn, space_id, ref)
+    if row is None:
+        not_found("Change request")
+    return row
+
+
+async def list_change_requests(
+    ctx: Ctx, space_id: str, params: PageParams, *, status: Status, contributor: str | None
+) -> dict[str, Any]:
+    await space_policy.load(ctx, space_id)
+    stmt = repository.in_space(space_id).where(change_requests.c.status == status)
+    if contributor is not None:
+        stmt = stmt.where(repository.contributed_by(contributor))
+    # Most recently updated first, as GitBook lists them.
+    page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params, descending=True)
+    return page.render(lambda row: present_change_request(row, ctx.base_url))
+
+
+async def create(ctx: Ctx, space_id: str, body: CreateChangeRequest) -> dict[str, Any]:
+    space = await space_policy.load(ctx, space_id)
+    _require_edit(space)
+    now = utcnow()
+    cr_id = new_id()
+    head = space.row["revision_id"]
+    await repository.insert(
+        ctx.conn,
+        {
+            "id": cr_id,
+            "space_id": space_id,
+            "number": await repository.next_number(ctx.conn, space_id),
+            # Open at once: the list's default filter shows what an API client just created.
+            "status": "open",
+            "subject": (body.subject or "").strip(),
+            "created_by": ctx.actor.user_id,
+            "created_at": now,
+            "updated_at": now,
+            "revision_id": head,
+            "revision_initial": head,
+        },
+    )
+    return present_change_request(await _get(ctx, space_id, cr_id), ctx.base_url)
+
+
+async def get(ctx: Ctx, space_id: str, ref: str) -> dict[str, Any]:
+    await space_policy.load(ctx, space_id)
+    return present_change_request(await _get(ctx, space_id, ref), ctx.base_url)
+
+
+async def update(ctx: Ctx, space_id: str, ref: str, body: UpdateChangeRequest) -> dict[str, Any]:
+    space = await space_policy.load(ctx, space_id)
+    row = await _get(ctx, space_id, ref)
+    require(
+        space_policy.can_view(space.role) and policy.can_edit(space.role, None),
+        "You cannot edit this change request",
+    )
+    given = body.model_fields_set
+    for name in ("subject", "status"):
+        if name in given and getattr(body, name) is None:
+            raise BadRequest(f"Invalid body field '{name}': must not be null")
+    if row["status"] == "merged" and given:
+        raise Conflict("A merged change request cannot change")
+    values: dict[str, Any] = {}
+    if body.subject is not None:
+        values["subject"] = body.subject.strip()
+    if body.status is not None:
+        values["status"] = body.status
+    if values:
+        values["updated_at"] = utcnow()
+        await repository.update(ctx.conn, row["id"], values)
+    return present_change_request(await _get(ctx, space_id, row["id"]), ctx.base_url)
