@@ -121,6 +121,7 @@ async def test_refusals(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     assert r.status_code == 400
     r = await client.patch(f"{url}/1", json={"subject": "x" * 101}, headers=editor.headers)
     assert r.status_code == 400
+    assert await snapshot(db) == before
     await client.patch(
         f"/v1/spaces/{space['id']}", json={"editMode": "locked"}, headers=admin.headers
     )
