@@ -32,6 +32,9 @@ class Settings(BaseSettings):
     server: str = "granian"
     workers: int = 1
     log_level: str = "info"
+    # Comma-separated host names or IP addresses that URL fetching may reach even though they
+    # are private/loopback (e.g. "127.0.0.1" for tests, an intranet docs host). Empty: none.
+    fetch_allowed_hosts: str = ""
 
     @property
     def resolved_database_url(self) -> str:
