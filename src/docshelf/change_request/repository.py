@@ -50,6 +50,7 @@ async def next_number(conn: AsyncConnection, space_id: str) -> int:
 
 async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:
     await conn.execute(sa.insert(change_requests).values(**values))
+    await count_status_change(conn, values["space_id"], None, values["status"])
     await conn.execute(
         sa.insert(change_request_contributors).values(
             change_request_id=values["id"], user_id=values["created_by"]
@@ -71,19 +72,20 @@ def contributed_by(user_id: str) -> sa.ColumnElement[bool]:
     )
 
 
-def counts_by_status() -> dict[str, sa.ScalarSelect[int]]:
-    """Correlated counts for the Space object: total, open, draft."""
+_COUNTED = {"open": spaces.c.change_requests_open, "draft": spaces.c.change_requests_draft}
 
-    def count(*where: sa.ColumnElement[bool]) -> sa.ScalarSelect[int]:
-        return (
-            sa.select(sa.func.count())
-            .where(change_requests.c.space_id == spaces.c.id, *where)
-            .correlate(spaces)
-            .scalar_subquery()
-        )
 
-    return {
-        "cr_total": count(),
-        "cr_open": count(change_requests.c.status == "open"),
-        "cr_draft": count(change_requests.c.status == "draft"),
-    }
+async def count_status_change(
+    conn: AsyncConnection, space_id: str, old: str | None, new: str
+) -> None:
+    """Keeps the space's counters in step with a change request that appears (old None) or
+    changes status."""
+    values: dict[Any, Any] = {}
+    if old is None:
+        values[spaces.c.change_requests_total] = spaces.c.change_requests_total + 1
+    if old in _COUNTED and old != new:
+        values[_COUNTED[old]] = _COUNTED[old] - 1
+    if new in _COUNTED and old != new:
+        values[_COUNTED[new]] = _COUNTED[new] + 1
+    if values:
+        await conn.execute(sa.update(spaces).where(spaces.c.id == space_id).values(values))

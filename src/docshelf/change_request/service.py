@@ -96,4 +96,6 @@ async def update(ctx: Ctx, space_id: str, ref: str, body: UpdateChangeRequest) -
     if values:
         values["updated_at"] = utcnow()
         await repository.update(ctx.conn, row["id"], values)
+        if body.status is not None:
+            await repository.count_status_change(ctx.conn, space_id, row["status"], body.status)
     return present_change_request(await _get(ctx, space_id, row["id"]), ctx.base_url)

@@ -37,4 +37,6 @@ change_request_contributors = sa.Table(
     sa.Column(
         "user_id", sa.String(32), sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
     ),
+    # The `contributor` filter looks up by user.
+    sa.Index("ix_change_request_contributors_user", "user_id", "change_request_id"),
 )

@@ -28,6 +28,11 @@ spaces = sa.Table(
     sa.Column("position", sa.Integer(), nullable=False, server_default="0"),
     # Last change request number handed out in this space.
     sa.Column("change_request_seq", sa.Integer(), nullable=False, server_default="0"),
+    # Kept by change_request.repository in the same transaction as the change, so reading a
+    # space never counts its change requests.
+    sa.Column("change_requests_total", sa.Integer(), nullable=False, server_default="0"),
+    sa.Column("change_requests_open", sa.Integer(), nullable=False, server_default="0"),
+    sa.Column("change_requests_draft", sa.Integer(), nullable=False, server_default="0"),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Column("updated_at", UTCDateTime(), nullable=False),
     sa.Column("deleted_at", UTCDateTime()),

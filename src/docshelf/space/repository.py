@@ -5,13 +5,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.change_request.repository import counts_by_status
 from docshelf.models import content_grants, spaces
 
 SPACE_COLUMNS = (
     *spaces.c,
     sa.func.coalesce(spaces.c.parent_id, "").label("parent_key"),
-    *(count.label(name) for name, count in counts_by_status().items()),
 )
 
 
