@@ -150,6 +150,20 @@ class ContentScope:
         visible = [c for c in self.tree if self.collection_role(c) is not None]
         return collections.c.id.in_(visible) if visible else sa.false()
 
+    def administered_collections(self) -> list[str]:
+        return [c for c in self.tree if self.collection_role(c) == "admin"]
+
+    def administered_spaces_clause(self) -> sa.ColumnElement[bool]:
+        """Spaces the caller administers. Below organization admin, admin only ever comes from
+        a grant (an organization role is capped by it), on the space or an ancestor."""
+        if self.is_admin:
+            return sa.true()
+        direct = [
+            tid for (kind, tid), role in self.grants.items() if kind == "space" and role == "admin"
+        ]
+        parents = [c for c in self.tree if self._chain_grant(c) == "admin"]
+        return sa.or_(spaces.c.id.in_(direct), spaces.c.parent_id.in_(parents))
+
     def visible_spaces_clause(self) -> sa.ColumnElement[bool]:
         if self.is_admin:
             return sa.true()

@@ -31,9 +31,10 @@ from docshelf.space.presenter import present_space
 _KEYS = (SortKey(invites.c.created_at, "created_at"), SortKey(invites.c.id, "id"))
 
 
-async def _present_many(ctx: Ctx, org_id: str, rows: list[sa.RowMapping]) -> list[dict[str, Any]]:
+async def _present_many(
+    ctx: Ctx, scope: ContentScope, rows: list[sa.RowMapping]
+) -> list[dict[str, Any]]:
     """Content invites carry their space or collection, loaded in one query per kind."""
-    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
     space_ids = {r["space_id"] for r in rows if r["space_id"]}
     collection_ids = {r["collection_id"] for r in rows if r["collection_id"]}
     space_rows = {}
@@ -49,10 +50,14 @@ async def _present_many(ctx: Ctx, org_id: str, rows: list[sa.RowMapping]) -> lis
     out = []
     for r in rows:
         if r["space_id"]:
-            s = space_rows[r["space_id"]]
+            s = space_rows.get(r["space_id"])
+            if s is None:  # deleted since the page was read
+                continue
             out.append(present_invite(r, space=present_space(s, scope.space_role(s), ctx.base_url)))
         elif r["collection_id"]:
-            c = collection_rows[r["collection_id"]]
+            c = collection_rows.get(r["collection_id"])
+            if c is None:
+                continue
             collection = present_collection(c, scope.collection_role(c["id"]), ctx.base_url)
             out.append(present_invite(r, collection=collection))
         else:
@@ -90,26 +95,19 @@ async def list_invites(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, A
     (what `viewInviteLinks` on a space or collection promises)."""
     access = await org_policy.load(ctx, org_id)
     stmt = repository.in_organization(org_id)
+    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
     if not policy.can_view_links(access):
-        scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
-        spaces_admin = sa.select(spaces.c.id).where(
-            spaces.c.organization_id == org_id, scope.visible_spaces_clause()
+        administered = sa.select(spaces.c.id).where(
+            spaces.c.organization_id == org_id, scope.administered_spaces_clause()
         )
-        administered = [
-            sid
-            for sid, row in await _space_rows(ctx, spaces_admin)
-            if space_policy.can_admin(scope.space_role(row))
-        ]
-        collections_admin = [
-            c for c in scope.tree if collection_policy.can_admin(scope.collection_role(c))
-        ]
         stmt = stmt.where(
             sa.or_(
-                invites.c.space_id.in_(administered), invites.c.collection_id.in_(collections_admin)
+                invites.c.space_id.in_(administered),
+                invites.c.collection_id.in_(scope.administered_collections()),
             )
         )
     page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params)
-    return page.with_items(await _present_many(ctx, org_id, list(page.rows)))
+    return page.with_items(await _present_many(ctx, scope, list(page.rows)))
 
 
 async def create_invite(ctx: Ctx, org_id: str, body: CreateInvite) -> dict[str, Any]:
@@ -156,7 +154,8 @@ async def _target(ctx: Ctx, kind: str, target_id: str, org_id: str) -> Any:
 
 async def get_invite(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
     row = await _managed_invite(ctx, org_id, invite_id)
-    (presented,) = await _present_many(ctx, org_id, [row])
+    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    (presented,) = await _present_many(ctx, scope, [row])
     return presented
 
 
@@ -213,8 +212,3 @@ async def join(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
     row = await member_repository.get(ctx.conn, org_id, user_id)
     assert row is not None
     return present_member(row, ctx.base_url)
-
-
-async def _space_rows(ctx: Ctx, ids: sa.Select[Any]) -> list[tuple[str, sa.RowMapping]]:
-    stmt = sa.select(*space_repository.SPACE_COLUMNS).where(spaces.c.id.in_(ids))
-    return [(r["id"], r) for r in (await ctx.conn.execute(stmt)).mappings()]
