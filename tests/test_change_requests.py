@@ -146,3 +146,34 @@ async def test_concurrent_creation_gets_unique_numbers(
     copy = (await client.post(f"/v1/spaces/{space['id']}/duplicate", headers=admin.headers)).json()
     r = await client.post(f"/v1/spaces/{copy['id']}/change-requests", headers=admin.headers)
     assert r.json()["number"] == 1  # numbers are per space
+
+
+async def test_locked_space_refuses_updates_and_refs_are_canonical(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, editor) = await factories.org_with_members(db, "edit")
+    space = await factories.api_space(client, org_id, admin, visibility="unlisted")
+    url = f"/v1/spaces/{space['id']}/change-requests"
+    assert (await client.post(url, headers=editor.headers)).status_code == 201
+    for ref in ("01", "\u0661", "+1"):
+        r = await client.get(f"{url}/{ref}", headers=editor.headers)
+        assert (r.status_code, r.json()) == (404, error(404, "Change request not found")), ref
+    for prefer in ("return=minimal", "Return=Minimal", "handling=lenient, return=minimal; x"):
+        r = await client.patch(
+            f"{url}/1", json={"subject": "s"}, headers={**editor.headers, "Prefer": prefer}
+        )
+        assert r.status_code == 204, prefer
+    r = await client.patch(
+        f"{url}/1", json={"subject": "s"}, headers={**editor.headers, "Prefer": "x" * 500}
+    )
+    assert r.status_code == 200
+    await client.patch(
+        f"/v1/spaces/{space['id']}", json={"editMode": "locked"}, headers=admin.headers
+    )
+    before = await snapshot(db)
+    r = await client.patch(f"{url}/1", json={"status": "archived"}, headers=editor.headers)
+    assert (r.status_code, r.json()) == (
+        403,
+        error(403, "The space is locked: its content cannot be changed"),
+    )
+    assert await snapshot(db) == before

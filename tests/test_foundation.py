@@ -166,3 +166,11 @@ async def test_database_rate_limit_is_exact_across_processes(
         int(r.headers["x-ratelimit-remaining"]) for r in results if r.status_code == 200
     )
     assert remaining == list(range(10))
+
+
+async def test_absurd_content_length_is_413(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    me = await factories.user(db)
+    r = await client.post(
+        "/v1/orgs", content=b"{}", headers={**me.headers, "Content-Length": "9" * 5000}
+    )
+    assert r.status_code == 413

@@ -210,3 +210,18 @@ async def test_a_guest_owner_manages_their_team(client: httpx.AsyncClient, db: A
     assert r.status_code == 204
     r = await client.get(f"/v1/orgs/{org_id}/teams", headers=guest.headers)
     assert r.status_code == 403  # the organization's team list stays closed to guests
+
+
+async def test_a_guest_member_does_not_see_the_team(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, guest) = await factories.org_with_members(db, None)
+    r = await client.put(
+        f"/v1/orgs/{org_id}/teams",
+        json={"title": "T", "members": [guest.id]},
+        headers=admin.headers,
+    )
+    team = f"/v1/orgs/{org_id}/teams/{r.json()['id']}"
+    for url in (team, f"{team}/members"):
+        r = await client.get(url, headers=guest.headers)
+        assert (r.status_code, r.json()) == (403, error(403, "Guests cannot view teams"))

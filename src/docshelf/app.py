@@ -51,7 +51,8 @@ class EdgeMiddleware:
         if length is not None and not length.isdigit():
             await _error(400, "Invalid Content-Length header")(scope, receive, send)
             return
-        if length is not None and int(length) > self.max_body:
+        # Compare lengths first: int() of thousands of digits is refused by Python itself.
+        if length is not None and (len(length) > 19 or int(length) > self.max_body):
             await _error(413, f"Request body exceeds {self.max_body} bytes")(scope, receive, send)
             return
 
@@ -106,6 +107,15 @@ class EdgeMiddleware:
             await _error(413, f"Request body exceeds {self.max_body} bytes")(scope, receive, send)
 
 
+def _is_unique_violation(exc: IntegrityError) -> bool:
+    # asyncpg reports SQLSTATE 23505; SQLite says so in its message.
+    orig = exc.orig
+    sqlstate = getattr(orig, "sqlstate", None) or getattr(
+        getattr(orig, "__cause__", None), "sqlstate", None
+    )
+    return sqlstate == "23505" or "UNIQUE constraint failed" in str(orig)
+
+
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(DocshelfError)
     async def _docshelf_error(_request: Request, exc: DocshelfError) -> JSON:
@@ -122,9 +132,12 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error(exc.status_code, message, dict(exc.headers or {}) or None)
 
     @app.exception_handler(IntegrityError)
-    async def _integrity_error(_request: Request, exc: IntegrityError) -> JSON:
+    async def _integrity_error(request: Request, exc: IntegrityError) -> JSON:
         # Two requests raced to create the same unique thing; the loser's work is rolled back.
-        log.info("integrity error answered as 409: %s", exc.orig)
+        # Any other integrity failure is a bug and goes out as the logged 500.
+        if not _is_unique_violation(exc):
+            return await _unexpected(request, exc)
+        log.info("unique violation answered as 409: %s", exc.orig)
         return _error(409, "Conflict: a concurrent request already created or changed this")
 
     @app.exception_handler(Exception)

@@ -64,9 +64,15 @@ async def update_change_request(
     changeRequestId: str,
     body: UpdateChangeRequest,
     ctx: Context,
-    prefer: Annotated[str | None, Header(max_length=64)] = None,
+    prefer: Annotated[str | None, Header()] = None,
 ) -> Response:
     cr = await service.update(ctx, spaceId, changeRequestId, body)
-    if prefer == "return=minimal":
+    if _wants_minimal(prefer):
         return Response(status_code=204, headers={"Preference-Applied": "return=minimal"})
     return ok(cr)
+
+
+def _wants_minimal(prefer: str | None) -> bool:
+    """RFC 7240: comma-separated preferences, parameters after ';', names case-insensitive."""
+    preferences = (p.split(";")[0].strip().lower() for p in (prefer or "").split(","))
+    return "return=minimal" in preferences

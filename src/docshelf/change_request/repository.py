@@ -29,7 +29,7 @@ def in_space(space_id: str) -> sa.Select[Any]:
 async def get(conn: AsyncConnection, space_id: str, ref: str) -> sa.RowMapping | None:
     """By id, or by number in the space when `ref` is all digits."""
     stmt = in_space(space_id)
-    if ref.isdigit() and len(ref) < 10:
+    if ref.isascii() and ref.isdigit() and not ref.startswith("0") and len(ref) < 10:
         stmt = stmt.where(change_requests.c.number == int(ref))
     else:
         stmt = stmt.where(change_requests.c.id == ref)

@@ -20,10 +20,11 @@ from docshelf.space.policy import SpaceAccess
 _KEYS = (SortKey(change_requests.c.updated_at, "updated_at"), SortKey(change_requests.c.id, "id"))
 
 
-def _require_edit(space: SpaceAccess) -> None:
+def _require_edit(space: SpaceAccess, refusal: str) -> None:
+    """Editors may write, unless the space is locked: then nobody may."""
     if space.row["edit_mode"] == "locked" and space_policy.can_view(space.role):
         raise Forbidden("The space is locked: its content cannot be changed")
-    require(policy.can_edit(space.role, space.row["edit_mode"]), "You cannot edit this space")
+    require(policy.can_edit(space.role, space.row["edit_mode"]), refusal)
 
 
 async def _get(ctx: Ctx, space_id: str, ref: str) -> sa.RowMapping:
@@ -47,7 +48,7 @@ async def list_change_requests(
 
 async def create(ctx: Ctx, space_id: str, body: CreateChangeRequest) -> dict[str, Any]:
     space = await space_policy.load(ctx, space_id)
-    _require_edit(space)
+    _require_edit(space, "You cannot edit this space")
     now = utcnow()
     cr_id = new_id()
     head = space.row["revision_id"]
@@ -78,10 +79,7 @@ async def get(ctx: Ctx, space_id: str, ref: str) -> dict[str, Any]:
 async def update(ctx: Ctx, space_id: str, ref: str, body: UpdateChangeRequest) -> dict[str, Any]:
     space = await space_policy.load(ctx, space_id)
     row = await _get(ctx, space_id, ref)
-    require(
-        space_policy.can_view(space.role) and policy.can_edit(space.role, None),
-        "You cannot edit this change request",
-    )
+    _require_edit(space, "You cannot edit this change request")
     given = body.model_fields_set
     for name in ("subject", "status"):
         if name in given and getattr(body, name) is None:

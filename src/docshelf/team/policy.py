@@ -10,8 +10,8 @@ def can_list(a: OrgAccess) -> bool:
 
 
 def can_view(a: OrgAccess, caller_team_role: str | None = None) -> bool:
-    """Members see teams; a guest sees the teams they belong to."""
-    return is_full_member(a) or (a.is_member and caller_team_role is not None)
+    """Members see teams; a guest sees only the teams they own (and so manage)."""
+    return is_full_member(a) or (a.is_member and caller_team_role == "owner")
 
 
 def can_create(a: OrgAccess) -> bool:
