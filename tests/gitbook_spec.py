@@ -89,6 +89,23 @@ def _fix_errata(spec: dict[str, Any]) -> None:
     for schema in spec.get("components", {}).get("schemas", {}).values():
         if isinstance(schema, dict) and "properties" in schema and "required" in schema:
             schema["required"] = [r for r in schema["required"] if r in schema["properties"]]
+    # A discriminator without a mapping makes validators look the value up as a schema name
+    # ("document" for RevisionPage), which names nothing; oneOf alone tells the variants apart.
+    for schema in spec.get("components", {}).get("schemas", {}).values():
+        mapped = isinstance(schema, dict) and "mapping" in schema.get(
+            "discriminator", {"mapping": 1}
+        )
+        if isinstance(schema, dict) and not mapped:
+            del schema["discriminator"]
+    # Document's "Empty" variant forbids additional properties, but RevisionPageDocument
+    # composes Document with allOf, so no page without a body (every page of a listing) could
+    # ever match it; GitBook's own listings send such pages. The variant means "no body".
+    document = spec.get("components", {}).get("schemas", {}).get("Document")
+    if isinstance(document, dict):
+        for variant in document.get("oneOf", []):
+            if variant.get("title") == "Empty":
+                variant.pop("additionalProperties", None)
+                variant["not"] = {"anyOf": [{"required": ["markdown"]}, {"required": ["document"]}]}
     domain_orgs = spec["paths"].get("/email-domains/{emailDomain}/orgs", {}).get("get")
     if domain_orgs is not None:
         schema = domain_orgs["responses"]["200"]["content"]["application/json"]["schema"]

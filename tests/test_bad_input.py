@@ -123,16 +123,20 @@ async def test_limits(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
             assert r.status_code == 400, (path, bad, r.text)
             assert r.json()["error"]["code"] == 400
             assert "'limit'" in r.json()["error"]["message"], (path, bad)
-        r = await client.request(
-            method, url, params={"page": "not-a-cursor"}, headers=world.admin_a.headers
-        )
-        assert r.status_code == 400, (path, r.text)
-        assert r.json() == {
-            "error": {
-                "code": 400,
-                "message": "Invalid query parameter 'page': not a cursor returned by this listing",
+        # GitBook's `changes` answers are bounded by `limit` alone (with a `more` count).
+        if "page" in names:
+            r = await client.request(
+                method, url, params={"page": "not-a-cursor"}, headers=world.admin_a.headers
+            )
+            assert r.status_code == 400, (path, r.text)
+            assert r.json() == {
+                "error": {
+                    "code": 400,
+                    "message": (
+                        "Invalid query parameter 'page': not a cursor returned by this listing"
+                    ),
+                }
             }
-        }
         for good in ("0", "1000"):
             r = await client.request(
                 method, url, params={"limit": good}, headers=world.admin_a.headers

@@ -27,6 +27,7 @@ def cr_body(
         "status": "open",
         "subject": "",
         "createdBy": user_body(who),
+        "space": sid,
         "createdAt": isoformat(clock.now()),
         "updatedAt": isoformat(clock.now()),
         "revision": space["revision"],

@@ -24,13 +24,20 @@ SPEC_OVERRIDES_GITBOOK = {
     ("PUT", "/v1/orgs/{organizationId}/translations/{translationSettingsId}"),
 }
 
+# Docshelf extensions, documented in our OpenAPI output and tested in their own domain tests.
+EXTENSIONS = {
+    ("POST", "/v1/spaces/{spaceId}/content"),
+    ("GET", "/v1/downloads/{token}"),
+}
+
 
 def test_every_route_is_a_gitbook_route(app: FastAPI) -> None:
     specs = [gitbook_spec.load(v) for v in gitbook_spec.PATH_VERSIONS]
     missing = [
         (method, path)
         for method, path, _ in operations(app)
-        if not any(gitbook_spec.operation(spec, method, path) for spec in specs)
+        if (method, path) not in EXTENSIONS
+        and not any(gitbook_spec.operation(spec, method, path) for spec in specs)
     ]
     assert missing == []
 
@@ -56,10 +63,14 @@ async def test_responses_validate_against_gitbook(
             return 2
         if method == "DELETE":
             return 1 if path.count("/") >= 5 else 3
+        if path.endswith("/merge"):
+            return 1  # after every other write to the change request
         return 0
 
     ordered = sorted(operations(app), key=lambda t: (phase(t[0], t[1]), -t[1].count("/")))
     for method, path, _ in ordered:
+        if (method, path) in EXTENSIONS:
+            continue
         op = gitbook_spec.operation(spec, method, path) or gitbook_spec.operation(
             newer, method, path
         )

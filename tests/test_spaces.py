@@ -526,10 +526,12 @@ async def test_duplicate(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     copy = r.json()
     assert copy["id"] != first["id"]
     assert r.headers["location"] == f"{BASE}/v1/spaces/{copy['id']}"
+    # The copy's content is its own first revision, holding what the original's main holds.
+    assert copy["revision"] != first["revision"]
     assert copy == space_body(
         copy["id"],
         org_id,
-        first["revision"],
+        copy["revision"],
         title="First (copy)",
         emoji="1f4d6",
         icon=icon,

@@ -43,6 +43,13 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v1/collections/{collectionId}/permissions/teams/{teamId}"): {"role": "edit"},
     ("POST", "/v1/spaces/{spaceId}/change-requests"): {"subject": "Fix typos"},
     ("PATCH", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}"): {"subject": "Typos"},
+    # -- content --
+    ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content"): {
+        "changes": [{"operation": "update_page", "page": "{pageId}", "title": "Renamed"}]
+    },
+    ("POST", "/v1/spaces/{spaceId}/content"): {
+        "changes": [{"operation": "insert_page", "document": {"markdown": "Hi"}}]
+    },
     # -- custom fields --
     ("POST", "/v1/orgs/{organizationId}/custom-fields"): {
         "name": "audience",
@@ -149,10 +156,38 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
             headers=admin_a.headers,
         )
         assert r.status_code == 204, r.text
+    # -- content: a page and a file merged into main, then an open change request on top --
+    space_id = world.extra["spaceId"]
     r = await client.post(
-        f"/v1/spaces/{world.extra['spaceId']}/change-requests",
-        json={"subject": "First"},
+        f"/v1/spaces/{space_id}/change-requests", json={"subject": "Seed"}, headers=admin_a.headers
+    )
+    assert r.status_code == 201, r.text
+    seed = r.json()["id"]
+    r = await client.post(
+        f"/v1/spaces/{space_id}/change-requests/{seed}/content?compat=false",
+        json={
+            "changes": [
+                {"operation": "insert_page", "title": "Intro", "document": {"markdown": "Hi"}},
+                {
+                    "operation": "insert_files",
+                    "files": [{"name": "a.txt", "base64": "aGk=", "contentType": "text/plain"}],
+                },
+            ]
+        },
         headers=admin_a.headers,
+    )
+    assert r.status_code == 200, r.text
+    world.extra["pageId"] = r.json()["changes"][0]["page"]["id"]
+    world.extra["pagePath"] = "intro"
+    world.extra["fileId"] = r.json()["insertedFiles"][0]["id"]
+    world.extra["token"] = r.json()["insertedFiles"][0]["downloadURL"].rsplit("/", 1)[1]
+    r = await client.post(
+        f"/v1/spaces/{space_id}/change-requests/{seed}/merge", headers=admin_a.headers
+    )
+    assert r.status_code == 200 and r.json()["result"] == "merge", r.text
+    world.extra["revisionId"] = r.json()["revision"]
+    r = await client.post(
+        f"/v1/spaces/{space_id}/change-requests", json={"subject": "First"}, headers=admin_a.headers
     )
     assert r.status_code == 201, r.text
     world.extra["changeRequestId"] = r.json()["id"]

@@ -9,6 +9,8 @@ from fastapi import APIRouter, Depends, FastAPI
 
 from docshelf.change_request.endpoints import router as change_request_router
 from docshelf.collection.endpoints import router as collection_router
+from docshelf.content.endpoints import public_router as download_router
+from docshelf.content.endpoints import router as content_router
 from docshelf.custom_field.endpoints import router as custom_field_router
 from docshelf.invite.endpoints import router as invite_router
 from docshelf.kit.context import request_context
@@ -33,14 +35,16 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     space_router,
     permission_router,
     change_request_router,
+    # -- content --
+    content_router,
     # -- custom fields --
     custom_field_router,
     # -- translations --
     translation_router,
 )
 
-# Published content (share keys, visitor tokens) will be the first deliberately public routes.
-PUBLIC_ROUTERS: tuple[APIRouter, ...] = ()
+# File downloads carry their own signed, expiring token in the path.
+PUBLIC_ROUTERS: tuple[APIRouter, ...] = (download_router,)
 
 PUBLIC_PATHS: frozenset[tuple[str, str]] = frozenset(
     (method, f"/v1{getattr(route, 'path', '')}")

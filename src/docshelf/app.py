@@ -19,7 +19,10 @@ from docshelf import __version__
 from docshelf import tasks as _tasks  # noqa: F401  (registers every job kind)
 from docshelf.api import mount_v1
 from docshelf.auth.tokens import is_well_formed
+from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
+from docshelf.content.lifecycle import use_blob_store
+from docshelf.fetch import Fetcher
 from docshelf.kit.db import create_engine
 from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
@@ -184,6 +187,9 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool | None = None
     app.state.settings = settings
     app.state.engine = engine
     app.state.base_url = settings.resolved_base_url
+    app.state.blobs = open_blob_store(settings)
+    use_blob_store(app.state.blobs)
+    app.state.fetcher = Fetcher.from_settings(settings)
     app.state.limiter = RateLimiter(
         _rate_limit_storage(settings, engine),
         limit=settings.rate_limit,

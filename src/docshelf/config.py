@@ -35,6 +35,19 @@ class Settings(BaseSettings):
     # Comma-separated host names or IP addresses that URL fetching may reach even though they
     # are private/loopback (e.g. "127.0.0.1" for tests, an intranet docs host). Empty: none.
     fetch_allowed_hosts: str = ""
+    # Where file bytes live: "local" (a directory) or "s3" (any S3-compatible service).
+    blob_storage: str = "local"
+    # Empty means <data_dir>/blobs.
+    blob_dir: Path | None = None
+    s3_bucket: str = ""
+    # Prepended to every object name, so one bucket can hold several installs.
+    s3_prefix: str = ""
+    # Empty means AWS itself; set it for MinIO and other S3-compatible services.
+    s3_endpoint_url: str = ""
+    s3_region: str = "us-east-1"
+    # Both empty: the standard AWS credential chain (environment, ~/.aws, instance role).
+    s3_access_key_id: str = ""
+    s3_secret_access_key: str = ""
 
     @property
     def resolved_database_url(self) -> str:

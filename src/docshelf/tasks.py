@@ -1,6 +1,7 @@
 """The table of contents of job kinds: importing this registers every handler."""
 
+from docshelf.content import lifecycle as content_tasks
 from docshelf.space import tasks as space_tasks
 from docshelf.worker import tasks as worker_tasks
 
-__all__ = ["space_tasks", "worker_tasks"]
+__all__ = ["content_tasks", "space_tasks", "worker_tasks"]

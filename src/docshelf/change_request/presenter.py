@@ -25,6 +25,8 @@ def present_change_request(row: RowMapping, base_url: str) -> dict[str, Any]:
             },
             base_url,
         ),
+        # Required by GitBook's later descriptions (0.202).
+        "space": space_id,
         "createdAt": isoformat(row["created_at"]),
         "updatedAt": isoformat(row["updated_at"]),
         "revision": row["revision_id"],

@@ -5,6 +5,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.kit.db import upsert_insert
 from docshelf.models import change_request_contributors, change_requests, spaces, users
 
 COLUMNS = (
@@ -89,3 +90,8 @@ async def count_status_change(
         values[_COUNTED[new]] = _COUNTED[new] + 1
     if values:
         await conn.execute(sa.update(spaces).where(spaces.c.id == space_id).values(values))
+
+
+async def add_contributor(conn: AsyncConnection, cr_id: str, user_id: str) -> None:
+    stmt = upsert_insert(conn.dialect.name, change_request_contributors).on_conflict_do_nothing()
+    await conn.execute(stmt, {"change_request_id": cr_id, "user_id": user_id})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -16,6 +16,9 @@ class Ctx:
     conn: AsyncConnection
     actor: Actor
     base_url: str
+    # The app's long-lived services (blob store, URL fetcher): app.state, or None outside a
+    # request (CLI commands that never touch them).
+    state: Any = None
 
     def api_url(self, path: str) -> str:
         return f"{self.base_url}/v1/{path}"
@@ -29,7 +32,7 @@ async def request_context(request: Request) -> Ctx:
     authenticated router, and cached by FastAPI, so handlers that take `Context` reuse it."""
     conn: AsyncConnection = request.state.conn
     actor = await authenticate(conn, request.headers.get("authorization"))
-    return Ctx(conn=conn, actor=actor, base_url=request.app.state.base_url)
+    return Ctx(conn=conn, actor=actor, base_url=request.app.state.base_url, state=request.app.state)
 
 
 Context = Annotated[Ctx, Depends(request_context)]

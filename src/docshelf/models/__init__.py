@@ -3,6 +3,7 @@
 
 from docshelf.models.change_request import change_request_contributors, change_requests
 from docshelf.models.collection import collections
+from docshelf.models.content import content_objects, revisions, space_blobs
 from docshelf.models.custom_field import custom_field_values, custom_fields
 from docshelf.models.identity import api_tokens, users
 from docshelf.models.job import jobs
@@ -19,6 +20,7 @@ __all__ = [
     "change_requests",
     "collections",
     "content_grants",
+    "content_objects",
     "custom_field_values",
     "custom_fields",
     "instance_settings",
@@ -27,6 +29,8 @@ __all__ = [
     "members",
     "organizations",
     "rate_limit_counters",
+    "revisions",
+    "space_blobs",
     "spaces",
     "team_members",
     "teams",

@@ -11,6 +11,7 @@ from docshelf.collection import ordering
 from docshelf.collection import policy as collection_policy
 from docshelf.collection import service as collection_service
 from docshelf.collection.schemas import MoveContent
+from docshelf.content import lifecycle
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
@@ -74,6 +75,7 @@ async def create(ctx: Ctx, org_id: str, body: CreateSpace) -> dict[str, Any]:
     _check_visibility(visibility, body.parent)
     now = utcnow()
     sid = new_id()
+    revision_id = new_id()
     await repository.insert(
         ctx.conn,
         {
@@ -87,12 +89,13 @@ async def create(ctx: Ctx, org_id: str, body: CreateSpace) -> dict[str, Any]:
             "default_level": "inherit",
             "language": body.language,
             "share_key": secrets.token_urlsafe(24) if visibility == "share-link" else None,
-            "revision_id": new_id(),
+            "revision_id": revision_id,
             "position": await ordering.next_position(ctx.conn, org_id, body.parent),
             "created_at": now,
             "updated_at": now,
         },
     )
+    await lifecycle.start_space(ctx.conn, sid, revision_id, ctx.actor.user_id, now)
     await _make_creator_admin(ctx, org_id, sid)
     return await get(ctx, sid)
 
@@ -198,6 +201,8 @@ async def duplicate(ctx: Ctx, space_id: str) -> dict[str, Any]:
         deleted_at=None,
     )
     await repository.insert(ctx.conn, values)
+    revision_id = await lifecycle.copy_content(ctx.conn, space_id, copy_id, ctx.actor.user_id, now)
+    await repository.update(ctx.conn, copy_id, {"revision_id": revision_id})
     order = ordering.place(
         await ordering.siblings(ctx.conn, access.org_id, row["parent_id"]),
         ("space", copy_id),

@@ -1,0 +1,19 @@
+"""Storage for file bytes, addressed by their SHA-256: a local directory or an S3 bucket."""
+
+from docshelf.blobs.store import (
+    BlobStore,
+    LocalBlobStore,
+    S3BlobStore,
+    blob_key,
+    check_key,
+    open_blob_store,
+)
+
+__all__ = [
+    "BlobStore",
+    "LocalBlobStore",
+    "S3BlobStore",
+    "blob_key",
+    "check_key",
+    "open_blob_store",
+]

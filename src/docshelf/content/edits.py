@@ -1,0 +1,451 @@
+"""Applying a batch of content changes (GitBook's ChangeRequestContentChange) to a snapshot.
+
+The batch is applied in order to the snapshot's write buffer; the caller commits it only when
+every change succeeded, so an invalid change anywhere leaves nothing behind. Errors name the
+change by its index, as `changes[i]`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import mimetypes
+import posixpath
+import re
+import unicodedata
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from PIL import Image, UnidentifiedImageError
+
+from docshelf.content import markdown as md
+from docshelf.content.schemas import (
+    Change,
+    DeletePage,
+    DocumentBody,
+    FileInput,
+    InsertFiles,
+    InsertPage,
+    RevertPage,
+    UpdatePage,
+)
+from docshelf.content.snapshot import PAGE_DEFAULTS, Record, Snapshot
+from docshelf.kit.errors import BadRequest
+from docshelf.kit.ids import new_id
+
+FetchFile = Callable[[str], Awaitable[tuple[bytes, str | None]]]
+StoreBlob = Callable[[bytes], Awaitable[str]]
+LoadSnapshot = Callable[[str], Awaitable[Snapshot | None]]
+
+_SLUG_FORBIDDEN = re.compile(r"[\s/?#\\]")
+_PAGE_LINK = re.compile(r"^/pages/([A-Za-z0-9_-]+)$")
+_FILE_LINK = re.compile(r"^/files/([A-Za-z0-9_-]+)$")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_PAGE_FIELDS = ("title", "emoji", "icon", "description", "hidden", "noIndex", "noRobotsIndex")
+
+
+class ChangeError(BadRequest):
+    pass
+
+
+@dataclass
+class Outcome:
+    """What a batch did, for GitBook's ChangeRequestContentUpdate answer."""
+
+    created: list[tuple[str | None, str]] = field(default_factory=list)  # (ref, page id)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    files: list[Record] = field(default_factory=list)
+    blobs: set[str] = field(default_factory=set)
+
+
+def slugify(title: str) -> str:
+    text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode().lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", text).strip("-")[:100].strip("-")
+    return slug or "untitled"
+
+
+def _check_slug(slug: str, where: str) -> str:
+    if _SLUG_FORBIDDEN.search(slug) or slug in (".", ".."):
+        raise ChangeError(f"{where}: slug {slug!r} must not contain spaces, '/', '?', '#' or '\\'")
+    return slug
+
+
+def _free_slug(wanted: str, taken: set[str]) -> str:
+    if wanted not in taken:
+        return wanted
+    n = 2
+    while f"{wanted}-{n}" in taken:
+        n += 1
+    return f"{wanted}-{n}"
+
+
+class Editor:
+    def __init__(
+        self,
+        snap: Snapshot,
+        *,
+        now: str,
+        fetch_file: FetchFile,
+        store_blob: StoreBlob,
+        load_snapshot: LoadSnapshot,
+        default_revert_to: str | None,
+    ) -> None:
+        self.snap = snap
+        self.now = now
+        self.fetch_file = fetch_file
+        self.store_blob = store_blob
+        self.load_snapshot = load_snapshot
+        self.default_revert_to = default_revert_to
+        self.refs: dict[str, tuple[str, str]] = {}  # ref -> ("page" | "file", id)
+        self.outcome = Outcome()
+        self._rewritten: set[str] = set()  # pages whose markdown this batch set
+
+    async def apply(self, changes: list[Change]) -> Outcome:
+        for index, change in enumerate(changes):
+            where = f"changes[{index}]"
+            if isinstance(change, InsertPage):
+                await self._insert_page(change, where)
+            elif isinstance(change, UpdatePage):
+                await self._update_page(change, where)
+            elif isinstance(change, DeletePage):
+                await self._delete_page(change, where)
+            elif isinstance(change, RevertPage):
+                await self._revert_page(change, where)
+            else:
+                await self._insert_files(change, where)
+        await self._resolve_links()
+        return self.outcome
+
+    # Pages
+
+    def _page_id(self, ref: str) -> str:
+        kind, target = self.refs.get(ref, ("page", ref))
+        return target if kind == "page" else ref
+
+    async def _existing(self, ref: str, where: str) -> Record:
+        page = await self.snap.page(self._page_id(ref))
+        if page is None:
+            raise ChangeError(f"{where}: page {ref!r} does not exist")
+        return page
+
+    async def _parent_node(self, into: str | None, where: str) -> Record:
+        if into is None:
+            return await self.snap.root()
+        parent = await self._existing(into, where)
+        if parent["type"] == "link":
+            raise ChangeError(f"{where}: a link page cannot have child pages")
+        return parent
+
+    def _markdown(self, document: DocumentBody, where: str) -> str:
+        if document.document is not None:
+            raise ChangeError(
+                f"{where}: JSON documents are not accepted; send the page body as {{markdown}}"
+            )
+        return document.markdown or ""
+
+    async def _insert_page(self, change: InsertPage, where: str) -> None:
+        text = self._markdown(change.document, where)
+        node = await self._parent_node(change.into, where)
+        kids: list[list[str]] = list(node["children"])
+        at = len(kids) if change.at is None else change.at
+        if at > len(kids):
+            raise ChangeError(f"{where}: at {at} is past the end of its {len(kids)} siblings")
+        taken = {slug for _, slug in kids}
+        title = change.title or "Untitled"
+        if change.slug is not None:
+            slug = _check_slug(change.slug, where)
+            if slug in taken:
+                raise ChangeError(f"{where}: a sibling page already uses the slug {slug!r}")
+        else:
+            slug = _free_slug(slugify(title), taken)
+        if change.ref is not None and change.ref in self.refs:
+            raise ChangeError(f"{where}: ref {change.ref!r} is used twice in this batch")
+        page_id = new_id()
+        record: Record = {
+            **PAGE_DEFAULTS,
+            "id": page_id,
+            "title": title,
+            "slug": slug,
+            "parent": node["id"] or None,
+            "markdown": self.snap.put_text(text),
+            "createdAt": self.now,
+            "updatedAt": self.now,
+        }
+        for name in ("emoji", "icon", "description", "condition"):
+            value = getattr(change, name)
+            if value is not None:
+                record[name] = value
+        for name in ("hidden", "noIndex", "noRobotsIndex"):
+            record[name] = bool(getattr(change, name))
+        kids.insert(at, [page_id, slug])
+        self.snap.put_page({**node, "children": kids})
+        self.snap.put_page(record)
+        if change.ref is not None:
+            self.refs[change.ref] = ("page", page_id)
+        self.outcome.created.append((change.ref, page_id))
+        self._rewritten.add(page_id)
+
+    async def _update_page(self, change: UpdatePage, where: str) -> None:
+        page = dict(await self._existing(change.page, where))
+        given = change.model_fields_set
+        for name in ("title", "hidden", "noIndex", "noRobotsIndex"):
+            if name in given and getattr(change, name) is None:
+                raise ChangeError(f"{where}: {name} must not be null")
+        for name in (*_PAGE_FIELDS, "condition"):
+            if name in given:
+                page[name] = getattr(change, name)
+        if "document" in given:
+            if change.document is None:
+                raise ChangeError(f"{where}: document must not be null")
+            if page["type"] != "document":
+                raise ChangeError(f"{where}: only document pages have a body")
+            page["markdown"] = self.snap.put_text(self._markdown(change.document, where))
+            self._rewritten.add(page["id"])
+        old_parent = page["parent"]
+        moving = "into" in given or "at" in given
+        new_parent = self._page_id(change.into) if "into" in given and change.into else None
+        if "into" not in given:
+            new_parent = old_parent
+        if moving and new_parent is not None:
+            if new_parent == page["id"]:
+                raise ChangeError(f"{where}: a page cannot move under itself")
+            target = await self._parent_node(new_parent, where)
+            chain = await self.snap.ancestors(target["id"])
+            if any(a["id"] == page["id"] for a in chain):
+                raise ChangeError(f"{where}: a page cannot move under one of its descendants")
+            if page["type"] == "group":
+                raise ChangeError(f"{where}: group pages belong at the root")
+        slug = page["slug"]
+        if "slug" in given:
+            if change.slug is None:
+                raise ChangeError(f"{where}: slug must not be null")
+            slug = _check_slug(change.slug, where)
+        # Detach from the old parent, then attach (possibly to the same one) where asked.
+        old_node = await self.snap.node(old_parent)
+        assert old_node is not None  # a live page's parent exists: the tree is kept whole
+        old_kids = [list(k) for k in old_node["children"]]
+        index = next(i for i, (cid, _) in enumerate(old_kids) if cid == page["id"])
+        del old_kids[index]
+        if new_parent == old_parent:
+            node, kids = old_node, old_kids
+            at = index if change.at is None else change.at
+        else:
+            self.snap.put_page({**old_node, "children": old_kids})
+            node = await self._parent_node(new_parent, where)
+            kids = [list(k) for k in node["children"]]
+            at = len(kids) if change.at is None else change.at
+        if at > len(kids):
+            raise ChangeError(f"{where}: at {at} is past the end of its {len(kids)} siblings")
+        if slug in {s for _, s in kids}:
+            raise ChangeError(f"{where}: a sibling page already uses the slug {slug!r}")
+        kids.insert(at, [page["id"], slug])
+        self.snap.put_page({**node, "children": kids})
+        page.update(slug=slug, parent=new_parent, updatedAt=self.now)
+        self.snap.put_page(page)
+        if page["id"] not in self.outcome.updated:
+            self.outcome.updated.append(page["id"])
+
+    async def _delete_page(self, change: DeletePage, where: str) -> None:
+        page = await self._existing(change.page, where)
+        await self._remove(page)
+
+    async def _remove(self, page: Record) -> None:
+        node = await self.snap.node(page["parent"])
+        assert node is not None
+        kids = [k for k in node["children"] if k[0] != page["id"]]
+        self.snap.put_page({**node, "children": kids})
+        for gone in [page, *await self.snap.subtree(page["id"])]:
+            self.snap.drop_page(gone["id"])
+            self.outcome.deleted.append(gone["id"])
+
+    async def _revert_page(self, change: RevertPage, where: str) -> None:
+        if change.block:
+            raise ChangeError(f"{where}: reverting single blocks is not supported; omit block")
+        revision = change.revision or self.default_revert_to
+        if revision is None:
+            raise ChangeError(f"{where}: name the revision to revert the page to")
+        old_snap = await self.load_snapshot(revision)
+        if old_snap is None:
+            raise ChangeError(f"{where}: revision {revision!r} does not exist in this space")
+        page_id = self._page_id(change.page)
+        old = await old_snap.page(page_id)
+        current = await self.snap.page(page_id)
+        if old is None and current is None:
+            raise ChangeError(f"{where}: page {change.page!r} exists in neither revision")
+        if old is None:
+            assert current is not None
+            await self._remove(current)
+            return
+        restored = {k: v for k, v in old.items() if k not in ("parent", "children", "slug")}
+        if current is not None:
+            node = await self.snap.node(current["parent"])
+            assert node is not None
+            taken = {s for cid, s in node["children"] if cid != page_id}
+            slug = old["slug"] if old["slug"] not in taken else current["slug"]
+            kids = [[cid, slug if cid == page_id else s] for cid, s in node["children"]]
+            self.snap.put_page({**node, "children": kids})
+            self.snap.put_page(
+                {
+                    **restored,
+                    "parent": current["parent"],
+                    "children": current["children"],
+                    "slug": slug,
+                    "updatedAt": self.now,
+                }
+            )
+            self.outcome.updated.append(page_id)
+        else:
+            # Back under its old parent when that still exists, else at the root; its old
+            # children are not brought back (they may live elsewhere now).
+            parent = (
+                old["parent"] if old["parent"] and await self.snap.page(old["parent"]) else None
+            )
+            node = await self.snap.node(parent)
+            assert node is not None
+            kids = [list(k) for k in node["children"]]
+            slug = _free_slug(old["slug"], {s for _, s in kids})
+            old_node = await old_snap.node(old["parent"])
+            old_index = next(
+                (
+                    i
+                    for i, (cid, _) in enumerate((old_node or {}).get("children", []))
+                    if cid == page_id
+                ),
+                len(kids),
+            )
+            kids.insert(min(old_index, len(kids)), [page_id, slug])
+            self.snap.put_page({**node, "children": kids})
+            self.snap.put_page(
+                {**restored, "parent": parent, "children": [], "slug": slug, "updatedAt": self.now}
+            )
+            self.outcome.created.append((None, page_id))
+
+    # Files
+
+    async def _insert_files(self, change: InsertFiles, where: str) -> None:
+        for i, item in enumerate(change.files):
+            await self._insert_file(item, f"{where}.files[{i}]")
+
+    async def _insert_file(self, item: FileInput, where: str) -> None:
+        if item.ref is not None and item.ref in self.refs:
+            raise ChangeError(f"{where}: ref {item.ref!r} is used twice in this batch")
+        content_type = item.contentType
+        if item.base64 is not None:
+            try:
+                data = base64.b64decode(item.base64, validate=True)
+            except (binascii.Error, ValueError):
+                raise ChangeError(f"{where}: base64 is not valid base64") from None
+        else:
+            assert item.url is not None
+            try:
+                data, fetched_type = await self.fetch_file(item.url)
+            except BadRequest as exc:
+                raise ChangeError(f"{where}: {exc.message}") from None
+            content_type = content_type or fetched_type
+        content_type = (
+            content_type or mimetypes.guess_type(item.name)[0] or "application/octet-stream"
+        )
+        key = await self.store_blob(data)
+        self.outcome.blobs.add(key)
+        record: Record = {
+            "id": new_id(),
+            "name": item.name,
+            "contentType": content_type,
+            "size": len(data),
+            "blob": key,
+            "createdAt": self.now,
+        }
+        dimensions = image_dimensions(data, content_type)
+        if dimensions is not None:
+            record["dimensions"] = {"width": dimensions[0], "height": dimensions[1]}
+        self.snap.put_file(record)
+        if item.ref is not None:
+            self.refs[item.ref] = ("file", record["id"])
+        self.outcome.files.append(record)
+
+    # Links
+
+    async def _resolve_links(self) -> None:
+        """Rewrites the links of every page whose body this batch set into stable references
+        (`/pages/<id>`, `/files/<id>`), so renames and moves never break them."""
+        for page_id in self._rewritten:
+            page = await self.snap.page(page_id)
+            if page is None or not page.get("markdown"):
+                continue
+            text = await self.snap.markdown(page)
+            here = posixpath.dirname(await self.snap.path(page_id))
+            targets: dict[str, str] = {}
+            for link in md.iter_links(text):
+                resolved = await self._resolve(link.target, here)
+                if resolved is not None:
+                    targets[link.target] = resolved
+            if not targets:
+                continue
+            new_text = md.rewrite_links(text, lambda target, _image, t=targets: t.get(target))
+            if new_text != text:
+                self.snap.put_page({**page, "markdown": self.snap.put_text(new_text)})
+
+    async def _resolve(self, target: str, here: str) -> str | None:
+        if not target or _SCHEME.match(target) or target.startswith("//"):
+            return None  # external URLs stay as they are
+        path, _, anchor = target.partition("#")
+        suffix = f"#{anchor}" if anchor else ""
+        if path.startswith("./") and path[2:] in self.refs:
+            kind, ref_id = self.refs[path[2:]]
+            return f"/{kind}s/{ref_id}{suffix}"
+        if not path or _PAGE_LINK.match(path) or _FILE_LINK.match(path):
+            return None  # already stable
+        found = await self._page_at(path, here)
+        return None if found is None else f"/pages/{found}{suffix}"
+
+    async def _page_at(self, path: str, here: str) -> str | None:
+        """A page named by a Git-style `.md` path (relative to the linking page's folder, or from
+        the space root with a leading '/') or by its slug path."""
+        if path.endswith(".md"):
+            base = path[: -len(".md")]
+            if base == "README" or base.endswith("/README"):
+                base = base[: -len("README")].rstrip("/")
+            joined = base.lstrip("/") if path.startswith("/") else posixpath.join(here, base)
+            normalized = posixpath.normpath(joined) if joined else ""
+            if normalized.startswith(".."):
+                return None
+            if normalized in ("", "."):
+                return None
+            return await self.snap.resolve_path(normalized)
+        return await self.snap.resolve_path(path)
+
+
+def render_links(text: str, paths: dict[str, str], here: str) -> str:
+    """Stable page references as relative `.md` paths from the reading page's folder."""
+
+    def relative(target: str, _image: bool) -> str | None:
+        path, _, anchor = target.partition("#")
+        match = _PAGE_LINK.match(path)
+        if match is None or match[1] not in paths:
+            return None
+        rel = posixpath.relpath(paths[match[1]] + ".md", here or ".")
+        return rel + (f"#{anchor}" if anchor else "")
+
+    return md.rewrite_links(text, relative)
+
+
+def page_link_targets(text: str) -> set[str]:
+    out: set[str] = set()
+    for link in md.iter_links(text):
+        match = _PAGE_LINK.match(link.target.partition("#")[0])
+        if match:
+            out.add(match[1])
+    return out
+
+
+def image_dimensions(data: bytes, content_type: str) -> tuple[int, int] | None:
+    if not content_type.startswith("image/"):
+        return None
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            width, height = image.size
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+        return None
+    return int(width), int(height)

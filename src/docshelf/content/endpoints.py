@@ -1,0 +1,216 @@
+from collections.abc import Callable
+from typing import Annotated, Literal
+from urllib.parse import quote
+
+from fastapi import Depends, Query, Request
+from starlette.responses import Response
+
+from docshelf.content import service
+from docshelf.content.schemas import (
+    ChangesOut,
+    ContentChanges,
+    ContentUpdateOut,
+    FileList,
+    FileOut,
+    MergeOut,
+    PageOut,
+    PagesOut,
+    RevisionOut,
+)
+from docshelf.content.service import Where
+from docshelf.kit.context import Context
+from docshelf.kit.http import JSON, ok
+from docshelf.kit.pagination import Paging
+from docshelf.kit.routing import domain_router
+
+router = domain_router(tags=["content"])
+public_router = domain_router(tags=["content"])
+
+# Accepted for GitBook clients; every revision is returned whole (no git metadata or computed
+# content exists to omit).
+Metadata = Annotated[bool, Query()]
+Computed = Annotated[bool, Query()]
+Format = Annotated[Literal["markdown", "document"], Query()]
+Refs = Annotated[Literal["relative", "stable"], Query(alias="format.markdown.refs")]
+
+
+def _main() -> Where:
+    return Where()
+
+
+def _change_request(changeRequestId: str) -> Where:
+    return Where(change_request=changeRequestId)
+
+
+def _revision(revisionId: str) -> Where:
+    return Where(revision=revisionId)
+
+
+def _reads(base: str, where_of: Callable[..., Where], what: str) -> None:
+    """The same six reads for main content, a change request's content and a revision."""
+    At = Annotated[Where, Depends(where_of)]
+
+    @router.get(base, response_model=RevisionOut, summary=f"The revision of {what}")
+    async def get_revision(
+        spaceId: str, where: At, ctx: Context, metadata: Metadata = True, computed: Computed = True
+    ) -> JSON:
+        return ok(await service.get_revision(ctx, spaceId, where))
+
+    @router.get(base + "/pages", response_model=PagesOut, summary=f"The pages of {what}")
+    async def list_pages(
+        spaceId: str, where: At, ctx: Context, metadata: Metadata = True, computed: Computed = True
+    ) -> JSON:
+        return ok(await service.list_pages(ctx, spaceId, where))
+
+    @router.get(base + "/files", response_model=FileList, summary=f"The files of {what}")
+    async def list_files(
+        spaceId: str,
+        where: At,
+        ctx: Context,
+        paging: Paging,
+        metadata: Metadata = True,
+        computed: Computed = True,
+    ) -> JSON:
+        return ok(await service.list_files(ctx, spaceId, where, paging))
+
+    @router.get(base + "/files/{fileId}", response_model=FileOut, summary=f"A file of {what}")
+    async def get_file(
+        spaceId: str,
+        fileId: str,
+        where: At,
+        ctx: Context,
+        metadata: Metadata = True,
+        computed: Computed = True,
+    ) -> JSON:
+        return ok(await service.get_file(ctx, spaceId, where, fileId))
+
+    @router.get(base + "/page/{pageId}", response_model=PageOut, summary=f"A page of {what}")
+    async def get_page(
+        spaceId: str,
+        pageId: str,
+        where: At,
+        ctx: Context,
+        format: Format = "markdown",
+        refs: Refs = "relative",
+        metadata: Metadata = True,
+        computed: Computed = True,
+    ) -> JSON:
+        return ok(await service.get_page(ctx, spaceId, where, pageId, format, refs))
+
+    @router.get(
+        base + "/path/{pagePath:path}",
+        response_model=PageOut,
+        summary=f"A page of {what}, by its path",
+    )
+    async def get_page_by_path(
+        spaceId: str,
+        pagePath: str,
+        where: At,
+        ctx: Context,
+        format: Format = "markdown",
+        refs: Refs = "relative",
+        metadata: Metadata = True,
+        computed: Computed = True,
+    ) -> JSON:
+        return ok(await service.get_page_by_path(ctx, spaceId, where, pagePath, format, refs))
+
+
+SPACE = "/spaces/{spaceId}"
+CR = SPACE + "/change-requests/{changeRequestId}"
+REVISION = SPACE + "/revisions/{revisionId}"
+
+_reads(SPACE + "/content", _main, "the space's main content")
+_reads(CR + "/content", _change_request, "a change request")
+_reads(REVISION, _revision, "a revision")
+
+
+@router.post(
+    SPACE + "/content",
+    response_model=ContentUpdateOut,
+    summary="Edit main content directly (Docshelf extension)",
+    description=(
+        "Applies the same body as a change request content update straight to the space's "
+        "main content, as one new revision; only for spaces whose editMode is `live`. "
+        "Answers `{revision, changes, insertedFiles?}`."
+    ),
+)
+async def write_live(spaceId: str, body: ContentChanges, ctx: Context) -> JSON:
+    return ok(await service.write_live(ctx, spaceId, body))
+
+
+@router.post(
+    CR + "/content",
+    response_model=ContentUpdateOut,
+    summary="Edit the content of a change request",
+)
+async def write_change_request(
+    spaceId: str,
+    changeRequestId: str,
+    body: ContentChanges,
+    ctx: Context,
+    compat: bool = True,
+) -> JSON:
+    return ok(
+        await service.write_change_request(ctx, spaceId, changeRequestId, body, compat=compat)
+    )
+
+
+@router.post(CR + "/merge", response_model=MergeOut, summary="Merge a change request")
+async def merge(spaceId: str, changeRequestId: str, ctx: Context) -> JSON:
+    return ok(await service.merge(ctx, spaceId, changeRequestId))
+
+
+@router.post(
+    CR + "/update", response_model=MergeOut, summary="Pull main content into a change request"
+)
+async def update(spaceId: str, changeRequestId: str, ctx: Context) -> JSON:
+    return ok(await service.update(ctx, spaceId, changeRequestId))
+
+
+@router.get(CR + "/changes", response_model=ChangesOut, summary="What a change request changes")
+async def change_request_changes(
+    spaceId: str,
+    changeRequestId: str,
+    ctx: Context,
+    limit: Annotated[int, Query(ge=0, le=1000)] = 10,
+) -> JSON:
+    return ok(await service.changes(ctx, spaceId, _change_request(changeRequestId), limit))
+
+
+@router.get(REVISION + "/changes", response_model=ChangesOut, summary="What a revision changes")
+async def revision_changes(
+    spaceId: str,
+    revisionId: str,
+    ctx: Context,
+    limit: Annotated[int, Query(ge=0, le=1000)] = 10,
+    metadata: Metadata = True,
+    computed: Computed = True,
+) -> JSON:
+    return ok(await service.changes(ctx, spaceId, _revision(revisionId), limit))
+
+
+@public_router.get(
+    "/downloads/{token}",
+    summary="A file's bytes, through a signed link that expires (Docshelf extension)",
+    response_class=Response,
+)
+async def download(token: str, request: Request) -> Response:
+    data, content_type, name = await service.download(
+        request.state.conn, request.app.state.blobs, token
+    )
+    # Only raster images render inline: anything else (HTML, SVG) could run script on our origin.
+    inline = content_type in _INLINE
+    disposition = "inline" if inline else "attachment"
+    return Response(
+        data,
+        media_type=content_type,
+        headers={
+            "Content-Disposition": f"{disposition}; filename*=UTF-8''{quote(name, safe='')}",
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "sandbox; default-src 'none'",
+            "Cache-Control": "private, max-age=300",
+        },
+    )
+
+
+_INLINE = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"})

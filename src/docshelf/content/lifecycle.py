@@ -1,0 +1,111 @@
+"""What the content engine does when a space is created, duplicated or purged."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.blobs import BlobStore, open_blob_store
+from docshelf.config import get_settings
+from docshelf.content import objects, repository
+from docshelf.models import space_blobs, spaces
+from docshelf.worker.queue import enqueue
+from docshelf.worker.registry import task
+
+COLLECT_BLOBS = "content.collect_blobs"
+
+_store: BlobStore | None = None
+
+
+def use_blob_store(store: BlobStore) -> None:
+    """The store jobs use: the serving app's, so that a test's data directory is the one the
+    collector cleans."""
+    global _store
+    _store = store
+
+
+def blob_store() -> BlobStore:
+    global _store
+    if _store is None:
+        _store = open_blob_store(get_settings())
+    return _store
+
+
+async def start_space(
+    conn: AsyncConnection, space_id: str, revision_id: str, author_id: str | None, now: datetime
+) -> None:
+    """A new space starts with an empty revision."""
+    await repository.insert(
+        conn,
+        space_id=space_id,
+        revision_id=revision_id,
+        type="edits",
+        parents=[],
+        pages_root=None,
+        files_root=None,
+        author_id=author_id,
+        created_at=now,
+    )
+
+
+async def copy_content(
+    conn: AsyncConnection, source: str, target: str, author_id: str | None, now: datetime
+) -> str:
+    """The source's main content as the first revision of `target`; returns its id."""
+    head_id = (
+        await conn.execute(sa.select(spaces.c.revision_id).where(spaces.c.id == source))
+    ).scalar_one()
+    head = await repository.get(conn, source, head_id)
+    assert head is not None
+    await objects.copy_space(conn, source, target)
+    await conn.execute(
+        sa.insert(space_blobs).from_select(
+            ["space_id", "blob_key"],
+            sa.select(sa.literal(target), space_blobs.c.blob_key).where(
+                space_blobs.c.space_id == source
+            ),
+        )
+    )
+    return await repository.insert(
+        conn,
+        space_id=target,
+        type="edits",
+        parents=[],
+        pages_root=head["pages_root"],
+        files_root=head["files_root"],
+        author_id=author_id,
+        created_at=now,
+    )
+
+
+async def release_space(conn: AsyncConnection, space_id: str) -> None:
+    """Before a space's rows go: schedules the collection of the blobs only it referenced.
+    Collected after commit, by a job, so a rolled-back purge never loses bytes."""
+    keys = (
+        await conn.execute(
+            sa.select(space_blobs.c.blob_key).where(space_blobs.c.space_id == space_id)
+        )
+    ).scalars()
+    wanted = sorted(keys)
+    if wanted:
+        await enqueue(conn, COLLECT_BLOBS, {"keys": wanted})
+
+
+@task(COLLECT_BLOBS)
+async def collect_blobs(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+    await repository.lock_blobs(conn)
+    keys = list(payload["keys"])
+    held = set(
+        (
+            await conn.execute(
+                sa.select(space_blobs.c.blob_key).where(space_blobs.c.blob_key.in_(keys))
+            )
+        ).scalars()
+    )
+    store = blob_store()
+    for key in keys:
+        if key not in held:
+            await store.delete(key)

@@ -1,0 +1,782 @@
+"""Pure markdown helpers on markdown-it-py (CommonMark plus ~~strikethrough~~), no I/O.
+
+- `iter_links` / `rewrite_links`: link and image destinations with their exact character spans,
+  so links can be resolved and rewritten in place without re-rendering the page. Destinations in
+  code (fenced, indented, inline spans), raw HTML and image alt text are not links and are skipped.
+- `to_document`: a page as GitBook's JSONDocument, for the subset markdown can express.
+- `split_sections`: a page cut at its headings into plain-text sections, for full-text search.
+
+All of them accept any string and never raise on content.
+
+Spans come from markdown-it itself rather than a hand-written scanner, so "is this a link" is
+always the parser's answer: a few of its rules are wrapped to note where each destination it
+accepted lies, in the source it was handed, and that is mapped back to the caller's text.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import re
+import unicodedata
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import normalizeReference, unescapeAll
+from markdown_it.helpers import parseLinkDestination, parseLinkLabel
+from markdown_it.rules_block import StateBlock
+from markdown_it.rules_core import StateCore
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+
+__all__ = ["Link", "Section", "iter_links", "rewrite_links", "split_sections", "to_document"]
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A link or image destination: `markdown[start:end]` is its source text (inside the angle
+    brackets when it has them), `target` what it means (backslash escapes and entities decoded).
+    For a reference definition `image` is true when only images use it."""
+
+    start: int
+    end: int
+    target: str
+    image: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A part of a page: before the first heading (`anchor` and `title` None), or from one
+    top-level heading to the next. `body` is plain text, without the heading's own text."""
+
+    anchor: str | None
+    title: str | None
+    body: str
+
+
+# -- finding destinations ------------------------------------------------------------------------
+
+_Kind = Literal["inline", "definition", "autolink"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Dest:
+    start: int
+    end: int
+    target: str
+    image: bool
+    kind: _Kind
+    bracketed: bool  # written as <dest>: the span excludes the brackets
+    label: str | None = None  # a definition's normalized label
+    in_link: bool = False  # an autolink inside another link's text
+
+
+@dataclass(frozen=True, slots=True)
+class _SrcMap:
+    """Where each character of an inline token's content came from in the block source: the
+    content is the block's lines with container markers and indentation cut away."""
+
+    starts: list[int]
+    segments: list[tuple[int, int, int]]  # (content offset, source offset, length)
+
+    def locate(self, i: int) -> int | None:
+        k = bisect.bisect_right(self.starts, i) - 1
+        if k < 0:
+            return None
+        content_at, source_at, length = self.segments[k]
+        return source_at + i - content_at if i < content_at + length else None
+
+
+@dataclass(slots=True)
+class _Scan:
+    source: str
+    dests: list[_Dest] = field(default_factory=list)
+    image_labels: set[str] = field(default_factory=set)
+    link_labels: set[str] = field(default_factory=set)
+    srcmap: _SrcMap | None = None
+    content: str | None = None
+
+
+_SCAN = "docshelf_scan"
+
+
+def _scan_of(env: MutableMapping[str, Any]) -> _Scan | None:
+    scan = env.get(_SCAN)
+    return scan if isinstance(scan, _Scan) else None
+
+
+def _lines(
+    state: StateBlock, begin: int, end: int, indent: int
+) -> tuple[str, list[tuple[int, int, int]]]:
+    """`StateBlock.getLines(begin, end, indent, False)`, and where each piece of it came from.
+
+    Mirrors markdown-it's own loop; a tab only partly eaten by the indent turns into spaces that
+    exist nowhere in the source, so those are left out of the map (no destination starts there).
+    """
+    parts: list[str] = []
+    segments: list[tuple[int, int, int]] = []
+    length = 0
+    for line in range(begin, end):
+        line_indent = 0
+        first = line_start = state.bMarks[line]
+        last = state.eMarks[line] + 1 if line + 1 < end else state.eMarks[line]
+        while first < last and line_indent < indent:
+            ch = state.src[first]
+            if ch == "\t":
+                line_indent += 4 - (line_indent + state.bsCount[line]) % 4
+            elif ch == " " or first - line_start < state.tShift[line]:
+                line_indent += 1
+            else:
+                break
+            first += 1
+        if line_indent > indent:
+            pad = " " * (line_indent - indent)
+            parts.append(pad)
+            length += len(pad)
+        piece = state.src[first:last]
+        segments.append((length, first, len(piece)))
+        parts.append(piece)
+        length += len(piece)
+    return "".join(parts), segments
+
+
+def _srcmap(segments: list[tuple[int, int, int]], lead: int) -> _SrcMap:
+    shifted = [(at - lead, source_at, n) for at, source_at, n in segments]
+    return _SrcMap([s[0] for s in shifted], shifted)
+
+
+BlockRule = Callable[[StateBlock, int, int, bool], bool]
+InlineRule = Callable[[StateInline, bool], bool]
+
+
+def _mapping_block(original: BlockRule, atx: bool) -> BlockRule:
+    """Wrap a rule that emits an inline token (paragraph, headings) to record its source map;
+    only here are `blkIndent` and the container-adjusted line marks still as the rule saw them."""
+
+    def rule(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+        if not original(state, start_line, end_line, silent):
+            return False
+        token = state.tokens[-2] if not silent and len(state.tokens) >= 2 else None
+        if token is None or token.type != "inline" or token.map is None:
+            return True
+        content = token.content
+        if atx:
+            # The content is one stretch of the line after the opening #s; searching from there
+            # cannot hit an earlier copy, since only whitespace separates the two.
+            pos = state.bMarks[start_line] + state.tShift[start_line]
+            end = state.eMarks[start_line]
+            while pos < end and state.src[pos] == "#":
+                pos += 1
+            at = state.src.find(content, pos, end) if content else pos
+            if at >= 0:
+                token.meta[_SCAN] = _srcmap([(0, at, len(content))], 0)
+        else:
+            raw, segments = _lines(state, token.map[0], token.map[1], state.blkIndent)
+            # `content` is `raw` trimmed, and trimmed characters cannot start it.
+            lead = raw.find(content) if content else 0
+            if lead >= 0:
+                token.meta[_SCAN] = _srcmap(segments, lead)
+        return True
+
+    return rule
+
+
+def _record(state: StateInline, s: int, e: int, dest: _Dest) -> None:
+    """Note a destination at `state.src[s:e]`, if `state.src` is a block's own inline content
+    (not, say, an image's alt text parsed on its own) and the span maps back intact."""
+    scan = _scan_of(state.env)
+    if scan is None or scan.srcmap is None or state.src != scan.content:
+        return
+    a = scan.srcmap.locate(s)
+    last = scan.srcmap.locate(e - 1) if e > s else a
+    if a is None or last is None:
+        return
+    b = last + 1 if e > s else a
+    # A backslash can carry a destination over a line break; such a thing is not worth the
+    # trouble of rewriting across container markers, so it is left alone.
+    if scan.source[a:b] == state.src[s:e] and "\n" not in state.src[s:e]:
+        scan.dests.append(dataclasses.replace(dest, start=a, end=b))
+
+
+def _link_rule(original: InlineRule, image: bool) -> InlineRule:
+    def rule(state: StateInline, silent: bool) -> bool:
+        start, maximum = state.pos, state.posMax
+        if not original(state, silent):
+            return False
+        if not silent:
+            _note_link(state, start, state.pos, maximum, image)
+        return True
+
+    return rule
+
+
+def _note_link(state: StateInline, start: int, end: int, maximum: int, image: bool) -> None:
+    src = state.src
+    label_start = start + (2 if image else 1)
+    # The rule does not say where its label ended; asking again is cheap (skipToken is cached)
+    # and leaves the state as it was.
+    saved = state.pos, state.posMax
+    state.posMax = maximum
+    label_end = parseLinkLabel(state, label_start - 1, not image)
+    state.pos, state.posMax = saved
+    if label_end < 0:
+        return
+    after = label_end + 1
+    # An inline link ends with ")"; the reference forms end with "]", even when an unparsable
+    # "(..." after the label made markdown-it fall back to them.
+    if after < end and src[after] == "(" and src[end - 1] == ")":
+        pos = after + 1
+        while pos < maximum and src[pos] in " \t\n":
+            pos += 1
+        res = parseLinkDestination(src, pos, maximum)
+        if not res.ok:
+            return
+        bracketed = src[pos] == "<"
+        s, e = (pos + 1, res.pos - 1) if bracketed else (pos, res.pos)
+        _record(state, s, e, _Dest(0, 0, res.str, image, "inline", bracketed))
+        return
+    scan = _scan_of(state.env)
+    if scan is None:
+        return
+    label = ""
+    if after < end and src[after] == "[":
+        label = src[after + 1 : end - 1]
+    label = normalizeReference(label or src[label_start:label_end])
+    (scan.image_labels if image else scan.link_labels).add(label)
+
+
+def _autolink_rule(original: InlineRule) -> InlineRule:
+    def rule(state: StateInline, silent: bool) -> bool:
+        start = state.pos
+        if not original(state, silent):
+            return False
+        url = state.src[start + 1 : state.pos - 1]
+        # E-mail autolinks have no scheme, hence no ":", and nothing to resolve.
+        if not silent and ":" in url:
+            in_link = state.linkLevel > 0
+            dest = _Dest(0, 0, url, False, "autolink", True, in_link=in_link)
+            _record(state, start + 1, state.pos - 1, dest)
+        return True
+
+    return rule
+
+
+def _definition_rule(original: BlockRule) -> BlockRule:
+    def rule(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+        if not original(state, start_line, end_line, silent):
+            return False
+        if not silent:
+            _note_definition(state, start_line, state.line)
+        return True
+
+    return rule
+
+
+def _note_definition(state: StateBlock, begin: int, end: int) -> None:
+    """Find the destination of the definition markdown-it just accepted on lines begin..end,
+    reading the lines as its reference rule joins them."""
+    scan = _scan_of(state.env)
+    if scan is None:
+        return
+    parts: list[str] = []
+    segments: list[tuple[int, int, int]] = []
+    length = 0
+    for line in range(begin, end):
+        first = state.bMarks[line] + state.tShift[line]
+        piece = state.src[first : state.eMarks[line] + 1]
+        segments.append((length, first, len(piece)))
+        parts.append(piece)
+        length += len(piece)
+    text = "".join(parts)
+    label_end = -1
+    pos = 1
+    while pos < len(text):
+        if text[pos] == "]":
+            label_end = pos
+            break
+        pos += 2 if text[pos] == "\\" else 1
+    if label_end < 0 or text[label_end + 1 : label_end + 2] != ":":
+        return
+    pos = label_end + 2
+    while pos < len(text) and text[pos] in " \t\n":
+        pos += 1
+    res = parseLinkDestination(text, pos, len(text))
+    if not res.ok:
+        return
+    bracketed = text[pos : pos + 1] == "<"
+    s, e = (pos + 1, res.pos - 1) if bracketed else (pos, res.pos)
+    srcmap = _srcmap(segments, 0)
+    a = srcmap.locate(s)
+    last = srcmap.locate(e - 1) if e > s else a
+    if a is None or last is None:
+        return
+    b = last + 1 if e > s else a
+    if scan.source[a:b] != text[s:e] or "\n" in text[s:e]:
+        return
+    label = normalizeReference(text[1:label_end])
+    scan.dests.append(_Dest(a, b, res.str, False, "definition", bracketed, label))
+
+
+def _core_inline(state: StateCore) -> None:
+    """The core "inline" rule, also telling the inline rules which token they are in."""
+    scan = _scan_of(state.env)
+    for token in state.tokens:
+        if token.type == "inline":
+            if token.children is None:
+                token.children = []
+            if scan is not None:
+                srcmap = token.meta.get(_SCAN)
+                scan.srcmap = srcmap if isinstance(srcmap, _SrcMap) else None
+                scan.content = token.content
+            state.md.inline.parse(token.content, state.md, state.env, token.children)
+    if scan is not None:
+        scan.srcmap, scan.content = None, None
+
+
+class _Permissive(MarkdownIt):
+    # markdown-it drops links to javascript: and the like for safety when rendering; as text they
+    # are still links, and a rewrite must see every one.
+    def validateLink(self, url: str) -> bool:
+        return True
+
+
+def _parser(cls: type[MarkdownIt]) -> MarkdownIt:
+    # markdown-it's own default: the CommonMark preset's 20 cuts off content in moderately deep
+    # lists (each list level costs two). Block nesting is bounded by this; parsing stays iterative
+    # enough at this depth (checked by the tests with pathological input).
+    return cls("commonmark", {"maxNesting": 100}).enable("strikethrough")
+
+
+def _scanner() -> MarkdownIt:
+    md = _parser(_Permissive)
+    block = md.block.ruler
+    fns = dict(zip(block.get_active_rules(), block.getRules(""), strict=True))
+    for name, atx in (("paragraph", False), ("lheading", False), ("heading", True)):
+        # `at` resets a rule's alternation chains unless told them again: a heading must still
+        # be able to end a paragraph.
+        alt = [chain for chain in block.get_all_rules() if fns[name] in block.getRules(chain)]
+        block.at(name, _mapping_block(fns[name], atx), {"alt": alt})
+    block.at("reference", _definition_rule(fns["reference"]))
+    inline = md.inline.ruler
+    ifns = dict(zip(inline.get_active_rules(), inline.getRules(""), strict=True))
+    inline.at("link", _link_rule(ifns["link"], False))
+    inline.at("image", _link_rule(ifns["image"], True))
+    inline.at("autolink", _autolink_rule(ifns["autolink"]))
+    md.core.ruler.at("inline", _core_inline)
+    return md
+
+
+_SCANNER = _scanner()
+_DOC = _parser(MarkdownIt)
+
+_CRLF = re.compile(r"\r\n")
+
+
+def _scan(markdown: str) -> list[_Dest]:
+    """Every destination, in order, with offsets into `markdown` itself."""
+    # markdown-it turns \r\n into \n before anything else; doing it here keeps the offsets of
+    # the text it parses accountable. \r and NUL become one character each, so stay aligned.
+    collapsed = [m.start() - i for i, m in enumerate(_CRLF.finditer(markdown))]
+    source = _CRLF.sub("\n", markdown).replace("\r", "\n").replace("\0", "\ufffd")
+    scan = _Scan(source)
+    _SCANNER.parse(source, {_SCAN: scan})
+
+    def original(pos: int) -> int:
+        return pos + bisect.bisect_right(collapsed, pos - 1)
+
+    out: list[_Dest] = []
+    previous_end = -1
+    for d in sorted(scan.dests, key=lambda d: (d.start, d.end)):
+        if d.start < previous_end:
+            continue  # cannot happen for what markdown-it accepts; spans must stay disjoint
+        previous_end = d.end
+        image = d.image
+        if d.kind == "definition" and d.label is not None:
+            image = d.label in scan.image_labels and d.label not in scan.link_labels
+        start, end = original(d.start), original(d.end)
+        out.append(dataclasses.replace(d, start=start, end=end, image=image))
+    return out
+
+
+def iter_links(markdown: str) -> list[Link]:
+    """Every link and image destination in `markdown`, in order: inline links and images,
+    reference definitions (`[x]: dest`) and URL autolinks (`<https://...>`)."""
+    return [Link(d.start, d.end, d.target, d.image) for d in _scan(markdown)]
+
+
+# -- rewriting -------------------------------------------------------------------------------------
+
+_ENTITY_LIKE = re.compile(r"&(?=[A-Za-z#][A-Za-z0-9]{1,31};)")
+_AUTOLINK = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^<>\x00-\x20]*")
+_TEXT_SPECIAL = re.compile(r"([\\`*_\[\]<>&!~])")
+
+
+def _escape(url: str) -> str:
+    # Every backslash is doubled, not just those before punctuation: simpler, and `\\` always
+    # reads back as one backslash. `&` only needs escaping where it would read as an entity.
+    return _ENTITY_LIKE.sub(r"\\&", url.replace("\\", "\\\\"))
+
+
+def _bracketed(url: str) -> str:
+    text = _escape(url).replace("<", "\\<").replace(">", "\\>")
+    # A destination cannot hold a line break at all; percent-encoding keeps the URL's meaning.
+    return text.replace("\n", "%0A").replace("\r", "%0D")
+
+
+def _bare(url: str) -> str | None:
+    """`url` written without angle brackets, or None when it cannot be."""
+    if not url or url.startswith("<") or any(c <= " " or c == "\x7f" for c in url):
+        return None
+    text = _escape(url)
+    depth = 0
+    for c in url:
+        depth += 1 if c == "(" else -1 if c == ")" else 0
+        if depth < 0 or depth > 32:
+            break
+    if depth != 0:
+        text = text.replace("(", "\\(").replace(")", "\\)")
+    return text
+
+
+def _escaped_at(text: str, i: int) -> bool:
+    """Whether `text[i]` follows an odd run of backslashes."""
+    j = i
+    while j > 0 and text[j - 1] == "\\":
+        j -= 1
+    return (i - j) % 2 == 1
+
+
+def _replacement(markdown: str, d: _Dest, new: str) -> tuple[int, int, str] | None:
+    if d.kind == "autolink":
+        if _AUTOLINK.fullmatch(new):
+            return d.start, d.end, new
+        if d.in_link:
+            return None  # a link cannot hold another one; there is no way to write this
+        label = _TEXT_SPECIAL.sub(r"\\\1", markdown[d.start : d.end])
+        dest = _bare(new) or f"<{_bracketed(new)}>"
+        start = d.start - 1
+        # A "!" just before would turn the new link into an image, unless it is escaped already.
+        if start > 0 and markdown[start - 1] == "!" and not _escaped_at(markdown, start - 1):
+            return start - 1, d.end + 1, f"\\![{label}]({dest})"
+        return start, d.end + 1, f"[{label}]({dest})"
+    if d.bracketed:
+        return d.start, d.end, _bracketed(new)
+    bare = _bare(new)
+    return d.start, d.end, bare if bare is not None else f"<{_bracketed(new)}>"
+
+
+def rewrite_links(markdown: str, resolve: Callable[[str, bool], str | None]) -> str:
+    """`markdown` with each destination replaced by `resolve(target, image)` where that is not
+    None, escaped as its place needs (angle brackets added if it must). Everything else,
+    including destinations resolved to themselves, is kept byte for byte."""
+    out: list[str] = []
+    last = 0
+    for d in _scan(markdown):
+        new = resolve(d.target, d.image)
+        if new is None or new == d.target:
+            continue
+        replacement = _replacement(markdown, d, new)
+        if replacement is None or replacement[0] < last:
+            continue
+        start, end, text = replacement
+        out.append(markdown[last:start])
+        out.append(text)
+        last = end
+    out.append(markdown[last:])
+    return "".join(out)
+
+
+# -- JSONDocument ----------------------------------------------------------------------------------
+
+_MARK_ORDER = ("bold", "italic", "strikethrough", "code")
+_MARK_OF = {"strong": "bold", "em": "italic", "s": "strikethrough"}
+
+# Where a block sits decides what GitBook lets it hold: only the top level takes image blocks,
+# and a quote takes no code block.
+_Where = Literal["top", "item", "quote"]
+
+
+def _url(href: str) -> JSON:
+    return {"kind": "url", "url": href}
+
+
+def _text(runs: list[tuple[str, frozenset[str]]]) -> JSON:
+    leaves: list[JSON] = []
+    last_marks: frozenset[str] | None = None
+    for text, marks in runs:
+        if not text:
+            continue
+        if marks == last_marks:
+            leaves[-1]["text"] += text
+            continue
+        ordered = [{"object": "mark", "type": m} for m in _MARK_ORDER if m in marks]
+        leaves.append({"object": "leaf", "text": text, "marks": ordered})
+        last_marks = marks
+    if not leaves:
+        leaves.append({"object": "leaf", "text": "", "marks": []})
+    return {"object": "text", "leaves": leaves}
+
+
+def _alt(tokens: list[Token] | None) -> str:
+    """An image's alt text: its label's text, markup dropped."""
+    out: list[str] = []
+    stack = [iter(tokens or [])]
+    while stack:
+        token = next(stack[-1], None)
+        if token is None:
+            stack.pop()
+        elif token.type in ("text", "code_inline"):
+            out.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif token.type == "image":
+            stack.append(iter(token.children or []))
+    return "".join(out)
+
+
+def _inline_image(token: Token) -> JSON:
+    src = token.attrGet("src")
+    return {
+        "object": "inline",
+        "type": "inline-image",
+        "isVoid": True,
+        "data": {"ref": _url(str(src or ""))},
+    }
+
+
+def _inlines(tokens: list[Token]) -> list[JSON]:
+    """Inline tokens as GitBook text and inline nodes. Like Slate, which GitBook documents come
+    from, every inline gets a text node on each side, empty if need be."""
+    nodes: list[JSON] = []
+    runs: list[tuple[str, frozenset[str]]] = []
+    marks: dict[str, int] = {}
+    link: JSON | None = None
+    link_runs: list[tuple[str, frozenset[str]]] = []
+    nested_links = 0
+
+    def active() -> frozenset[str]:
+        return frozenset(m for m, n in marks.items() if n > 0)
+
+    def add(text: str, extra: frozenset[str] = frozenset()) -> None:
+        (link_runs if link is not None else runs).append((text, active() | extra))
+
+    for token in tokens:
+        kind = token.type
+        if kind in ("text", "html_inline"):
+            add(token.content)
+        elif kind == "softbreak":
+            # A soft break renders as a space; only a hard break is a line break.
+            add(" ")
+        elif kind == "hardbreak":
+            add("\n")
+        elif kind == "code_inline":
+            add(token.content, frozenset({"code"}))
+        elif kind.endswith(("_open", "_close")) and kind.rsplit("_", 1)[0] in _MARK_OF:
+            mark = _MARK_OF[kind.rsplit("_", 1)[0]]
+            marks[mark] = marks.get(mark, 0) + (1 if kind.endswith("_open") else -1)
+        elif kind == "link_open":
+            if link is not None:
+                nested_links += 1  # an autolink in a link's text: keep just its text
+                continue
+            href = str(token.attrGet("href") or "")
+            link = {"object": "inline", "type": "link", "data": {"ref": _url(href)}, "nodes": []}
+            link_runs = []
+        elif kind == "link_close":
+            if nested_links:
+                nested_links -= 1
+            elif link is not None:
+                link["nodes"].append(_text(link_runs))
+                nodes.append(_text(runs))
+                nodes.append(link)
+                runs, link, link_runs = [], None, []
+        elif kind == "image":
+            image = _inline_image(token)
+            if link is not None:
+                link["nodes"].extend([_text(link_runs), image])
+                link_runs = []
+            else:
+                nodes.extend([_text(runs), image])
+                runs = []
+    if link is not None:  # unbalanced tokens: cannot come from markdown-it, but stay total
+        runs.extend(link_runs)
+    nodes.append(_text(runs))
+    return nodes
+
+
+def _only_images(tokens: list[Token]) -> bool:
+    images = [t for t in tokens if t.type == "image"]
+    rest = (t for t in tokens if t.type != "image")
+    return bool(images) and all(
+        t.type == "softbreak" or (t.type == "text" and not t.content.strip()) for t in rest
+    )
+
+
+def _images(tokens: list[Token]) -> JSON:
+    blocks = []
+    for token in tokens:
+        if token.type != "image":
+            continue
+        data: JSON = {"ref": _url(str(token.attrGet("src") or ""))}
+        alt = _alt(token.children)
+        if alt:
+            data["alt"] = alt
+        blocks.append(
+            {"object": "block", "type": "image", "isVoid": True, "data": data, "fragments": []}
+        )
+    return {"object": "block", "type": "images", "isVoid": False, "data": {}, "nodes": blocks}
+
+
+def _block(kind: str, nodes: list[JSON], data: JSON | None = None) -> JSON:
+    return {"object": "block", "type": kind, "data": data or {}, "nodes": nodes}
+
+
+def _empty_paragraph() -> JSON:
+    return _block("paragraph", [_text([])])
+
+
+def _code(content: str, info: str, where: _Where) -> JSON:
+    text = content[:-1] if content.endswith("\n") else content
+    if where == "quote":
+        return _block("paragraph", [_text([(text, frozenset({"code"}))])])
+    lines = [_block("code-line", [_text([(line, frozenset())])]) for line in text.split("\n")]
+    words = unescapeAll(info).split()
+    return _block("code", lines, {"syntax": words[0]} if words else {})
+
+
+def to_document(markdown: str) -> JSON:
+    """`markdown` as a GitBook JSONDocument: headings (h4-h6 as heading-3), paragraphs, lists,
+    quotes, code, images, dividers; bold, italic, strikethrough and code marks; links.
+    Raw HTML is kept as text. Anything GitBook would not allow where it stands is flattened to
+    what it would: code in a quote becomes a code-marked paragraph, an image outside the top
+    level an inline image."""
+    tokens = _DOC.parse(markdown)
+    root: list[JSON] = []
+    # Each open container: its node list, and where its children sit.
+    stack: list[tuple[list[JSON], _Where]] = [(root, "top")]
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        kind = token.type
+        nodes, where = stack[-1]
+        if kind in ("paragraph_open", "heading_open"):
+            inline = tokens[i + 1] if i + 1 < len(tokens) else None
+            children = (inline.children or []) if inline and inline.type == "inline" else []
+            if kind == "heading_open":
+                level = min(int(token.tag[1:]) if token.tag[1:].isdigit() else 1, 3)
+                nodes.append(_block(f"heading-{level}", _inlines(children)))
+            elif where == "top" and _only_images(children):
+                nodes.append(_images(children))
+            else:
+                nodes.append(_block("paragraph", _inlines(children)))
+            i += 3  # open, inline, close
+            continue
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            data: JSON = {}
+            start = token.attrGet("start")
+            if kind == "ordered_list_open" and start is not None:
+                data["start"] = int(start)
+            node = _block("list-ordered" if kind == "ordered_list_open" else "list-unordered", [])
+            node["data"] = data
+            nodes.append(node)
+            stack.append((node["nodes"], "item"))
+        elif kind in ("list_item_open", "blockquote_open"):
+            node = _block("list-item" if kind == "list_item_open" else "blockquote", [])
+            nodes.append(node)
+            stack.append((node["nodes"], "item" if kind == "list_item_open" else "quote"))
+        elif kind in ("bullet_list_close", "ordered_list_close") and len(stack) > 1:
+            stack.pop()
+        elif kind in ("list_item_close", "blockquote_close"):
+            if not nodes:  # GitBook blocks hold at least one block
+                nodes.append(_empty_paragraph())
+            if len(stack) > 1:
+                stack.pop()
+        elif kind in ("fence", "code_block"):
+            nodes.append(_code(token.content, token.info, where))
+        elif kind == "hr":
+            nodes.append({"object": "block", "type": "divider", "isVoid": True, "data": {}})
+        elif kind == "html_block":
+            text = token.content.rstrip("\n")
+            nodes.append(_block("paragraph", [_text([(text, frozenset())])]))
+        i += 1
+    return {"object": "document", "data": {}, "nodes": root}
+
+
+# -- sections --------------------------------------------------------------------------------------
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _plain(tokens: list[Token]) -> str:
+    out: list[str] = []
+    for token in tokens:
+        if token.type in ("text", "code_inline"):
+            out.append(token.content)
+        elif token.type == "softbreak":
+            out.append(" ")
+        elif token.type == "hardbreak":
+            out.append("\n")
+        elif token.type == "image":
+            out.append(_alt(token.children))
+    return "".join(out)
+
+
+def slugify(text: str) -> str:
+    """GitHub's heading anchor: lower case, spaces to hyphens, and everything but letters,
+    digits, marks, hyphens and underscores-and-kin dropped."""
+    kept = (
+        c
+        for c in text.lower()
+        if c in " -"
+        or c.isalnum()
+        or unicodedata.category(c)[0] == "M"
+        or unicodedata.category(c) == "Pc"
+    )
+    return "".join(kept).replace(" ", "-")
+
+
+def split_sections(markdown: str) -> list[Section]:
+    """`markdown` cut at its top-level headings (headings inside quotes or lists are body text).
+    Text before the first heading is a section of its own when there is any. Anchors are
+    GitHub's: a repeated one gets "-1", "-2"... as github-slugger numbers them."""
+    tokens = _DOC.parse(markdown)
+    sections: list[Section] = []
+    anchor: str | None = None
+    title: str | None = None
+    parts: list[str] = []
+    seen: dict[str, int] = {}
+
+    def flush() -> None:
+        body = "\n".join(p for p in parts if p)
+        if title is not None or body.strip():
+            sections.append(Section(anchor, title, body))
+
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        inline = tokens[i + 1] if i + 1 < len(tokens) else None
+        children = (inline.children or []) if inline and inline.type == "inline" else []
+        if token.type == "heading_open" and token.level == 0:
+            flush()
+            parts = []
+            title = _plain(children).strip()
+            slug = base = slugify(title)
+            while slug in seen:
+                seen[base] += 1
+                slug = f"{base}-{seen[base]}"
+            seen[slug] = 0
+            anchor = slug
+            i += 3
+            continue
+        if token.type == "inline":
+            parts.append(_plain(token.children or []).strip())
+        elif token.type in ("fence", "code_block"):
+            parts.append(token.content.rstrip("\n"))
+        elif token.type == "html_block":
+            parts.append(_TAG.sub("", token.content).strip())
+        i += 1
+    flush()
+    return sections

@@ -1,0 +1,122 @@
+"""A space's content-addressed objects in the database, behind a process-wide cache.
+
+Objects never change once written (their key is the hash of their bytes), so a cache can keep
+them without invalidation across processes; a hash names the same bytes in every space.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.content import hamt
+from docshelf.kit.db import upsert_insert
+from docshelf.models import content_objects
+
+# Bytes, not entries: a 10,000-page space's index and records are ~10 MB.
+_CACHE_BYTES = 64 * 1024 * 1024
+_CHUNK = 500
+
+
+class _Cache:
+    def __init__(self, capacity: int) -> None:
+        self._items: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+        self._capacity = capacity
+
+    def get(self, key: str) -> bytes | None:
+        data = self._items.get(key)
+        if data is not None:
+            self._items.move_to_end(key)
+        return data
+
+    def put(self, key: str, data: bytes) -> None:
+        if key in self._items:
+            return
+        self._items[key] = data
+        self._size += len(data)
+        while self._size > self._capacity:
+            _, old = self._items.popitem(last=False)
+            self._size -= len(old)
+
+
+_cache = _Cache(_CACHE_BYTES)
+
+
+class ObjectStore:
+    """Reads and writes one space's objects on the request's connection."""
+
+    def __init__(self, conn: AsyncConnection, space_id: str) -> None:
+        self.conn = conn
+        self.space_id = space_id
+
+    async def get_many(self, hashes: Collection[str]) -> Mapping[str, bytes]:
+        found: dict[str, bytes] = {}
+        missing: list[str] = []
+        for h in set(hashes):
+            data = _cache.get(self.space_id + h)
+            if data is None:
+                missing.append(h)
+            else:
+                found[h] = data
+        for start in range(0, len(missing), _CHUNK):
+            chunk = missing[start : start + _CHUNK]
+            rows = await self.conn.execute(
+                sa.select(content_objects.c.hash, content_objects.c.data).where(
+                    content_objects.c.space_id == self.space_id,
+                    content_objects.c.hash.in_(chunk),
+                )
+            )
+            for h, data in rows:
+                data = bytes(data)
+                _cache.put(self.space_id + h, data)
+                found[h] = data
+        absent = [h for h in missing if h not in found]
+        if absent:
+            raise KeyError(f"content objects missing from space {self.space_id}: {absent[:3]}")
+        return found
+
+    async def get_json(self, hashes: Collection[str]) -> dict[str, Any]:
+        return {h: orjson.loads(data) for h, data in (await self.get_many(hashes)).items()}
+
+    async def put_many(self, objects: Mapping[str, bytes]) -> None:
+        if not objects:
+            return
+        stmt = upsert_insert(self.conn.dialect.name, content_objects).on_conflict_do_nothing()
+        rows = [{"space_id": self.space_id, "hash": h, "data": d} for h, d in objects.items()]
+        for start in range(0, len(rows), _CHUNK):
+            await self.conn.execute(stmt, rows[start : start + _CHUNK])
+        for h, d in objects.items():
+            _cache.put(self.space_id + h, d)
+
+
+def encode_json(value: Any) -> tuple[str, bytes]:
+    data = hamt.encode(value)
+    return hamt.object_hash(data), data
+
+
+def text_object(text: str) -> tuple[str, bytes]:
+    data = text.encode()
+    return hamt.object_hash(data), data
+
+
+async def copy_space(conn: AsyncConnection, source: str, target: str) -> None:
+    """Every object of `source` into `target`: a duplicated space shares no rows with its
+    original, so purging one never touches the other."""
+    await conn.execute(
+        sa.insert(content_objects).from_select(
+            ["space_id", "hash", "data"],
+            sa.select(
+                sa.literal(target).label("space_id"), content_objects.c.hash, content_objects.c.data
+            ).where(content_objects.c.space_id == source),
+        )
+    )
+
+
+def all_hashes(objects: Iterable[tuple[str, bytes]]) -> dict[str, bytes]:
+    return dict(objects)

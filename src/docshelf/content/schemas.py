@@ -1,0 +1,161 @@
+"""Bodies of content writes (GitBook's ChangeRequestContentChange) and the documented outputs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
+
+from docshelf.kit.schemas import Body, Out
+from docshelf.space import emoji
+
+Title = Annotated[str, StringConstraints(min_length=1, max_length=512)]
+Slug = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+Emoji = Annotated[
+    str, StringConstraints(min_length=1, max_length=50), AfterValidator(emoji.normalize)
+]
+Icon = Annotated[str, StringConstraints(min_length=1, max_length=50)]
+Ref = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+PageId = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+# A 1 MB cap on the encoded text, as GitBook states it.
+Base64 = Annotated[str, StringConstraints(max_length=1024 * 1024)]
+
+
+class DocumentBody(Body):
+    """`{markdown}`, `{document}` (GitBook JSON documents: refused, see the service) or `{}`."""
+
+    markdown: str | None = None
+    document: dict[str, Any] | None = None
+
+
+class _PageFields(Body):
+    title: Title | None = None
+    slug: Slug | None = None
+    emoji: Emoji | None = None
+    icon: Icon | None = None
+    description: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    hidden: bool | None = None
+    noIndex: bool | None = None
+    noRobotsIndex: bool | None = None
+    condition: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = None
+
+
+class InsertPage(_PageFields):
+    operation: Literal["insert_page"]
+    document: DocumentBody
+    into: PageId | None = None
+    at: Annotated[int, Field(ge=0)] | None = None
+    ref: Ref | None = None
+
+
+class UpdatePage(_PageFields):
+    operation: Literal["update_page"]
+    page: PageId
+    document: DocumentBody | None = None
+    # Present and null moves the page to the root; absent keeps its parent.
+    into: PageId | None = None
+    at: Annotated[int, Field(ge=0)] | None = None
+
+
+class DeletePage(Body):
+    operation: Literal["delete_page"]
+    page: PageId
+
+
+class RevertPage(Body):
+    operation: Literal["revert_page"]
+    page: PageId
+    revision: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
+    block: list[str] | None = None
+
+
+class FileInput(Body):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    url: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = None
+    base64: Base64 | None = None
+    contentType: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None
+    ref: Ref | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> FileInput:
+        if (self.url is None) == (self.base64 is None):
+            raise ValueError("give exactly one of url or base64")
+        if self.base64 is not None and self.contentType is None:
+            raise ValueError("contentType is required with base64")
+        return self
+
+
+class InsertFiles(Body):
+    operation: Literal["insert_files"]
+    files: Annotated[list[FileInput], Field(min_length=1, max_length=20)]
+
+
+Change = Annotated[
+    InsertPage | UpdatePage | DeletePage | RevertPage | InsertFiles,
+    Field(discriminator="operation"),
+]
+
+
+class ContentChanges(Body):
+    changes: Annotated[list[Change], Field(min_length=1, max_length=50)]
+
+
+class PageOut(Out):
+    id: str
+    title: str
+    type: str
+
+
+class RevisionOut(Out):
+    object: Literal["revision"]
+    id: str
+    parents: list[str]
+    pages: list[dict[str, Any]]
+    files: list[dict[str, Any]]
+    reusableContents: list[dict[str, Any]]
+    createdAt: str
+    type: str
+    urls: dict[str, str]
+
+
+class PagesOut(Out):
+    pages: list[dict[str, Any]]
+
+
+class FileOut(Out):
+    id: str
+    name: str
+    contentType: str
+    downloadURL: str
+    size: int
+
+
+class FileList(Out):
+    items: list[FileOut]
+    count: int
+    next: dict[str, Any] | None = None
+
+
+class ChangesOut(Out):
+    changes: list[dict[str, Any]]
+    more: int | None = None
+
+
+class MergeOut(Out):
+    revision: str
+    result: Literal["merge", "update", "conflicts"]
+    conflicts: list[dict[str, Any]] | None = Field(
+        default=None,
+        description=(
+            "Docshelf extension: present when result is `conflicts`, one entry per page the "
+            "three-way merge could not combine (the kind of conflict, the field, and each "
+            "side's value). Nothing is applied; `revision` names a candidate revision holding "
+            "the automatic resolution, readable through the revisions endpoints."
+        ),
+    )
+
+
+class ContentUpdateOut(Out):
+    changeRequest: dict[str, Any] | None = None
+    changes: list[dict[str, Any]]
+    insertedFiles: list[dict[str, Any]] | None = None

@@ -1,0 +1,568 @@
+"""Space content: reads of any revision (main, a change request's head, a revision by id), batch
+writes into change requests or live onto main, merge and update."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.authz.guard import not_found, require
+from docshelf.change_request import policy as cr_policy
+from docshelf.change_request import repository as cr_repository
+from docshelf.change_request.presenter import present_change_request
+from docshelf.content import downloads, hamt, repository
+from docshelf.content import markdown as md
+from docshelf.content.edits import Editor, Outcome, page_link_targets, render_links
+from docshelf.content.presenter import (
+    changed_file,
+    changed_page,
+    present_file,
+    present_page,
+    present_revision,
+)
+from docshelf.content.schemas import ContentChanges
+from docshelf.content.snapshot import ROOT, Record, Snapshot
+from docshelf.content.threeway import merge_snapshots
+from docshelf.kit.clock import isoformat, utcnow
+from docshelf.kit.context import Ctx
+from docshelf.kit.errors import BadRequest, Conflict, Forbidden
+from docshelf.kit.pagination import PageParams, page_in_memory
+from docshelf.space import policy as space_policy
+from docshelf.space.policy import SpaceAccess
+
+Format = Literal["markdown", "document"]
+
+
+@dataclass(frozen=True)
+class Where:
+    """Which revision a read is about: main (nothing given), a change request, or a revision."""
+
+    change_request: str | None = None
+    revision: str | None = None
+
+
+@dataclass
+class _Target:
+    space: SpaceAccess
+    revision: sa.RowMapping
+    snap: Snapshot
+
+
+async def _target(ctx: Ctx, space_id: str, where: Where) -> _Target:
+    space = await space_policy.load(ctx, space_id)
+    if where.change_request is not None:
+        cr = await cr_repository.get(ctx.conn, space_id, where.change_request)
+        if cr is None:
+            not_found("Change request")
+        revision_id = cr["revision_id"]
+    else:
+        revision_id = where.revision or space.row["revision_id"]
+    row = await repository.get(ctx.conn, space_id, revision_id)
+    if row is None:
+        not_found("Revision")
+    return _Target(space, row, repository.snapshot(ctx.conn, row))
+
+
+def _page_app_url(ctx: Ctx, space_id: str, page_id: str) -> str:
+    return ctx.app_url(f"s/{space_id}/pages/{page_id}")
+
+
+def _nest(
+    ctx: Ctx, space_id: str, records: dict[str, Record], root: Record, top_path: str = ""
+) -> list[dict[str, Any]]:
+    """The page tree under `root`, with paths computed on the way down."""
+
+    def build(node: Record, prefix: str) -> list[dict[str, Any]]:
+        out = []
+        for child_id, slug in node["children"]:
+            rec = records.get(child_id)
+            if rec is None:
+                continue
+            path = f"{prefix}{slug}"
+            out.append(
+                present_page(
+                    rec,
+                    path=path,
+                    pages=build(rec, path + "/"),
+                    app_url=_page_app_url(ctx, space_id, child_id),
+                )
+            )
+        return out
+
+    return build(root, top_path)
+
+
+async def _files_out(ctx: Ctx, space_id: str, files: list[Record]) -> list[dict[str, Any]]:
+    sign = await downloads.signer(ctx.conn, ctx.base_url, space_id)
+    return [present_file(f, sign(f)) for f in sorted(files, key=lambda f: f["id"])]
+
+
+async def _merged_from(ctx: Ctx, space_id: str, row: sa.RowMapping) -> dict[str, Any] | None:
+    if row["type"] != "merge" or row["change_request_id"] is None:
+        return None
+    cr = await cr_repository.get(ctx.conn, space_id, row["change_request_id"])
+    return None if cr is None else present_change_request(cr, ctx.base_url)
+
+
+async def get_revision(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
+    t = await _target(ctx, space_id, where)
+    records = await t.snap.all_pages()
+    files = await t.snap.all_files()
+    return present_revision(
+        t.revision,
+        pages=_nest(ctx, space_id, records, await t.snap.root()),
+        files=await _files_out(ctx, space_id, list(files.values())),
+        app_url=ctx.app_url(f"s/{space_id}/revisions/{t.revision['id']}"),
+        merged_from=await _merged_from(ctx, space_id, t.revision),
+    )
+
+
+async def list_pages(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
+    t = await _target(ctx, space_id, where)
+    records = await t.snap.all_pages()
+    return {"pages": _nest(ctx, space_id, records, await t.snap.root())}
+
+
+async def list_files(ctx: Ctx, space_id: str, where: Where, params: PageParams) -> dict[str, Any]:
+    t = await _target(ctx, space_id, where)
+    files = list((await t.snap.all_files()).values())
+    chunk, count, next_page = page_in_memory(
+        files, key=lambda f: str(f["id"]), params=params, listing="files"
+    )
+    body: dict[str, Any] = {"items": await _files_out(ctx, space_id, chunk), "count": count}
+    if next_page is not None:
+        body["next"] = {"page": next_page}
+    return body
+
+
+async def get_file(ctx: Ctx, space_id: str, where: Where, file_id: str) -> dict[str, Any]:
+    t = await _target(ctx, space_id, where)
+    rec = await t.snap.file(file_id)
+    if rec is None:
+        not_found("File")
+    return (await _files_out(ctx, space_id, [rec]))[0]
+
+
+async def _present_one(
+    ctx: Ctx, space_id: str, snap: Snapshot, rec: Record, fmt: Format, refs: str
+) -> dict[str, Any]:
+    path = await snap.path(rec["id"])
+    subtree = await snap.subtree(rec["id"])
+    records = {r["id"]: r for r in subtree}
+    prefix = path + "/"
+    pages = _nest(ctx, space_id, records, rec, prefix)
+    markdown: str | None = None
+    document: dict[str, Any] | None = None
+    if rec["type"] == "document":
+        text = await snap.markdown(rec)
+        if refs == "relative":
+            targets = page_link_targets(text)
+            paths = {pid: await snap.path(pid) for pid in targets if await snap.page(pid)}
+            text = render_links(text, paths, posixpath.dirname(path))
+        if fmt == "document":
+            document = md.to_document(text)
+        else:
+            markdown = text
+    return present_page(
+        rec,
+        path=path,
+        pages=pages,
+        app_url=_page_app_url(ctx, space_id, rec["id"]),
+        markdown=markdown,
+        document=document,
+    )
+
+
+async def get_page(
+    ctx: Ctx, space_id: str, where: Where, page_id: str, fmt: Format, refs: str
+) -> dict[str, Any]:
+    t = await _target(ctx, space_id, where)
+    rec = await t.snap.page(page_id)
+    if rec is None:
+        not_found("Page")
+    return await _present_one(ctx, space_id, t.snap, rec, fmt, refs)
+
+
+async def get_page_by_path(
+    ctx: Ctx, space_id: str, where: Where, path: str, fmt: Format, refs: str
+) -> dict[str, Any]:
+    t = await _target(ctx, space_id, where)
+    page_id = await t.snap.resolve_path(path)
+    rec = None if page_id is None else await t.snap.page(page_id)
+    if rec is None or rec["type"] == "link":
+        not_found("Page")
+    return await _present_one(ctx, space_id, t.snap, rec, fmt, refs)
+
+
+# Semantic changes
+
+
+async def changes(ctx: Ctx, space_id: str, where: Where, limit: int) -> dict[str, Any]:
+    t = await _target(ctx, space_id, where)
+    merged_from = None
+    if where.change_request is not None:
+        cr = await cr_repository.get(ctx.conn, space_id, where.change_request)
+        assert cr is not None
+        base_id = cr["revision_merged_ancestor"] or cr["revision_initial"]
+    else:
+        parents = list(t.revision["parents"])
+        base_id = parents[0] if parents else None
+        merged_from = await _merged_from(ctx, space_id, t.revision)
+    base_row = None if base_id is None else await repository.get(ctx.conn, space_id, base_id)
+    before = (
+        Snapshot(t.snap.store, None, None)
+        if base_row is None
+        else repository.snapshot(ctx.conn, base_row)
+    )
+    items = await _semantic_changes(ctx, space_id, before, t.snap)
+    body: dict[str, Any] = {"changes": items[:limit]}
+    if len(items) > limit:
+        body["more"] = len(items) - limit
+    if merged_from is not None:
+        body["mergedFrom"] = merged_from
+    return body
+
+
+async def _semantic_changes(
+    ctx: Ctx, space_id: str, before: Snapshot, after: Snapshot
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    page_diff = await hamt.diff(after.store, before.pages_root, after.pages_root)
+    ids = [pid for pid in page_diff if pid != ROOT]
+    old = await before.pages(ids)
+    new = await after.pages(ids)
+    for pid in sorted(ids):
+        a, b = old.get(pid), new.get(pid)
+        if a is None and b is not None:
+            out.append({"type": "page_created", "page": changed_page(b, await after.path(pid))})
+        elif b is None and a is not None:
+            out.append({"type": "page_deleted", "page": changed_page(a, await before.path(pid))})
+        elif a is not None and b is not None:
+            page = changed_page(b, await after.path(pid))
+            if a["parent"] != b["parent"]:
+                parent: dict[str, Any] = {}
+                if a["parent"] and (pa := await before.page(a["parent"])):
+                    parent["before"] = changed_page(pa, await before.path(pa["id"]))
+                if b["parent"] and (pb := await after.page(b["parent"])):
+                    parent["after"] = changed_page(pb, await after.path(pb["id"]))
+                out.append({"type": "page_moved", "page": page, "parent": parent})
+            attributes: dict[str, Any] = {}
+            for name in ("title", "description", "slug", "emoji"):
+                if a.get(name) != b.get(name):
+                    change = {}
+                    if a.get(name) is not None:
+                        change["before"] = a[name]
+                    if b.get(name) is not None:
+                        change["after"] = b[name]
+                    attributes[name] = change
+            if a.get("markdown") != b.get("markdown"):
+                attributes["document"] = {
+                    k: v
+                    for k, v in (("before", a.get("markdown")), ("after", b.get("markdown")))
+                    if v
+                }
+            if attributes:
+                out.append({"type": "page_edited", "page": page, "attributes": attributes})
+    file_diff = await hamt.diff(after.store, before.files_root, after.files_root)
+    old_files = await before.files(list(file_diff))
+    new_files = await after.files(list(file_diff))
+    sign = await downloads.signer(ctx.conn, ctx.base_url, space_id)
+    for fid in sorted(file_diff):
+        fa, fb = old_files.get(fid), new_files.get(fid)
+        if fa is None and fb is not None:
+            out.append({"type": "file_created", "file": changed_file(fb, sign(fb))})
+        elif fb is None and fa is not None:
+            out.append({"type": "file_deleted", "file": changed_file(fa, sign(fa))})
+        elif fb is not None:
+            out.append({"type": "file_edited", "file": changed_file(fb, sign(fb))})
+    return out
+
+
+# Writes
+
+
+def _require_edit(space: SpaceAccess) -> None:
+    if space.row["edit_mode"] == "locked":
+        raise Forbidden("The space is locked: its content cannot be changed")
+    require(cr_policy.can_edit(space.role, space.row["edit_mode"]), "You cannot edit this space")
+
+
+async def _apply(
+    ctx: Ctx,
+    space_id: str,
+    head: sa.RowMapping,
+    body: ContentChanges,
+    *,
+    revert_to: str | None,
+) -> tuple[Snapshot, Outcome]:
+    snap = repository.snapshot(ctx.conn, head)
+    blobs = ctx.state.blobs
+    fetcher = ctx.state.fetcher
+
+    async def fetch_file(url: str) -> tuple[bytes, str | None]:
+        fetched = await fetcher.fetch(url)
+        if not 200 <= fetched.status < 300:
+            raise BadRequest(f"the URL answered HTTP {fetched.status}")
+        return fetched.body, fetched.content_type
+
+    async def store_blob(data: bytes) -> str:
+        await repository.lock_blobs(ctx.conn)
+        key: str = await blobs.put(data)
+        return key
+
+    async def load_snapshot(revision_id: str) -> Snapshot | None:
+        row = await repository.get(ctx.conn, space_id, revision_id)
+        return None if row is None else repository.snapshot(ctx.conn, row)
+
+    editor = Editor(
+        snap,
+        now=isoformat(utcnow()) or "",
+        fetch_file=fetch_file,
+        store_blob=store_blob,
+        load_snapshot=load_snapshot,
+        default_revert_to=revert_to,
+    )
+    outcome = await editor.apply(body.changes)
+    await snap.commit()
+    await repository.reference_blobs(ctx.conn, space_id, outcome.blobs)
+    return snap, outcome
+
+
+def _writable(cr: sa.RowMapping) -> None:
+    if cr["status"] in ("merged", "archived"):
+        raise Conflict(f"A {cr['status']} change request cannot change")
+
+
+async def _update_body(
+    ctx: Ctx, space_id: str, outcome: Outcome, cr: dict[str, Any] | None
+) -> dict[str, Any]:
+    def ref(page_id: str) -> dict[str, Any]:
+        return {
+            "object": "page",
+            "id": page_id,
+            "urls": {"location": ctx.api_url(f"spaces/{space_id}/content/page/{page_id}")},
+        }
+
+    items: list[dict[str, Any]] = []
+    for name, page_id in outcome.created:
+        item: dict[str, Any] = {"object": "created_page", "page": ref(page_id)}
+        if name is not None:
+            item["ref"] = name
+        items.append(item)
+    created = {pid for _, pid in outcome.created}
+    items += [
+        {"object": "updated_page", "page": ref(p)} for p in outcome.updated if p not in created
+    ]
+    items += [{"object": "deleted_page", "page": p} for p in outcome.deleted]
+    body: dict[str, Any] = {"changes": items}
+    if cr is not None:
+        body["changeRequest"] = cr
+    if outcome.files:
+        body["insertedFiles"] = await _files_out(ctx, space_id, outcome.files)
+    return body
+
+
+async def write_change_request(
+    ctx: Ctx, space_id: str, cr_ref: str, body: ContentChanges, *, compat: bool
+) -> dict[str, Any]:
+    space = await space_policy.load(ctx, space_id)
+    found = await cr_repository.get(ctx.conn, space_id, cr_ref)
+    if found is None:
+        not_found("Change request")
+    _require_edit(space)
+    cr = await repository.lock_change_request(ctx.conn, found["id"])
+    _writable(cr)
+    head = await repository.get(ctx.conn, space_id, cr["revision_id"])
+    assert head is not None
+    snap, outcome = await _apply(
+        ctx,
+        space_id,
+        head,
+        body,
+        revert_to=cr["revision_merged_ancestor"] or cr["revision_initial"],
+    )
+    now = utcnow()
+    revision_id = await repository.insert(
+        ctx.conn,
+        space_id=space_id,
+        type="edits",
+        parents=[head["id"]],
+        pages_root=snap.pages_root,
+        files_root=snap.files_root,
+        author_id=ctx.actor.user_id,
+        change_request_id=cr["id"],
+        created_at=now,
+    )
+    await cr_repository.update(ctx.conn, cr["id"], {"revision_id": revision_id, "updated_at": now})
+    await cr_repository.add_contributor(ctx.conn, cr["id"], ctx.actor.user_id)
+    row = await cr_repository.get(ctx.conn, space_id, cr["id"])
+    assert row is not None
+    presented = present_change_request(row, ctx.base_url)
+    if compat:
+        return presented
+    return await _update_body(ctx, space_id, outcome, presented)
+
+
+async def write_live(ctx: Ctx, space_id: str, body: ContentChanges) -> dict[str, Any]:
+    space = await space_policy.load(ctx, space_id)
+    _require_edit(space)
+    if space.row["edit_mode"] != "live":
+        raise Forbidden(
+            "Live editing is off for this space: set editMode to live, or use a change request"
+        )
+    head_id = await repository.lock_space(ctx.conn, space_id)
+    head = await repository.get(ctx.conn, space_id, head_id)
+    assert head is not None
+    parents = list(head["parents"])
+    snap, outcome = await _apply(
+        ctx, space_id, head, body, revert_to=parents[0] if parents else None
+    )
+    now = utcnow()
+    revision_id = await repository.insert(
+        ctx.conn,
+        space_id=space_id,
+        type="edits",
+        parents=[head_id],
+        pages_root=snap.pages_root,
+        files_root=snap.files_root,
+        author_id=ctx.actor.user_id,
+        created_at=now,
+    )
+    await repository.set_head(ctx.conn, space_id, revision_id, now)
+    out = await _update_body(ctx, space_id, outcome, None)
+    return {"revision": revision_id, **out}
+
+
+# Merge and update
+
+
+def _conflicts_out(conflicts: Any, records: dict[str, Record]) -> list[dict[str, Any]]:
+    out = []
+    for c in conflicts:
+        item: dict[str, Any] = {"page": c.page_id, "kind": c.kind}
+        if c.page_id in records:
+            item["title"] = records[c.page_id]["title"]
+        if c.field is not None:
+            item["field"] = "document" if c.field == "markdown" else c.field
+        if c.detail:
+            item["detail"] = c.detail
+        out.append(item)
+    return out
+
+
+async def merge(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
+    space = await space_policy.load(ctx, space_id)
+    found = await cr_repository.get(ctx.conn, space_id, cr_ref)
+    if found is None:
+        not_found("Change request")
+    if space.row["edit_mode"] == "locked":
+        raise Forbidden("The space is locked: its content cannot be changed")
+    require(cr_policy.can_merge(space.role), "You cannot merge change requests in this space")
+    main_id = await repository.lock_space(ctx.conn, space_id)
+    cr = await repository.lock_change_request(ctx.conn, found["id"])
+    _writable(cr)
+    base_id = cr["revision_merged_ancestor"] or cr["revision_initial"]
+    rows = [
+        await repository.get(ctx.conn, space_id, r) for r in (base_id, main_id, cr["revision_id"])
+    ]
+    base, main, head = rows
+    assert base is not None and main is not None and head is not None
+    now = utcnow()
+    merged = await merge_snapshots(
+        repository.snapshot(ctx.conn, base),
+        repository.snapshot(ctx.conn, main),
+        repository.snapshot(ctx.conn, head),
+        now=isoformat(now) or "",
+    )
+    revision_id = await repository.insert(
+        ctx.conn,
+        space_id=space_id,
+        type="merge",
+        parents=[main_id, head["id"]],
+        pages_root=merged.pages_root,
+        files_root=merged.files_root,
+        author_id=ctx.actor.user_id,
+        change_request_id=cr["id"],
+        created_at=now,
+    )
+    if merged.conflicts:
+        records = await repository.snapshot(ctx.conn, head).pages(
+            [c.page_id for c in merged.conflicts]
+        )
+        return {
+            "revision": revision_id,
+            "result": "conflicts",
+            "conflicts": _conflicts_out(merged.conflicts, records),
+        }
+    await repository.set_head(ctx.conn, space_id, revision_id, now)
+    await cr_repository.update(
+        ctx.conn,
+        cr["id"],
+        {"status": "merged", "revision_merged": revision_id, "updated_at": now},
+    )
+    await cr_repository.count_status_change(ctx.conn, space_id, cr["status"], "merged")
+    return {"revision": revision_id, "result": "merge"}
+
+
+async def update(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
+    space = await space_policy.load(ctx, space_id)
+    found = await cr_repository.get(ctx.conn, space_id, cr_ref)
+    if found is None:
+        not_found("Change request")
+    _require_edit(space)
+    main_id = await repository.lock_space(ctx.conn, space_id)
+    cr = await repository.lock_change_request(ctx.conn, found["id"])
+    _writable(cr)
+    base_id = cr["revision_merged_ancestor"] or cr["revision_initial"]
+    if base_id == main_id:
+        return {"revision": cr["revision_id"], "result": "update"}
+    rows = [
+        await repository.get(ctx.conn, space_id, r) for r in (base_id, cr["revision_id"], main_id)
+    ]
+    base, head, main = rows
+    assert base is not None and main is not None and head is not None
+    now = utcnow()
+    merged = await merge_snapshots(
+        repository.snapshot(ctx.conn, base),
+        repository.snapshot(ctx.conn, head),
+        repository.snapshot(ctx.conn, main),
+        now=isoformat(now) or "",
+    )
+    revision_id = await repository.insert(
+        ctx.conn,
+        space_id=space_id,
+        type="update",
+        parents=[head["id"], main_id],
+        pages_root=merged.pages_root,
+        files_root=merged.files_root,
+        author_id=ctx.actor.user_id,
+        change_request_id=cr["id"],
+        created_at=now,
+    )
+    if merged.conflicts:
+        records = await repository.snapshot(ctx.conn, head).pages(
+            [c.page_id for c in merged.conflicts]
+        )
+        return {
+            "revision": revision_id,
+            "result": "conflicts",
+            "conflicts": _conflicts_out(merged.conflicts, records),
+        }
+    await cr_repository.update(
+        ctx.conn,
+        cr["id"],
+        {"revision_id": revision_id, "revision_merged_ancestor": main_id, "updated_at": now},
+    )
+    return {"revision": revision_id, "result": "update"}
+
+
+async def download(conn: AsyncConnection, blobs: Any, token: str) -> tuple[bytes, str, str]:
+    claims = await downloads.open_token(conn, token)
+    data = await blobs.get(claims["b"])
+    if data is None:
+        not_found("File")
+    return data, str(claims["t"]), str(claims["n"])

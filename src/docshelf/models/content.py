@@ -1,0 +1,55 @@
+import sqlalchemy as sa
+
+from docshelf.kit.db import JSONType, UTCDateTime, metadata
+
+# Immutable snapshots of a space's content. Pages and files live in content_objects, reached from
+# `pages_root` / `files_root` (content/hamt.py maps keyed by page or file id).
+revisions = sa.Table(
+    "revisions",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column(
+        "space_id", sa.String(32), sa.ForeignKey("spaces.id", ondelete="CASCADE"), nullable=False
+    ),
+    # edits, merge, update, rollback
+    sa.Column("type", sa.String(16), nullable=False),
+    # First parent is the line the revision continues (main, or the change request's head).
+    sa.Column("parents", JSONType, nullable=False),
+    sa.Column("pages_root", sa.String(32)),
+    sa.Column("files_root", sa.String(32)),
+    sa.Column("author_id", sa.String(32), sa.ForeignKey("users.id", ondelete="SET NULL")),
+    # The change request a merge revision came from, or that an edit revision belongs to.
+    sa.Column("change_request_id", sa.String(32)),
+    sa.Column("created_at", UTCDateTime(), nullable=False),
+    sa.Index("ix_revisions_space_created", "space_id", "created_at"),
+)
+
+# Content-addressed objects (page records, markdown texts, map nodes), per space so that purging
+# a space is one DELETE and duplicating one INSERT … SELECT.
+content_objects = sa.Table(
+    "content_objects",
+    metadata,
+    sa.Column(
+        "space_id",
+        sa.String(32),
+        sa.ForeignKey("spaces.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("hash", sa.String(32), primary_key=True),
+    sa.Column("data", sa.LargeBinary(), nullable=False),
+)
+
+# Which spaces reference which blob (file bytes in the blob store, keyed by sha256): a blob is
+# deleted from storage only once no space references it.
+space_blobs = sa.Table(
+    "space_blobs",
+    metadata,
+    sa.Column(
+        "space_id",
+        sa.String(32),
+        sa.ForeignKey("spaces.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("blob_key", sa.String(64), primary_key=True),
+    sa.Index("ix_space_blobs_blob_key", "blob_key"),
+)
