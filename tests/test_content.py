@@ -750,3 +750,125 @@ async def test_duplicate_and_purge_carry_content(
     assert list(blob.rglob(held[0].name)) == []
     snap = await snapshot(db)
     assert snap["content_objects"] == [] and snap["revisions"] == [] and snap["space_blobs"] == []
+
+
+async def test_revision_reads_and_changes(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    space, admin, editor, _reviewer, reader = await setup(client, db)
+    sid = space["id"]
+    cr = await new_cr(client, sid, editor)
+    ids = await created_ids(
+        await write(
+            client,
+            sid,
+            cr["id"],
+            editor,
+            insert("# Title\n\nSome **bold** text.\n", title="Guide", ref="g"),
+            *[insert(str(i), title=f"Child {i}", into="g") for i in range(12)],
+            compat="false",
+        )
+    )
+    merged = (
+        await client.post(
+            f"/v1/spaces/{sid}/change-requests/{cr['id']}/merge", headers=admin.headers
+        )
+    ).json()
+    rev = f"/v1/spaces/{sid}/revisions/{merged['revision']}"
+    r = await client.get(f"{rev}/changes", headers=reader.headers)
+    body = r.json()
+    assert body["mergedFrom"]["id"] == cr["id"]
+    assert len(body["changes"]) == 10 and body["more"] == 3
+    assert {c["type"] for c in body["changes"]} == {"page_created"}
+    r = await client.get(f"{rev}/changes", params={"limit": 0}, headers=reader.headers)
+    assert r.json()["changes"] == [] and r.json()["more"] == 13
+
+    # Page by path and as a JSON document, from the revision.
+    r = await client.get(f"{rev}/path/guide/child-3", headers=reader.headers)
+    assert r.json()["title"] == "Child 3"
+    r = await client.get(
+        f"{rev}/page/{ids['g']}", params={"format": "document"}, headers=reader.headers
+    )
+    page = r.json()
+    assert "markdown" not in page
+    assert page["document"]["object"] == "document"
+    assert [p["title"] for p in page["pages"]] == [f"Child {i}" for i in range(12)]
+    r = await client.get(f"/v1/spaces/{sid}/revisions/nope", headers=reader.headers)
+    assert r.json() == error(404, "Revision not found")
+
+    # An edit shows as page_edited with before/after attributes.
+    cr2 = await new_cr(client, sid, editor)
+    r = await write(
+        client,
+        sid,
+        cr2["id"],
+        editor,
+        {"operation": "update_page", "page": ids["g"], "title": "Handbook", "slug": "handbook"},
+    )
+    r = await client.get(
+        f"/v1/spaces/{sid}/change-requests/{cr2['id']}/changes", headers=reader.headers
+    )
+    assert r.json() == {
+        "changes": [
+            {
+                "type": "page_edited",
+                "page": {
+                    "id": ids["g"],
+                    "type": "document",
+                    "title": "Handbook",
+                    "path": "handbook",
+                },
+                "attributes": {
+                    "title": {"before": "Guide", "after": "Handbook"},
+                    "slug": {"before": "guide", "after": "handbook"},
+                },
+            }
+        ]
+    }
+
+
+async def test_transfer_keeps_content(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    space, admin, *_ = await setup(client, db, editMode="live")
+    sid = space["id"]
+    r = await client.post(
+        f"/v1/spaces/{sid}/content",
+        json={"changes": [insert("moved along", title="Kept")]},
+        headers=admin.headers,
+    )
+    assert r.status_code == 200
+    other = await factories.organization(db, owner=admin, title="Elsewhere")
+    r = await client.post(
+        f"/v1/spaces/{sid}/transfer", json={"organization": other}, headers=admin.headers
+    )
+    assert r.status_code == 200, r.text
+    pages = (await client.get(f"/v1/spaces/{sid}/content/pages", headers=admin.headers)).json()
+    assert [p["title"] for p in pages["pages"]] == ["Kept"]
+
+
+async def test_readers_read_and_outsiders_see_nothing(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    space, _admin, editor, _reviewer, reader = await setup(client, db)
+    sid = space["id"]
+    cr = await new_cr(client, sid, editor)
+    assert (await write(client, sid, cr["id"], reader, insert("x"))).json() == error(
+        403, "You cannot edit this space"
+    )
+    outsider = await factories.user(db)
+    r = await client.get(f"/v1/spaces/{sid}/content", headers=outsider.headers)
+    assert r.json() == error(404, "Space not found")
+    r = await client.post(
+        f"/v1/spaces/{sid}/change-requests/{cr['id']}/update", headers=reader.headers
+    )
+    assert r.json() == error(403, "You cannot edit this space")
+    # Nothing to pull: main has not moved.
+    r = await client.post(
+        f"/v1/spaces/{sid}/change-requests/{cr['id']}/update", headers=editor.headers
+    )
+    assert r.json() == {"revision": cr["revision"], "result": "update"}
+    r = await client.patch(
+        f"/v1/spaces/{sid}/change-requests/{cr['id']}",
+        json={"status": "archived"},
+        headers=editor.headers,
+    )
+    assert (await write(client, sid, cr["id"], editor, insert("x"))).json() == error(
+        409, "An archived change request cannot change; reopen it first"
+    )

@@ -333,8 +333,10 @@ async def _apply(
 
 
 def _writable(cr: sa.RowMapping) -> None:
-    if cr["status"] in ("merged", "archived"):
-        raise Conflict(f"A {cr['status']} change request cannot change")
+    if cr["status"] == "merged":
+        raise Conflict("A merged change request cannot change")
+    if cr["status"] == "archived":
+        raise Conflict("An archived change request cannot change; reopen it first")
 
 
 async def _update_body(
