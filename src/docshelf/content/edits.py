@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from PIL import Image, UnidentifiedImageError
 
-from docshelf.content import markdown as md
+import docshelf.content.markdown as md
 from docshelf.content.schemas import (
     Change,
     DeletePage,
@@ -383,7 +383,7 @@ class Editor:
                     targets[link.target] = resolved
             if not targets:
                 continue
-            new_text = md.rewrite_links(text, lambda target, _image, t=targets: t.get(target))
+            new_text = md.rewrite_links(text, _lookup(targets))
             if new_text != text:
                 self.snap.put_page({**page, "markdown": self.snap.put_text(new_text)})
 
@@ -415,6 +415,13 @@ class Editor:
                 return None
             return await self.snap.resolve_path(normalized)
         return await self.snap.resolve_path(path)
+
+
+def _lookup(targets: dict[str, str]) -> Callable[[str, bool], str | None]:
+    def resolve(target: str, _image: bool) -> str | None:
+        return targets.get(target)
+
+    return resolve
 
 
 def render_links(text: str, paths: dict[str, str], here: str) -> str:

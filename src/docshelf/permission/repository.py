@@ -97,9 +97,14 @@ async def remove(
 
 
 async def org_member_ids(conn: AsyncConnection, org_id: str, ids: list[str]) -> set[str]:
+    """The members among `ids`, their rows locked until commit on PostgreSQL: a removal running
+    at the same time then either finishes first (and the grant is refused) or waits for the
+    grant and deletes it with the member, so no grant outlives its member."""
     stmt = sa.select(members.c.user_id).where(
         members.c.organization_id == org_id, members.c.user_id.in_(ids)
     )
+    if conn.dialect.name == "postgresql":
+        stmt = stmt.order_by(members.c.user_id).with_for_update()
     return set((await conn.execute(stmt)).scalars())
 
 
