@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import platform
 import pstats
@@ -45,13 +46,15 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))  # tests.factories (user, organization, token straight in the DB)
 
+from tests import factories  # noqa: E402
+
+import docshelf  # noqa: E402
 from docshelf.app import create_app  # noqa: E402
 from docshelf.config import Settings  # noqa: E402
 from docshelf.content import objects as content_objects_module  # noqa: E402
 from docshelf.content.edits import slugify  # noqa: E402
 from docshelf.kit.migrate import upgrade  # noqa: E402
 from docshelf.models import content_objects, revisions  # noqa: E402
-from tests import factories  # noqa: E402
 
 BASE = "http://bench"
 BATCH = 50  # the API's maximum number of changes per write
@@ -64,14 +67,15 @@ SHAPES = {
     "100": (5, 0, 19),  # 5 + 95 = 100 pages
 }
 
-WORDS = (
+_WORD_LIST = (
     "api client server request response token space page revision merge branch commit deploy "
     "config option value default cache index query schema table column record field document "
     "markdown section chapter guide reference install upgrade migrate backup restore monitor "
     "metric alert log trace error retry timeout limit quota user team member role permission "
     "share publish draft review approve archive search filter sort export import sync webhook "
     "event handler worker queue job schedule build test release version feature flag setting"
-).split()
+)
+WORDS = _WORD_LIST.split()
 
 
 def log(message: str) -> None:
@@ -181,10 +185,13 @@ class Series:
 
 
 class Bench:
-    def __init__(self, client: httpx.AsyncClient, engine: AsyncEngine, headers: dict[str, str]):
+    def __init__(
+        self, client: httpx.AsyncClient, engine: AsyncEngine, headers: dict[str, str], org_id: str
+    ) -> None:
         self.client = client
         self.engine = engine
         self.headers = headers
+        self.org_id = org_id
 
     async def call(self, method: str, url: str, body: Any = None, status: int = 200) -> Any:
         r = await self.client.request(method, url, json=body, headers=self.headers)
@@ -283,7 +290,9 @@ async def generate(b: Bench, space_id: str, shape: tuple[int, int, int], seed: i
 
 def edit_body(page_id: str, rng: random.Random, n: int) -> dict[str, Any]:
     text = page_markdown(rng, f"Edited page {n}", None, edit=n)
-    return {"changes": [{"operation": "update_page", "page": page_id, "document": {"markdown": text}}]}
+    return {
+        "changes": [{"operation": "update_page", "page": page_id, "document": {"markdown": text}}]
+    }
 
 
 async def bench_space(
@@ -358,6 +367,11 @@ async def bench_space(
         t_merge = await with_storage(
             "merge_moved", lambda url=url: b.timed("POST", f"{url}/merge"), keep
         )
+        if i == 0:  # both sides' edits survive the merge
+            for page, n in ((x, edits - 1), (y, edits)):
+                got = await b.call("GET", f"/v1/spaces/{sid}/content/page/{page}")
+                if f"_Edited {n} time(s)._" not in got.get("markdown", ""):
+                    raise RuntimeError(f"merge lost the edit of page {page}")
         if keep:
             s["live_edit"].ms.append(t_live)
             s["merge_moved"].ms.append(t_merge)
@@ -393,25 +407,122 @@ async def bench_space(
 
 
 async def profile_cases(b: Bench, space_id: str, leaves: list[str], runs: int) -> str:
-    """cProfile of `runs` edit + live edit + moved merges and `runs` listings (10k space)."""
+    """cProfile of `runs` merges with main moved, then of `runs` listings of all pages.
+
+    Only the timed request runs under the profiler. cProfile counts every resumption of a
+    coroutine as a call, so the cumulative column is only meaningful for plain functions;
+    the internal-time (tottime) column is exact for all."""
     rng = random.Random(99)
-    prof = cProfile.Profile()
     cr_url = f"/v1/spaces/{space_id}/change-requests"
+    merge_prof, list_prof = cProfile.Profile(), cProfile.Profile()
     for n in range(runs):
         x, y = rng.sample(leaves, 2)
         cr = await b.call("POST", cr_url, None, 201)
         url = f"{cr_url}/{cr['id']}"
-        prof.enable()
         await b.call("POST", f"{url}/content?compat=false", edit_body(x, rng, 10_000 + n))
         await b.call("POST", f"/v1/spaces/{space_id}/content", edit_body(y, rng, 20_000 + n))
-        await b.call("POST", f"{url}/merge")
-        await b.call("GET", f"/v1/spaces/{space_id}/content/pages")
-        prof.disable()
+        merge_prof.enable()
+        await b.client.post(f"{url}/merge", headers=b.headers)
+        merge_prof.disable()
+    for _ in range(runs):
+        list_prof.enable()
+        await b.client.get(f"/v1/spaces/{space_id}/content/pages", headers=b.headers)
+        list_prof.disable()
     out = io.StringIO()
-    stats = pstats.Stats(prof, stream=out)
-    stats.sort_stats("cumulative").print_stats(35)
-    stats.sort_stats("tottime").print_stats(25)
+    for title, prof in (("merge, main moved", merge_prof), ("list all pages", list_prof)):
+        out.write(f"\n=== {title}: {runs} requests ===\n")
+        stats = pstats.Stats(prof, stream=out)
+        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("cumulative").print_stats("docshelf", 30)
     return out.getvalue()
+
+
+async def breakdown(b: Bench, space_id: str, leaves: list[str], runs: int) -> str:
+    """Where a merge with main moved spends its time: wall-clock timers around the phases of
+    `content.threeway.merge_snapshots` (patched in this process only), and the same merges and
+    listings with the cyclic garbage collector off during the request."""
+    from docshelf.content import snapshot, threeway
+
+    spent: dict[str, float] = {}
+
+    def timer(name: str, fn: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
+        if is_async:
+
+            async def timed_async(*a: Any, **k: Any) -> Any:
+                t0 = time.perf_counter()
+                try:
+                    return await fn(*a, **k)
+                finally:
+                    spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
+
+            return timed_async
+
+        def timed_sync(*a: Any, **k: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
+
+        return timed_sync
+
+    phases = {
+        "_load": ("load all page records of base, main, CR head (3 x all_pages)", True),
+        "_tree": ("build the three model Trees from the records", False),
+        "merge": ("pure three-way merge (content/merge.py, incl. Tree checks)", False),
+        "_record": ("turn every merged page back into a record, compare with main", False),
+    }
+    saved = {name: getattr(threeway, name) for name in phases}
+    saved_commit = snapshot.Snapshot.commit
+    for name, (_, is_async) in phases.items():
+        setattr(threeway, name, timer(name, saved[name], is_async))
+    snapshot.Snapshot.commit = timer("commit", saved_commit, True)  # type: ignore[method-assign]
+    rng = random.Random(7)
+    cr_url = f"/v1/spaces/{space_id}/change-requests"
+    in_merge: dict[str, float] = {}
+    totals: dict[str, list[float]] = {}
+    try:
+        for gc_on in (True, False):
+            label = "merge, main moved, GC " + ("on" if gc_on else "off")
+            for n in range(runs):
+                x, y = rng.sample(leaves, 2)
+                cr = await b.call("POST", cr_url, None, 201)
+                url = f"{cr_url}/{cr['id']}"
+                await b.call("POST", f"{url}/content?compat=false", edit_body(x, rng, 30_000 + n))
+                live = edit_body(y, rng, 40_000 + n)
+                await b.call("POST", f"/v1/spaces/{space_id}/content", live)
+                before = dict(spent)
+                if not gc_on:
+                    gc.disable()
+                try:
+                    ms, _ = await b.timed("POST", f"{url}/merge")
+                finally:
+                    gc.enable()
+                totals.setdefault(label, []).append(ms)
+                if gc_on:  # only the merge's own share of each timer
+                    for name, total in spent.items():
+                        in_merge[name] = in_merge.get(name, 0.0) + total - before.get(name, 0.0)
+    finally:
+        for name in phases:
+            setattr(threeway, name, saved[name])
+        snapshot.Snapshot.commit = saved_commit  # type: ignore[method-assign]
+    phases["commit"] = ("write the merged records and map nodes", True)
+    lines = ["| phase (GC on) | ms per merge |", "| --- | ---: |"]
+    for name, (what, _) in phases.items():
+        lines.append(f"| `{name}`: {what} | {in_merge.get(name, 0.0) / runs * 1000:.0f} |")
+    for gc_on in (True, False):
+        label = "list all pages, GC " + ("on" if gc_on else "off")
+        for _ in range(runs):
+            if not gc_on:
+                gc.disable()
+            try:
+                ms, _ = await b.timed("GET", f"/v1/spaces/{space_id}/content/pages")
+            finally:
+                gc.enable()
+            totals.setdefault(label, []).append(ms)
+    lines += ["", "| request | median ms |", "| --- | ---: |"]
+    lines += [f"| {label} | {statistics.median(v):.0f} |" for label, v in totals.items()]
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------
@@ -525,8 +636,7 @@ async def run(args: argparse.Namespace, settings: Settings) -> None:
         org_id = await factories.organization(engine, owner=who, title="Content bench")
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url=BASE, timeout=600) as client:
-            b = Bench(client, engine, who.headers)
-            b.org_id = org_id  # type: ignore[attr-defined]
+            b = Bench(client, engine, who.headers, org_id)
             results = []
             for name in args.sizes:
                 results.append(
@@ -536,16 +646,20 @@ async def run(args: argparse.Namespace, settings: Settings) -> None:
                 )
             print()
             print(report(results))
-            if args.profile:
+            if args.profile or args.breakdown:
                 big = args.sizes[0]
-                space = await b.call(
-                    "POST", f"/v1/orgs/{org_id}/spaces", {"title": "Profile"}, 201
-                )
+                space = await b.call("POST", f"/v1/orgs/{org_id}/spaces", {"title": "Profile"}, 201)
                 await b.call("PATCH", f"/v1/spaces/{space['id']}", {"editMode": "live"})
                 leaves = await generate(b, space["id"], SHAPES[big], seed=1)
-                print(f"\ncProfile, {big} space, {args.profile} x (CR edit + live edit + "
-                      "merge with main moved + list pages):\n")
-                print(await profile_cases(b, space["id"], leaves, args.profile))
+                if args.breakdown:
+                    print(
+                        f"\nBreakdown, {big} space, {args.breakdown} merges "
+                        "(phases: mean; requests: median):"
+                    )
+                    print(await breakdown(b, space["id"], leaves, args.breakdown))
+                if args.profile:
+                    print(f"\ncProfile, {big} space:")
+                    print(await profile_cases(b, space["id"], leaves, args.profile))
     finally:
         await engine.dispose()
 
@@ -562,6 +676,19 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=int, default=0, metavar="N", help="cProfile N runs of the slow cases"
     )
+    parser.add_argument(
+        "--breakdown",
+        type=int,
+        default=0,
+        metavar="N",
+        help="time the phases of N merges with main moved, and GC on/off for merges and listings",
+    )
+    parser.add_argument(
+        "--wait-quiet", type=int, default=0, metavar="S", help="wait up to S s for an idle machine"
+    )
+    parser.add_argument(
+        "--quiet-below", type=float, default=10.0, metavar="PCT", help="idle means below PCT %%"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
     args.sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
@@ -577,11 +704,18 @@ def main() -> None:
         rate_limit=0,
         run_jobs_in_server=False,
     )
+    deadline = time.monotonic() + args.wait_quiet
+    busy = cpu_busy_percent()
+    while busy > args.quiet_below and time.monotonic() < deadline:
+        log(f"machine busy ({busy:.0f} % CPU), waiting")
+        time.sleep(5)
+        busy = cpu_busy_percent()
     db = "PostgreSQL" if settings.resolved_database_url.startswith("postgresql") else "SQLite"
     log(
-        f"{db}; git {git_state()}; Python {platform.python_version()}; "
+        f"{db}; git {git_state()}; docshelf from {Path(docshelf.__file__).parent}; "
+        f"Python {platform.python_version()}; "
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; "
-        f"background CPU {cpu_busy_percent():.0f} % of 2 cores before the run"
+        f"background CPU {busy:.0f} % of 2 cores before the run"
     )
     log("command: " + " ".join([".venv/bin/python", "benchmarks/content.py", *sys.argv[1:]]))
     try:

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from docshelf.api import PUBLIC_PATHS
 from tests import factories
 from tests.helpers import snapshot
-from tests.world import VALID_BODIES, build_world, fill, operations, path_params
+from tests.world import VALID_BODIES, VALID_QUERIES, build_world, fill, operations, path_params
 
 # Routes that deliberately answer callers outside the organization, and why.
 CROSS_ORG_EXEMPT = {
@@ -29,6 +29,15 @@ RANDOM_ID = "zzRandomId0000000000"
 def test_every_body_route_has_a_valid_body(app: FastAPI) -> None:
     needing = {(m, p) for m, p, op in operations(app) if "requestBody" in op}
     assert needing == set(VALID_BODIES)
+
+
+def test_every_required_query_has_a_valid_value(app: FastAPI) -> None:
+    needing = {
+        (m, p)
+        for m, p, op in operations(app)
+        if any(q["in"] == "query" and q.get("required") for q in op.get("parameters", []))
+    }
+    assert needing == set(VALID_QUERIES)
 
 
 def test_every_v1_route_is_in_the_matrices(app: FastAPI) -> None:

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.helpers import snapshot
-from tests.world import build_world, fill, operations
+from tests.world import VALID_QUERIES, build_world, fill, operations
 
 
 def _resolve(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
@@ -116,9 +116,10 @@ async def test_limits(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
         if "limit" not in names:
             continue
         url = fill(path, world.ids())
+        base = VALID_QUERIES.get((method, path), {})
         for bad in ("1001", "-1", "abc", "12345678901234567890", "1.5"):
             r = await client.request(
-                method, url, params={"limit": bad}, headers=world.admin_a.headers
+                method, url, params={**base, "limit": bad}, headers=world.admin_a.headers
             )
             assert r.status_code == 400, (path, bad, r.text)
             assert r.json()["error"]["code"] == 400
@@ -126,7 +127,7 @@ async def test_limits(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
         # GitBook's `changes` answers are bounded by `limit` alone (with a `more` count).
         if "page" in names:
             r = await client.request(
-                method, url, params={"page": "not-a-cursor"}, headers=world.admin_a.headers
+                method, url, params={**base, "page": "not-a-cursor"}, headers=world.admin_a.headers
             )
             assert r.status_code == 400, (path, r.text)
             assert r.json() == {
@@ -139,7 +140,7 @@ async def test_limits(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
             }
         for good in ("0", "1000"):
             r = await client.request(
-                method, url, params={"limit": good}, headers=world.admin_a.headers
+                method, url, params={**base, "limit": good}, headers=world.admin_a.headers
             )
             assert r.status_code == 200, (path, good, r.text)
         checked += 1

@@ -47,6 +47,7 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content"): {
         "changes": [{"operation": "update_page", "page": "{pageId}", "title": "Renamed"}]
     },
+    ("POST", "/v1/spaces/{spaceId}/content/import"): {"url": "{importUrl}", "source": "markdown"},
     ("POST", "/v1/spaces/{spaceId}/content"): {
         "changes": [{"operation": "insert_page", "document": {"markdown": "Hi"}}]
     },
@@ -66,6 +67,12 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
         "title": "Europe",
         "languages": ["fr", "de"],
     },
+}
+
+# Valid values of required query parameters, like VALID_BODIES for bodies.
+VALID_QUERIES: dict[tuple[str, str], dict[str, str]] = {
+    ("GET", "/v1/spaces/{spaceId}/search"): {"query": "intro"},
+    ("GET", "/v1/orgs/{organizationId}/search"): {"query": "intro"},
 }
 
 
@@ -95,8 +102,11 @@ class World:
 
     def request_body(self, method: str, path: str) -> dict[str, Any]:
         """httpx keyword arguments with the route's valid body, "{name}" strings filled in."""
+        extra: dict[str, Any] = {}
+        if (method, path) in VALID_QUERIES:
+            extra["params"] = VALID_QUERIES[(method, path)]
         if (method, path) not in VALID_BODIES:
-            return {}
+            return extra
         values = {**self.ids(), "otherOrganizationId": self.org_b}
 
         def fill_in(value: Any) -> Any:
@@ -108,7 +118,7 @@ class World:
                 return [fill_in(v) for v in value]
             return value
 
-        return {"json": fill_in(VALID_BODIES[(method, path)])}
+        return {**extra, "json": fill_in(VALID_BODIES[(method, path)])}
 
 
 async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
@@ -179,6 +189,8 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     assert r.status_code == 200, r.text
     world.extra["pageId"] = r.json()["changes"][0]["page"]["id"]
     world.extra["pagePath"] = "intro"
+    # Refused by the fetch guard without a packet sent; the conformance test serves a real one.
+    world.extra["importUrl"] = "http://127.0.0.1:9/page.md"
     world.extra["fileId"] = r.json()["insertedFiles"][0]["id"]
     world.extra["token"] = r.json()["insertedFiles"][0]["downloadURL"].rsplit("/", 1)[1]
     r = await client.post(

@@ -12,12 +12,15 @@ from docshelf.collection.endpoints import router as collection_router
 from docshelf.content.endpoints import public_router as download_router
 from docshelf.content.endpoints import router as content_router
 from docshelf.custom_field.endpoints import router as custom_field_router
+from docshelf.imports.endpoints import router as import_router
 from docshelf.invite.endpoints import router as invite_router
 from docshelf.kit.context import request_context
+from docshelf.links.endpoints import router as links_router
 from docshelf.member.endpoints import router as member_router
 from docshelf.meta.endpoints import router as meta_router
 from docshelf.organization.endpoints import router as organization_router
 from docshelf.permission.endpoints import router as permission_router
+from docshelf.search.endpoints import router as search_router
 from docshelf.space.endpoints import router as space_router
 from docshelf.team.endpoints import router as team_router
 from docshelf.translation.endpoints import router as translation_router
@@ -37,6 +40,9 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     change_request_router,
     # -- content --
     content_router,
+    links_router,
+    import_router,
+    search_router,
     # -- custom fields --
     custom_field_router,
     # -- translations --

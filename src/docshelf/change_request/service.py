@@ -8,6 +8,7 @@ from docshelf.authz.guard import not_found, require
 from docshelf.change_request import policy, repository
 from docshelf.change_request.presenter import present_change_request
 from docshelf.change_request.schemas import CreateChangeRequest, Status, UpdateChangeRequest
+from docshelf.content import repository as content_repository
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict, Forbidden
@@ -84,6 +85,11 @@ async def update(ctx: Ctx, space_id: str, ref: str, body: UpdateChangeRequest) -
     for name in ("subject", "status"):
         if name in given and getattr(body, name) is None:
             raise BadRequest(f"Invalid body field '{name}': must not be null")
+    if given:
+        # Space row, then change request row: the order merges take, so the two never deadlock,
+        # and the status is judged as it is once no merge can move it any more.
+        await content_repository.lock_space(ctx.conn, space_id)
+        row = await content_repository.lock_change_request(ctx.conn, row["id"])
     if row["status"] == "merged" and given:
         raise Conflict("A merged change request cannot change")
     values: dict[str, Any] = {}

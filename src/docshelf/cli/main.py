@@ -203,3 +203,54 @@ def token_revoke(settings: Settings, value: str) -> None:
     upgrade(settings)
     _in_transaction(settings, lambda conn: revoke_token(conn, value.strip()))
     click.echo("Token revoked.")
+
+
+@main.command("import")
+@click.argument("space_id")
+@click.argument("source")
+@click.option(
+    "--as",
+    "email",
+    default=None,
+    help="E-mail of the user recorded as the revision's author (default: none).",
+)
+@click.pass_obj
+def import_command(settings: Settings, space_id: str, source: str, email: str | None) -> None:
+    """Import SOURCE into a space's main content as one new revision.
+
+    SOURCE is a local folder or .zip of markdown files and images (structured by SUMMARY.md, or
+    by folders and README.md files), a .md or .html file, or an http(s) URL of one of those
+    (fetched through the guarded fetcher)."""
+    from docshelf.blobs import open_blob_store
+    from docshelf.content.lifecycle import use_blob_store
+    from docshelf.imports import cli as import_cli
+    from docshelf.imports import service as import_service
+    from docshelf.user.service import require_by_email
+
+    upgrade(settings)
+    use_blob_store(open_blob_store(settings))
+    try:
+        if import_cli.is_url(source):
+            imported = asyncio.run(import_cli.load_url(settings, source))
+        else:
+            imported = import_cli.load_local(source)
+    except DocshelfError as exc:
+        raise click.ClickException(exc.message) from exc
+    click.echo(
+        f"{len(imported.pages)} pages and {len(imported.files)} files to import "
+        f"({imported.total} resources seen)"
+    )
+    for note in imported.skipped:
+        click.echo(f"skipped: {note}")
+
+    with click.progressbar(length=len(imported.pages), label="Importing pages") as bar:
+
+        async def work(conn: AsyncConnection) -> str:
+            await import_cli.require_importable(conn, space_id)
+            author = await require_by_email(conn, email) if email else None
+            return await import_service.apply(
+                conn, space_id, imported, author_id=author, progress=bar.update
+            )
+
+        revision = _in_transaction(settings, work)
+    click.echo(f"Imported into revision {revision}")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from PIL import Image, UnidentifiedImageError
 
 import docshelf.content.markdown as md
+from docshelf.blobs import blob_key
 from docshelf.content.schemas import (
     Change,
     DeletePage,
@@ -35,9 +36,10 @@ from docshelf.kit.errors import BadRequest
 from docshelf.kit.ids import new_id
 
 FetchFile = Callable[[str], Awaitable[tuple[bytes, str | None]]]
-StoreBlob = Callable[[bytes], Awaitable[str]]
 LoadSnapshot = Callable[[str], Awaitable[Snapshot | None]]
 
+# Fetches happen inside the request's write transaction: bound how long one batch can hold it.
+MAX_URL_FILES = 10
 _SLUG_FORBIDDEN = re.compile(r"[\s/?#\\]")
 _PAGE_LINK = re.compile(r"^/pages/([A-Za-z0-9_-]+)$")
 _FILE_LINK = re.compile(r"^/files/([A-Za-z0-9_-]+)$")
@@ -57,7 +59,8 @@ class Outcome:
     updated: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     files: list[Record] = field(default_factory=list)
-    blobs: set[str] = field(default_factory=set)
+    # Bytes of the files the batch added, by blob key: stored only once the batch succeeded.
+    blobs: dict[str, bytes] = field(default_factory=dict)
 
 
 def slugify(title: str) -> str:
@@ -88,19 +91,18 @@ class Editor:
         *,
         now: str,
         fetch_file: FetchFile,
-        store_blob: StoreBlob,
         load_snapshot: LoadSnapshot,
         default_revert_to: str | None,
     ) -> None:
         self.snap = snap
         self.now = now
         self.fetch_file = fetch_file
-        self.store_blob = store_blob
         self.load_snapshot = load_snapshot
         self.default_revert_to = default_revert_to
         self.refs: dict[str, tuple[str, str]] = {}  # ref -> ("page" | "file", id)
         self.outcome = Outcome()
         self._rewritten: set[str] = set()  # pages whose markdown this batch set
+        self._fetches = 0
 
     async def apply(self, changes: list[Change]) -> Outcome:
         for index, change in enumerate(changes):
@@ -115,8 +117,7 @@ class Editor:
                 await self._revert_page(change, where)
             else:
                 await self._insert_files(change, where)
-        await self._resolve_links()
-        return self.outcome
+        return await self.finish()
 
     # Pages
 
@@ -145,7 +146,29 @@ class Editor:
             )
         return document.markdown or ""
 
-    async def _insert_page(self, change: InsertPage, where: str) -> None:
+    async def import_page(
+        self, *, ref: str, parent: str | None, title: str, markdown: str, kind: str
+    ) -> None:
+        """A page from an import: a document, or a group at the root."""
+        change = InsertPage.model_construct(
+            operation="insert_page",
+            document=DocumentBody.model_construct(markdown=markdown, document=None),
+            into=parent,
+            ref=ref,
+            title=title.strip()[:512] or "Untitled",
+            **dict.fromkeys(("at", "slug", "emoji", "icon", "description", "condition"), None),
+            **dict.fromkeys(("hidden", "noIndex", "noRobotsIndex"), None),
+        )
+        await self._insert_page(change, f"page {title!r}", kind=kind)
+
+    async def import_file(self, *, ref: str, name: str, content_type: str, data: bytes) -> None:
+        await self._store_file(name[:256], content_type, data, ref)
+
+    async def finish(self) -> Outcome:
+        await self._resolve_links()
+        return self.outcome
+
+    async def _insert_page(self, change: InsertPage, where: str, kind: str = "document") -> None:
         text = self._markdown(change.document, where)
         node = await self._parent_node(change.into, where)
         kids: list[list[str]] = list(node["children"])
@@ -169,7 +192,8 @@ class Editor:
             "title": title,
             "slug": slug,
             "parent": node["id"] or None,
-            "markdown": self.snap.put_text(text),
+            "type": kind,
+            "markdown": self.snap.put_text(text) if kind == "document" else None,
             "createdAt": self.now,
             "updatedAt": self.now,
         }
@@ -241,7 +265,10 @@ class Editor:
         if slug in {s for _, s in kids}:
             raise ChangeError(f"{where}: a sibling page already uses the slug {slug!r}")
         kids.insert(at, [page["id"], slug])
-        self.snap.put_page({**node, "children": kids})
+        if kids != node["children"]:
+            # Only when the page moved or was renamed: a parent's record holds every child,
+            # so rewriting it for a title or body edit would cost as much as its width.
+            self.snap.put_page({**node, "children": kids})
         page.update(slug=slug, parent=new_parent, updatedAt=self.now)
         self.snap.put_page(page)
         if page["id"] not in self.outcome.updated:
@@ -339,6 +366,9 @@ class Editor:
                 raise ChangeError(f"{where}: base64 is not valid base64") from None
         else:
             assert item.url is not None
+            self._fetches += 1
+            if self._fetches > MAX_URL_FILES:
+                raise ChangeError(f"{where}: at most {MAX_URL_FILES} files by URL per batch")
             try:
                 data, fetched_type = await self.fetch_file(item.url)
             except BadRequest as exc:
@@ -347,11 +377,14 @@ class Editor:
         content_type = (
             content_type or mimetypes.guess_type(item.name)[0] or "application/octet-stream"
         )
-        key = await self.store_blob(data)
-        self.outcome.blobs.add(key)
+        await self._store_file(item.name, content_type, data, item.ref)
+
+    async def _store_file(self, name: str, content_type: str, data: bytes, ref: str | None) -> None:
+        key = blob_key(data)
+        self.outcome.blobs[key] = data
         record: Record = {
             "id": new_id(),
-            "name": item.name,
+            "name": name,
             "contentType": content_type,
             "size": len(data),
             "blob": key,
@@ -361,8 +394,8 @@ class Editor:
         if dimensions is not None:
             record["dimensions"] = {"width": dimensions[0], "height": dimensions[1]}
         self.snap.put_file(record)
-        if item.ref is not None:
-            self.refs[item.ref] = ("file", record["id"])
+        if ref is not None:
+            self.refs[ref] = ("file", record["id"])
         self.outcome.files.append(record)
 
     # Links

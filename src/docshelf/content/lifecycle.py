@@ -10,8 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.blobs import BlobStore, open_blob_store
 from docshelf.config import get_settings
-from docshelf.content import objects, repository
+from docshelf.content import indexing, objects, repository
 from docshelf.models import space_blobs, spaces
+from docshelf.search import engine as search
 from docshelf.worker.queue import enqueue
 from docshelf.worker.registry import task
 
@@ -69,7 +70,7 @@ async def copy_content(
             ),
         )
     )
-    return await repository.insert(
+    revision_id = await repository.insert(
         conn,
         space_id=target,
         type="edits",
@@ -79,6 +80,10 @@ async def copy_content(
         author_id=author_id,
         created_at=now,
     )
+    copied = await repository.get(conn, target, revision_id)
+    assert copied is not None
+    await indexing.main_moved(conn, target, None, repository.snapshot(conn, copied))
+    return revision_id
 
 
 async def release_space(conn: AsyncConnection, space_id: str) -> None:
@@ -90,6 +95,7 @@ async def release_space(conn: AsyncConnection, space_id: str) -> None:
         )
     ).scalars()
     wanted = sorted(keys)
+    await search.drop_space(conn, space_id)  # SQLite's FTS5 table has no foreign key to cascade
     if wanted:
         await enqueue(conn, COLLECT_BLOBS, {"keys": wanted})
 

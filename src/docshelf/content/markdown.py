@@ -31,7 +31,15 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
-__all__ = ["Link", "Section", "iter_links", "rewrite_links", "split_sections", "to_document"]
+__all__ = [
+    "Link",
+    "Section",
+    "iter_links",
+    "rewrite_links",
+    "slugify",
+    "split_sections",
+    "to_document",
+]
 
 JSON = dict[str, Any]
 
@@ -345,9 +353,9 @@ class _Permissive(MarkdownIt):
 
 
 def _parser(cls: type[MarkdownIt]) -> MarkdownIt:
-    # markdown-it's own default: the CommonMark preset's 20 cuts off content in moderately deep
-    # lists (each list level costs two). Block nesting is bounded by this; parsing stays iterative
-    # enough at this depth (checked by the tests with pathological input).
+    # Content nested deeper than maxNesting is silently dropped. The CommonMark preset's 20 is
+    # reached by about ten levels of list (each costs two); markdown-it's default preset allows
+    # 100, which Python's recursion limit still affords (see the pathological-input tests).
     return cls("commonmark", {"maxNesting": 100}).enable("strikethrough")
 
 
@@ -666,7 +674,7 @@ def to_document(markdown: str) -> JSON:
             inline = tokens[i + 1] if i + 1 < len(tokens) else None
             children = (inline.children or []) if inline and inline.type == "inline" else []
             if kind == "heading_open":
-                level = min(int(token.tag[1:]) if token.tag[1:].isdigit() else 1, 3)
+                level = min(int(token.tag[1:]), 3)  # h1..h6
                 nodes.append(_block(f"heading-{level}", _inlines(children)))
             elif where == "top" and _only_images(children):
                 nodes.append(_images(children))

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -8,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.content.objects import ObjectStore
 from docshelf.content.snapshot import Snapshot
 from docshelf.kit.db import upsert_insert
+from docshelf.kit.errors import Forbidden
 from docshelf.kit.ids import new_id
 from docshelf.models import change_requests, revisions, space_blobs, spaces
 
@@ -53,13 +56,18 @@ async def insert(
     return rid
 
 
-async def lock_space(conn: AsyncConnection, space_id: str) -> str:
+async def lock_space(conn: AsyncConnection, space_id: str, *, share: bool = False) -> str:
     """The head of main, with the space row locked until commit (PostgreSQL; SQLite writers
-    hold the database lock already), so two writes to main queue instead of losing one."""
-    stmt = sa.select(spaces.c.revision_id).where(spaces.c.id == space_id)
+    hold the database lock already), so two writes to main queue instead of losing one, and a
+    space locked meanwhile refuses the write (LockedSpace). `share` is for writes that do not
+    move main (change request content): they only need editMode to hold still."""
+    stmt = sa.select(spaces.c.revision_id, spaces.c.edit_mode).where(spaces.c.id == space_id)
     if conn.dialect.name == "postgresql":
-        stmt = stmt.with_for_update()
-    return str((await conn.execute(stmt)).scalar_one())
+        stmt = stmt.with_for_update(read=share)
+    row = (await conn.execute(stmt)).one()
+    if row.edit_mode == "locked":
+        raise Forbidden("The space is locked: its content cannot be changed")
+    return str(row.revision_id)
 
 
 async def lock_change_request(conn: AsyncConnection, cr_id: str) -> sa.RowMapping:
@@ -77,11 +85,20 @@ async def set_head(conn: AsyncConnection, space_id: str, revision_id: str, now: 
     )
 
 
-async def reference_blobs(conn: AsyncConnection, space_id: str, keys: set[str]) -> None:
-    if not keys:
+async def store_blobs(
+    conn: AsyncConnection, store: Any, space_id: str, blobs: Mapping[str, bytes]
+) -> None:
+    """Stores a successful batch's file bytes and records that the space references them.
+    Under the blob lock, so the collector cannot delete a blob between this check-and-put and
+    the reference that protects it; put is idempotent, so bytes already there are kept."""
+    if not blobs:
         return
+    await lock_blobs(conn)
+    for key, data in blobs.items():
+        if not await store.exists(key):
+            await store.put(data)
     stmt = upsert_insert(conn.dialect.name, space_blobs).on_conflict_do_nothing()
-    await conn.execute(stmt, [{"space_id": space_id, "blob_key": k} for k in sorted(keys)])
+    await conn.execute(stmt, [{"space_id": space_id, "blob_key": k} for k in sorted(blobs)])
 
 
 async def lock_blobs(conn: AsyncConnection) -> None:

@@ -17,6 +17,12 @@ Emoji = Annotated[
 Icon = Annotated[str, StringConstraints(min_length=1, max_length=50)]
 Ref = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 PageId = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+# A media type as RFC 9110 spells it (it becomes the download's Content-Type header).
+MEDIA_TYPE = (
+    r"^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+"
+    r"""(\s*;\s*[A-Za-z0-9!#$&^_.+-]+=([A-Za-z0-9!#$&^_.+-]+|"[^"\\\r\n]*"))*$"""
+)
+ContentType = Annotated[str, StringConstraints(min_length=3, max_length=255, pattern=MEDIA_TYPE)]
 # A 1 MB cap on the encoded text, as GitBook states it.
 Base64 = Annotated[str, StringConstraints(max_length=1024 * 1024)]
 
@@ -73,7 +79,7 @@ class FileInput(Body):
     name: Annotated[str, StringConstraints(min_length=1, max_length=256)]
     url: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = None
     base64: Base64 | None = None
-    contentType: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None
+    contentType: ContentType | None = None
     ref: Ref | None = None
 
     @model_validator(mode="after")

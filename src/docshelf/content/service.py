@@ -4,7 +4,9 @@ writes into change requests or live onto main, merge and update."""
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 import sqlalchemy as sa
@@ -14,7 +16,7 @@ from docshelf.authz.guard import not_found, require
 from docshelf.change_request import policy as cr_policy
 from docshelf.change_request import repository as cr_repository
 from docshelf.change_request.presenter import present_change_request
-from docshelf.content import downloads, hamt, repository
+from docshelf.content import downloads, hamt, indexing, repository
 from docshelf.content import markdown as md
 from docshelf.content.edits import Editor, Outcome, page_link_targets, render_links
 from docshelf.content.presenter import (
@@ -24,7 +26,7 @@ from docshelf.content.presenter import (
     present_page,
     present_revision,
 )
-from docshelf.content.schemas import ContentChanges
+from docshelf.content.schemas import MEDIA_TYPE, ContentChanges
 from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.content.threeway import merge_snapshots
 from docshelf.kit.clock import isoformat, utcnow
@@ -32,6 +34,7 @@ from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict, Forbidden
 from docshelf.kit.pagination import PageParams, page_in_memory
 from docshelf.space import policy as space_policy
+from docshelf.space import repository as space_repository
 from docshelf.space.policy import SpaceAccess
 
 Format = Literal["markdown", "document"]
@@ -46,13 +49,13 @@ class Where:
 
 
 @dataclass
-class _Target:
+class Target:
     space: SpaceAccess
     revision: sa.RowMapping
     snap: Snapshot
 
 
-async def _target(ctx: Ctx, space_id: str, where: Where) -> _Target:
+async def target(ctx: Ctx, space_id: str, where: Where) -> Target:
     space = await space_policy.load(ctx, space_id)
     if where.change_request is not None:
         cr = await cr_repository.get(ctx.conn, space_id, where.change_request)
@@ -64,7 +67,7 @@ async def _target(ctx: Ctx, space_id: str, where: Where) -> _Target:
     row = await repository.get(ctx.conn, space_id, revision_id)
     if row is None:
         not_found("Revision")
-    return _Target(space, row, repository.snapshot(ctx.conn, row))
+    return Target(space, row, repository.snapshot(ctx.conn, row))
 
 
 def _page_app_url(ctx: Ctx, space_id: str, page_id: str) -> str:
@@ -105,11 +108,14 @@ async def _merged_from(ctx: Ctx, space_id: str, row: sa.RowMapping) -> dict[str,
     if row["type"] != "merge" or row["change_request_id"] is None:
         return None
     cr = await cr_repository.get(ctx.conn, space_id, row["change_request_id"])
-    return None if cr is None else present_change_request(cr, ctx.base_url)
+    # A candidate left by a merge that had conflicts merged nothing.
+    if cr is None or cr["revision_merged"] != row["id"]:
+        return None
+    return present_change_request(cr, ctx.base_url)
 
 
 async def get_revision(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
-    t = await _target(ctx, space_id, where)
+    t = await target(ctx, space_id, where)
     records = await t.snap.all_pages()
     files = await t.snap.all_files()
     return present_revision(
@@ -122,13 +128,13 @@ async def get_revision(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
 
 
 async def list_pages(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
-    t = await _target(ctx, space_id, where)
+    t = await target(ctx, space_id, where)
     records = await t.snap.all_pages()
     return {"pages": _nest(ctx, space_id, records, await t.snap.root())}
 
 
 async def list_files(ctx: Ctx, space_id: str, where: Where, params: PageParams) -> dict[str, Any]:
-    t = await _target(ctx, space_id, where)
+    t = await target(ctx, space_id, where)
     files = list((await t.snap.all_files()).values())
     chunk, count, next_page = page_in_memory(
         files, key=lambda f: str(f["id"]), params=params, listing="files"
@@ -140,7 +146,7 @@ async def list_files(ctx: Ctx, space_id: str, where: Where, params: PageParams) 
 
 
 async def get_file(ctx: Ctx, space_id: str, where: Where, file_id: str) -> dict[str, Any]:
-    t = await _target(ctx, space_id, where)
+    t = await target(ctx, space_id, where)
     rec = await t.snap.file(file_id)
     if rec is None:
         not_found("File")
@@ -180,7 +186,7 @@ async def _present_one(
 async def get_page(
     ctx: Ctx, space_id: str, where: Where, page_id: str, fmt: Format, refs: str
 ) -> dict[str, Any]:
-    t = await _target(ctx, space_id, where)
+    t = await target(ctx, space_id, where)
     rec = await t.snap.page(page_id)
     if rec is None:
         not_found("Page")
@@ -190,7 +196,7 @@ async def get_page(
 async def get_page_by_path(
     ctx: Ctx, space_id: str, where: Where, path: str, fmt: Format, refs: str
 ) -> dict[str, Any]:
-    t = await _target(ctx, space_id, where)
+    t = await target(ctx, space_id, where)
     page_id = await t.snap.resolve_path(path)
     rec = None if page_id is None else await t.snap.page(page_id)
     if rec is None or rec["type"] == "link":
@@ -202,7 +208,7 @@ async def get_page_by_path(
 
 
 async def changes(ctx: Ctx, space_id: str, where: Where, limit: int) -> dict[str, Any]:
-    t = await _target(ctx, space_id, where)
+    t = await target(ctx, space_id, where)
     merged_from = None
     if where.change_request is not None:
         cr = await cr_repository.get(ctx.conn, space_id, where.change_request)
@@ -285,7 +291,7 @@ async def _semantic_changes(
 # Writes
 
 
-def _require_edit(space: SpaceAccess) -> None:
+def require_content_edit(space: SpaceAccess) -> None:
     if space.row["edit_mode"] == "locked":
         raise Forbidden("The space is locked: its content cannot be changed")
     require(cr_policy.can_edit(space.role, space.row["edit_mode"]), "You cannot edit this space")
@@ -307,12 +313,9 @@ async def _apply(
         fetched = await fetcher.fetch(url)
         if not 200 <= fetched.status < 300:
             raise BadRequest(f"the URL answered HTTP {fetched.status}")
-        return fetched.body, fetched.content_type
-
-    async def store_blob(data: bytes) -> str:
-        await repository.lock_blobs(ctx.conn)
-        key: str = await blobs.put(data)
-        return key
+        ctype = fetched.content_type
+        valid = ctype and len(ctype) <= 255 and "\n" not in ctype and re.match(MEDIA_TYPE, ctype)
+        return fetched.body, ctype if valid else None
 
     async def load_snapshot(revision_id: str) -> Snapshot | None:
         row = await repository.get(ctx.conn, space_id, revision_id)
@@ -322,13 +325,12 @@ async def _apply(
         snap,
         now=isoformat(utcnow()) or "",
         fetch_file=fetch_file,
-        store_blob=store_blob,
         load_snapshot=load_snapshot,
         default_revert_to=revert_to,
     )
     outcome = await editor.apply(body.changes)
     await snap.commit()
-    await repository.reference_blobs(ctx.conn, space_id, outcome.blobs)
+    await repository.store_blobs(ctx.conn, blobs, space_id, outcome.blobs)
     return snap, outcome
 
 
@@ -375,7 +377,8 @@ async def write_change_request(
     found = await cr_repository.get(ctx.conn, space_id, cr_ref)
     if found is None:
         not_found("Change request")
-    _require_edit(space)
+    require_content_edit(space)
+    await repository.lock_space(ctx.conn, space_id, share=True)
     cr = await repository.lock_change_request(ctx.conn, found["id"])
     _writable(cr)
     head = await repository.get(ctx.conn, space_id, cr["revision_id"])
@@ -411,12 +414,16 @@ async def write_change_request(
 
 async def write_live(ctx: Ctx, space_id: str, body: ContentChanges) -> dict[str, Any]:
     space = await space_policy.load(ctx, space_id)
-    _require_edit(space)
+    require_content_edit(space)
     if space.row["edit_mode"] != "live":
         raise Forbidden(
             "Live editing is off for this space: set editMode to live, or use a change request"
         )
     head_id = await repository.lock_space(ctx.conn, space_id)
+    if await space_repository.edit_mode(ctx.conn, space_id) != "live":
+        raise Forbidden(
+            "Live editing is off for this space: set editMode to live, or use a change request"
+        )
     head = await repository.get(ctx.conn, space_id, head_id)
     assert head is not None
     parents = list(head["parents"])
@@ -434,9 +441,23 @@ async def write_live(ctx: Ctx, space_id: str, body: ContentChanges) -> dict[str,
         author_id=ctx.actor.user_id,
         created_at=now,
     )
-    await repository.set_head(ctx.conn, space_id, revision_id, now)
+    await _advance_main(ctx, space_id, head, revision_id, snap, now)
     out = await _update_body(ctx, space_id, outcome, None)
     return {"revision": revision_id, **out}
+
+
+async def _advance_main(
+    ctx: Ctx,
+    space_id: str,
+    old_head: sa.RowMapping,
+    revision_id: str,
+    after: Snapshot,
+    now: datetime,
+) -> None:
+    """Moves main to a new revision and brings what is derived from it (links, search) along,
+    in the same transaction."""
+    await repository.set_head(ctx.conn, space_id, revision_id, now)
+    await indexing.main_moved(ctx.conn, space_id, repository.snapshot(ctx.conn, old_head), after)
 
 
 # Merge and update
@@ -492,15 +513,20 @@ async def merge(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
         created_at=now,
     )
     if merged.conflicts:
-        records = await repository.snapshot(ctx.conn, head).pages(
-            [c.page_id for c in merged.conflicts]
-        )
+        wanted = [c.page_id for c in merged.conflicts]
+        records = {
+            **await repository.snapshot(ctx.conn, main).pages(wanted),
+            **await repository.snapshot(ctx.conn, head).pages(wanted),
+        }
         return {
             "revision": revision_id,
             "result": "conflicts",
             "conflicts": _conflicts_out(merged.conflicts, records),
         }
-    await repository.set_head(ctx.conn, space_id, revision_id, now)
+    after = Snapshot(
+        repository.snapshot(ctx.conn, main).store, merged.pages_root, merged.files_root
+    )
+    await _advance_main(ctx, space_id, main, revision_id, after, now)
     await cr_repository.update(
         ctx.conn,
         cr["id"],
@@ -515,7 +541,7 @@ async def update(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     found = await cr_repository.get(ctx.conn, space_id, cr_ref)
     if found is None:
         not_found("Change request")
-    _require_edit(space)
+    require_content_edit(space)
     main_id = await repository.lock_space(ctx.conn, space_id)
     cr = await repository.lock_change_request(ctx.conn, found["id"])
     _writable(cr)
@@ -546,9 +572,11 @@ async def update(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
         created_at=now,
     )
     if merged.conflicts:
-        records = await repository.snapshot(ctx.conn, head).pages(
-            [c.page_id for c in merged.conflicts]
-        )
+        wanted = [c.page_id for c in merged.conflicts]
+        records = {
+            **await repository.snapshot(ctx.conn, main).pages(wanted),
+            **await repository.snapshot(ctx.conn, head).pages(wanted),
+        }
         return {
             "revision": revision_id,
             "result": "conflicts",

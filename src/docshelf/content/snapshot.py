@@ -30,6 +30,7 @@ PAGE_DEFAULTS: Record = {
     "noIndex": False,
     "noRobotsIndex": False,
     "href": None,
+    "condition": None,
     "markdown": None,
     "createdAt": None,
     "updatedAt": None,

@@ -8,6 +8,7 @@ only records that differ from ours become new objects.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,9 +30,12 @@ class Merged:
 
 
 def _tree(records: dict[str, Record], root: Record, texts: dict[str, str]) -> Tree:
+    """The pure model of `records`. Positions count only the children present, so a scoped
+    subset (see _scope) of an unchanged parent's children is still numbered 0..n-1."""
     position: dict[str, int] = {}
     for parent in [root, *records.values()]:
-        for index, (child, _) in enumerate(parent["children"]):
+        present = [child for child, _ in parent["children"] if child in records]
+        for index, child in enumerate(present):
             position[child] = index
     pages = []
     for rec in records.values():
@@ -56,18 +60,70 @@ def _tree(records: dict[str, Record], root: Record, texts: dict[str, str]) -> Tr
     return Tree.of(pages)
 
 
-async def _load(snap: Snapshot) -> tuple[dict[str, Record], Record]:
-    return await snap.all_pages(), await snap.root()
+Side = tuple[dict[str, Record], Record]
+
+
+async def _scope(snaps: tuple[Snapshot, ...], changed: set[str]) -> list[Side]:
+    """Per side, the records a merge of `changed` needs: the changed pages, every ancestor (so
+    each tree is closed upward) and all children of changed pages and of a changed root (so
+    sibling orders merge over whole lists). Pages outside are the same on all three sides."""
+    roots = [await s.root() for s in snaps]
+    records: list[dict[str, Record]] = [{} for _ in snaps]
+    pending = set(changed) - {ROOT}
+    if ROOT in changed:
+        pending |= {child for root in roots for child, _ in root["children"]}
+    loaded: set[str] = set()
+    while pending:
+        loaded |= pending
+        found = [await s.pages(pending) for s in snaps]
+        more: set[str] = set()
+        for side, got in zip(records, found, strict=True):
+            side.update(got)
+            for pid, rec in got.items():
+                if rec["parent"] is not None:
+                    more.add(rec["parent"])
+                if pid in changed:
+                    more.update(child for child, _ in rec["children"])
+        pending = more - loaded
+    return list(zip(records, roots, strict=True))
 
 
 async def merge_snapshots(base: Snapshot, ours: Snapshot, theirs: Snapshot, *, now: str) -> Merged:
-    """`ours` wins what cannot be combined; every such point is reported as a conflict."""
+    """`ours` wins what cannot be combined; every such point is reported as a conflict.
+
+    Only what either side changed is loaded: a merge of a one-page change costs the same in a
+    space of 100 or 10,000 pages. Should the merge's structural repairs reach a page outside
+    that scope (an orphan moved up to an unchanged ancestor), it is redone over every page."""
     files_root = await _merge_files(base, ours, theirs)
     if theirs.pages_root == base.pages_root or theirs.pages_root == ours.pages_root:
         return Merged(ours.pages_root, files_root, ())
     if ours.pages_root == base.pages_root:
         return Merged(theirs.pages_root, files_root, ())
-    (b, b_root), (o, o_root), (t, t_root) = [await _load(s) for s in (base, ours, theirs)]
+    changed = set(await hamt.diff(base.store, base.pages_root, ours.pages_root))
+    changed |= set(await hamt.diff(base.store, base.pages_root, theirs.pages_root))
+    sides = await _scope((base, ours, theirs), changed)
+    merged = await _merge_pages(ours, *sides, changed=changed, now=now)
+    if merged is None:
+        everything = [(await s.all_pages(), await s.root()) for s in (base, ours, theirs)]
+        merged = await _merge_pages(ours, *everything, changed=None, now=now)
+        assert merged is not None
+    pages_root, conflicts = merged
+    return Merged(pages_root, files_root, conflicts)
+
+
+async def _merge_pages(
+    ours: Snapshot,
+    base_side: Side,
+    ours_side: Side,
+    theirs_side: Side,
+    *,
+    changed: set[str] | None,
+    now: str,
+) -> tuple[str | None, tuple[Conflict, ...]] | None:
+    """Merges the pages given (all of them when `changed` is None) and writes the result on top
+    of ours. None when the result would alter a page outside `changed`: the caller retries
+    with every page."""
+    (b, b_root), (o, o_root), (t, t_root) = base_side, ours_side, theirs_side
     both = [
         pid
         for pid in o.keys() & t.keys() & b.keys()
@@ -75,25 +131,52 @@ async def merge_snapshots(base: Snapshot, ours: Snapshot, theirs: Snapshot, *, n
     ]
     keys = {rec.get("markdown") for pid in both for rec in (o[pid], t[pid], b[pid])}
     texts = await ours.markdowns({k for k in keys if k})
-    result = merge(_tree(b, b_root, texts), _tree(o, o_root, texts), _tree(t, t_root, texts))
-    out = Snapshot(ours.store, ours.pages_root, ours.files_root)
+    ours_tree = _tree(o, o_root, texts)
+    result = merge(_tree(b, b_root, texts), ours_tree, _tree(t, t_root, texts))
     merged_tree = result.tree
+
+    def context(pid: str | None) -> bool:
+        return changed is not None and (pid or ROOT) not in changed
+
+    def same_children(pid: str | None) -> bool:
+        return [c.id for c in merged_tree.children(pid)] == [c.id for c in ours_tree.children(pid)]
+
+    out = Snapshot(ours.store, ours.pages_root, ours.files_root)
+    extra: list[Conflict] = []
     for page in merged_tree.pages:
+        if context(page.id):
+            mine = ours_tree.get(page.id)
+            if (
+                mine is None
+                or dataclasses.replace(mine, position=0) != dataclasses.replace(page, position=0)
+                or not same_children(page.id)
+            ):
+                return None
+            continue
         if page.markdown.startswith(_TOKEN):
             key: str | None = page.markdown[len(_TOKEN) :]
         else:
             key = out.put_text(page.markdown)
         sides = (o.get(page.id), t.get(page.id), b.get(page.id))
-        record = _record(page, merged_tree, *sides, markdown=key, now=now)
+        record = _record(page, merged_tree, *sides, markdown=key, now=now, conflicts=extra)
         if record != o.get(page.id):
             out.put_page(record)
     for pid in o.keys() - set(merged_tree.keys()):
+        if context(pid):
+            return None
         out.drop_page(pid)
-    root_children = [[p.id, p.slug] for p in merged_tree.children(None)]
-    if root_children != o_root["children"]:
-        out.put_root({"id": ROOT, "children": root_children})
+    if context(None):
+        if not same_children(None):
+            return None
+    else:
+        root_children = [[p.id, p.slug] for p in merged_tree.children(None)]
+        if root_children != o_root["children"]:
+            out.put_root({"id": ROOT, "children": root_children})
     pages_root, _ = await out.commit()
-    return Merged(pages_root, files_root, result.conflicts)
+    # Siblings that came to share a slug were renamed "-2", "-3": settled, not a conflict that
+    # should stop two change requests that each added a page from both merging.
+    blocking = tuple(c for c in (*result.conflicts, *extra) if c.kind != "slug")
+    return pages_root, blocking
 
 
 def _record(
@@ -105,6 +188,7 @@ def _record(
     *,
     markdown: str | None,
     now: str,
+    conflicts: list[Conflict],
 ) -> Record:
     source: dict[str, Any] = dict(ours or theirs or {})
     record = {
@@ -126,7 +210,13 @@ def _record(
         b = (base or {}).get(name)
         o = (ours or {}).get(name)
         t = (theirs or {}).get(name)
-        record[name] = t if (ours is None or (o == b and t != b)) and theirs is not None else o
+        if ours is not None and theirs is not None and base is not None and b != o != t != b:
+            conflicts.append(
+                Conflict(page.id, "metadata", name, base=b, ours=o, theirs=t, merged=o)
+            )
+        value = t if (ours is None or (o == b and t != b)) and theirs is not None else o
+        if value is not None or name in source:
+            record[name] = value
     stamps = [r["updatedAt"] for r in (ours, theirs) if r and r.get("updatedAt")]
     record["updatedAt"] = max(stamps) if stamps else now
     if (

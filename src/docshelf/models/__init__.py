@@ -3,12 +3,13 @@
 
 from docshelf.models.change_request import change_request_contributors, change_requests
 from docshelf.models.collection import collections
-from docshelf.models.content import content_objects, revisions, space_blobs
+from docshelf.models.content import content_objects, page_links, revisions, space_blobs
 from docshelf.models.custom_field import custom_field_values, custom_fields
 from docshelf.models.identity import api_tokens, users
 from docshelf.models.job import jobs
 from docshelf.models.organization import invites, members, organizations
 from docshelf.models.permission import content_grants
+from docshelf.models.search import search_sections
 from docshelf.models.space import spaces
 from docshelf.models.system import instance_settings, rate_limit_counters
 from docshelf.models.team import team_members, teams
@@ -28,8 +29,10 @@ __all__ = [
     "jobs",
     "members",
     "organizations",
+    "page_links",
     "rate_limit_counters",
     "revisions",
+    "search_sections",
     "space_blobs",
     "spaces",
     "team_members",

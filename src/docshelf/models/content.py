@@ -53,3 +53,23 @@ space_blobs = sa.Table(
     sa.Column("blob_key", sa.String(64), primary_key=True),
     sa.Index("ix_space_blobs_blob_key", "blob_key"),
 )
+
+# Links found in the markdown of main's pages, kept current as main moves (content/indexing.py);
+# whether a link is broken is decided when it is read, against the head of main.
+page_links = sa.Table(
+    "page_links",
+    metadata,
+    sa.Column(
+        "space_id",
+        sa.String(32),
+        sa.ForeignKey("spaces.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("page_id", sa.String(32), primary_key=True),
+    sa.Column("position", sa.Integer(), primary_key=True),
+    # page, file, anchor, url, or unresolved (a relative link that named no page)
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("target", sa.String(2048), nullable=False),
+    sa.Column("anchor", sa.String(512)),
+    sa.Index("ix_page_links_target", "space_id", "kind", "target"),
+)

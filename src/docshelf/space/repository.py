@@ -42,3 +42,9 @@ async def purge(conn: AsyncConnection, space_id: str) -> None:
         )
     )
     await conn.execute(sa.delete(spaces).where(spaces.c.id == space_id))
+
+
+async def edit_mode(conn: AsyncConnection, space_id: str) -> str | None:
+    stmt = sa.select(spaces.c.edit_mode).where(spaces.c.id == space_id)
+    value = (await conn.execute(stmt)).scalar_one_or_none()
+    return None if value is None else str(value)

@@ -1,0 +1,58 @@
+"""Keeps what is derived from main content (links, the search index) in step with main.
+
+Called in the transaction that moves a space's head, with the snapshots before and after: only
+pages whose record changed are looked at (a map diff skips everything shared), and only those
+whose title or body changed are re-read.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+import docshelf.content.markdown as md
+from docshelf.content import hamt
+from docshelf.content.snapshot import ROOT, Snapshot
+from docshelf.links import repository as links
+from docshelf.search import engine as search
+
+
+async def main_moved(
+    conn: AsyncConnection, space_id: str, before: Snapshot | None, after: Snapshot
+) -> None:
+    old_root = None if before is None else before.pages_root
+    changed = [
+        pid for pid in await hamt.diff(after.store, old_root, after.pages_root) if pid != ROOT
+    ]
+    if not changed:
+        return
+    old = await before.pages(changed) if before is not None else {}
+    new = await after.pages(changed)
+    relevant = [
+        pid
+        for pid in changed
+        if pid not in new
+        or pid not in old
+        or (old[pid].get("markdown"), old[pid]["title"], old[pid]["type"])
+        != (new[pid].get("markdown"), new[pid]["title"], new[pid]["type"])
+    ]
+    if not relevant:
+        return
+    texts = await after.markdowns(
+        {new[p]["markdown"] for p in relevant if new.get(p, {}).get("markdown")}
+    )
+    link_rows: dict[str, list[links.Row] | None] = {}
+    indexed: dict[str, search.IndexedPage | None] = {}
+    for pid in relevant:
+        rec = new.get(pid)
+        if rec is None:
+            link_rows[pid] = None
+            indexed[pid] = None
+            continue
+        text = texts.get(rec.get("markdown") or "", "")
+        link_rows[pid] = links.rows_for(text)
+        sections = tuple(
+            search.IndexedSection(s.anchor, s.title, s.body) for s in md.split_sections(text)
+        )
+        indexed[pid] = search.IndexedPage(rec["title"], sections)
+    await links.reindex(conn, space_id, link_rows)
+    await search.reindex(conn, space_id, indexed)

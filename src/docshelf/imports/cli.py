@@ -1,0 +1,77 @@
+"""What `docshelf import` reads: local folders, archives and files, or a URL."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.config import Settings
+from docshelf.fetch import Fetcher
+from docshelf.imports.convert import Imported
+from docshelf.imports.service import MAX_IMPORT_BYTES, convert
+from docshelf.kit.errors import BadRequest, Forbidden, NotFound
+from docshelf.models import spaces
+
+_BY_SUFFIX = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
+
+
+def _zip_folder(folder: Path) -> bytes:
+    """The folder as an in-memory zip, refusing more than MAX_IMPORT_BYTES of content so a
+    mistaken path (a home directory) fails fast instead of filling memory."""
+    out = io.BytesIO()
+    total = 0
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        for path in sorted(folder.rglob("*")):
+            if not path.is_file() or any(p.startswith(".") for p in path.relative_to(folder).parts):
+                continue
+            total += path.stat().st_size
+            if total > MAX_IMPORT_BYTES:
+                raise BadRequest(f"{folder} holds more than {MAX_IMPORT_BYTES} bytes")
+            archive.write(path, path.relative_to(folder).as_posix())
+    return out.getvalue()
+
+
+def is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+async def load_url(settings: Settings, source: str) -> Imported:
+    fetched = await Fetcher.from_settings(settings, max_bytes=MAX_IMPORT_BYTES).fetch(source)
+    if not 200 <= fetched.status < 300:
+        raise BadRequest(f"{source} answered HTTP {fetched.status}")
+    name = fetched.url.rstrip("/").rsplit("/", 1)[-1] or "index"
+    kind = _BY_SUFFIX.get(Path(name).suffix.lower())
+    if kind is None:
+        ctype = (fetched.content_type or "").split(";")[0].strip().lower()
+        kind = {"text/html": "html", "application/zip": "zip"}.get(ctype, "markdown")
+    return convert(kind, fetched.body, name)
+
+
+def load_local(source: str) -> Imported:
+    path = Path(source)
+    if path.is_dir():
+        return convert("zip", _zip_folder(path), path.name)
+    if not path.is_file():
+        raise BadRequest(f"{source}: no such file or folder")
+    if path.suffix.lower() == ".zip":
+        return convert("zip", path.read_bytes(), path.name)
+    kind = _BY_SUFFIX.get(path.suffix.lower())
+    if kind is None:
+        raise BadRequest(f"{source}: import a folder, a .zip, a .md or an .html file")
+    return convert(kind, path.read_bytes(), path.name)
+
+
+async def require_importable(conn: AsyncConnection, space_id: str) -> None:
+    row = (
+        await conn.execute(
+            sa.select(spaces.c.edit_mode, spaces.c.deleted_at).where(spaces.c.id == space_id)
+        )
+    ).first()
+    if row is None or row.deleted_at is not None:
+        raise NotFound("Space not found")
+    if row.edit_mode == "locked":
+        raise Forbidden("The space is locked: its content cannot be changed")

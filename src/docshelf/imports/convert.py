@@ -1,0 +1,598 @@
+"""Pure converters from imported sources to a page tree: bytes in, an `Imported` out, with no
+network and no database.
+
+- `from_markdown`: one markdown file, one page.
+- `from_html`: one HTML page, one page of markdown.
+- `from_zip`: a GitBook export or Git Sync repository as a zip. `SUMMARY.md`, when there is one,
+  is the table of contents; otherwise folders and their `README.md` files are. Images come along
+  as files, and relative links between the archive's pages and images are rewritten to refs.
+
+Bad input the user can fix raises `ConversionError`, whose message is meant for them.
+"""
+
+from __future__ import annotations
+
+import lzma
+import posixpath
+import re
+import warnings
+import zipfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from io import BytesIO
+from pathlib import PurePosixPath
+from typing import Literal
+from urllib.parse import unquote, urljoin, urlsplit
+
+from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, Tag, XMLParsedAsHTMLWarning
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from markdownify import MarkdownConverter
+
+from docshelf.content.markdown import rewrite_links
+
+__all__ = [
+    "ConversionError",
+    "Imported",
+    "ImportedFile",
+    "ImportedPage",
+    "from_html",
+    "from_markdown",
+    "from_zip",
+]
+
+
+class ConversionError(ValueError):
+    """The source cannot be imported; the message says why, for the user."""
+
+
+@dataclass(frozen=True)
+class ImportedFile:
+    ref: str
+    name: str
+    content_type: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ImportedPage:
+    ref: str
+    parent: str | None  # another page's ref
+    title: str
+    markdown: str
+    kind: Literal["document", "group"] = "document"
+
+
+@dataclass(frozen=True)
+class Imported:
+    pages: tuple[ImportedPage, ...]  # parents before children, siblings in order
+    files: tuple[ImportedFile, ...]
+    total: int  # files considered: markdown, images and the skipped ones
+    skipped: tuple[str, ...]  # "<what>: <why>", one per thing left out or imported only in part
+
+
+# -- markdown ----------------------------------------------------------------------------------
+
+_MD = MarkdownIt("commonmark")
+_FRONT_MATTER_KEY = re.compile(r"[A-Za-z0-9_-]+\s*:")
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+_SPACES = re.compile(r"\s+")
+
+
+def _decode(data: bytes) -> str:
+    text = data.decode("utf-8-sig", errors="replace")
+    # markdown-it counts lines after folding these; doing it first keeps its line map usable.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _squash(text: str) -> str:
+    return _SPACES.sub(" ", text).strip()
+
+
+def _plain(tokens: list[Token] | None) -> str:
+    out: list[str] = []
+    for token in tokens or []:
+        if token.type in ("text", "code_inline"):
+            out.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif token.type == "image":
+            out.append(_plain(token.children))
+    return _squash("".join(out))
+
+
+def _drop_front_matter(text: str) -> str:
+    """`text` without a leading YAML block (GitBook keeps a page's description, icon and layout
+    there), which would otherwise read as a divider and a heading."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return text
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() in ("---", "..."):
+            return "\n".join(lines[i + 1 :])
+        # Only a YAML mapping counts: a page may well open with a plain divider.
+        if i == 1 and not _FRONT_MATTER_KEY.match(lines[i]):
+            return text
+    return text
+
+
+def _split_title(text: str) -> tuple[str | None, str]:
+    """The first top-level `# heading` as plain text, and the page without it."""
+    body = _drop_front_matter(text)
+    tokens = _MD.parse(body)
+    for i, token in enumerate(tokens):
+        if token.type != "heading_open" or token.tag != "h1" or token.level or not token.map:
+            continue
+        title = _plain(tokens[i + 1].children)
+        if not title:
+            continue
+        lines = body.split("\n")
+        start, end = token.map
+        before, after = lines[:start], lines[end:]
+        # Lines on both sides would run together into one paragraph.
+        gap = [""] if before and after and before[-1].strip() and after[0].strip() else []
+        return title, _LEADING_BLANK_LINES.sub("", "\n".join(before + gap + after))
+    return None, _LEADING_BLANK_LINES.sub("", body)
+
+
+def _stem(name: str) -> str:
+    return PurePosixPath(name.replace("\\", "/")).stem or name
+
+
+def from_markdown(data: bytes, name: str) -> Imported:
+    """One page: titled by its first `# heading` (taken out of the body), else by the file name
+    without its extension."""
+    if b"\0" in data:
+        raise ConversionError(f"{name} is not a text file")
+    title, body = _split_title(_decode(data))
+    page = ImportedPage("p1", None, title or _stem(name) or "Untitled", body)
+    return Imported((page,), (), 1, ())
+
+
+# -- HTML --------------------------------------------------------------------------------------
+
+_NOT_CONTENT = ["script", "style", "noscript", "template", "nav", "title"]
+_BLANK_RUN = re.compile(r"\n{3,}")
+_LANGUAGE = re.compile(r"^(?:language|lang)-(.+)$")
+
+
+def _code_language(pre: Tag) -> str | None:
+    code = pre.find("code")
+    for el in (pre, code) if isinstance(code, Tag) else (pre,):
+        for cls in el.get_attribute_list("class"):
+            if match := _LANGUAGE.match(cls or ""):
+                return match.group(1)
+    return None
+
+
+def _absolutize(soup: BeautifulSoup, url: str) -> None:
+    """Point relative links and images back at the site they came from: here they would lead
+    nowhere."""
+    if urlsplit(url).scheme not in ("http", "https"):
+        return
+    base = url
+    base_tag = soup.find("base", href=True)
+    if isinstance(base_tag, Tag):
+        base = urljoin(url, str(base_tag["href"]))
+    for tag, attr in (("a", "href"), ("img", "src")):
+        for el in soup.find_all(tag):
+            value = el.get(attr) if isinstance(el, Tag) else None
+            if isinstance(value, str) and value.strip() and not value.startswith("#"):
+                el[attr] = urljoin(base, value.strip())
+
+
+def from_html(data: bytes, url: str) -> Imported:
+    """One page: titled by `<title>`, else the first `<h1>`; its `<main>`, else `<article>`, else
+    `<body>` as markdown, without scripts, styles and navigation. Relative links and images are
+    made absolute against `url` (nothing is downloaded)."""
+    with warnings.catch_warnings():
+        # Odd but harmless input (plain text, XML) is still converted; pytest and the server's
+        # warning filters need not hear about it.
+        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(data, "html.parser")
+    title_tag = soup.find("title")
+    title = _squash(title_tag.get_text()) if isinstance(title_tag, Tag) else ""
+    for el in soup.find_all(_NOT_CONTENT):
+        el.decompose()
+    _absolutize(soup, url)
+    root: Tag = soup
+    for name in ("main", "article", "body"):
+        found = soup.find(name)
+        if isinstance(found, Tag):
+            root = found
+            break
+    h1 = root.find("h1")
+    if isinstance(h1, Tag):
+        heading = _squash(h1.get_text())
+        # The page shows its title above the body already.
+        if heading and (not title or heading == title):
+            title = title or heading
+            h1.decompose()
+    converter = MarkdownConverter(
+        heading_style="ATX", bullets="-", code_language_callback=_code_language
+    )
+    markdown = _BLANK_RUN.sub("\n\n", converter.convert_soup(root)).strip()
+    path = urlsplit(url).path.rstrip("/")
+    fallback = _stem(unquote(path)) if path else urlsplit(url).netloc
+    if markdown:
+        markdown += "\n"
+    page = ImportedPage("p1", None, title or fallback or "Untitled", markdown)
+    return Imported((page,), (), 1, ())
+
+
+# -- zip ---------------------------------------------------------------------------------------
+
+_IMAGE_TYPES = {
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+    "svg": "image/svg+xml",
+    "webp": "image/webp",
+}
+_MARKDOWN = ("md", "markdown")
+_CHUNK = 64 * 1024
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_DAMAGED = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, ValueError)
+
+
+def _extension(path: str) -> str:
+    return posixpath.splitext(path)[1][1:].lower()
+
+
+def _is_readme(path: str) -> bool:
+    return posixpath.basename(path).lower() == "readme.md"
+
+
+def _size(n: int) -> str:
+    mb = 1024 * 1024
+    return f"{n / mb:g} MB" if n >= mb else f"{n} bytes"
+
+
+def _parts(name: str) -> tuple[str, ...]:
+    """An entry's path as components, refusing any that would land outside the archive."""
+    path = name.replace("\\", "/")  # Windows tools write these, and Windows reads them so
+    if path.startswith("/") or _DRIVE.match(path):
+        raise ConversionError(f"{name}: absolute paths are not allowed in the archive")
+    parts = tuple(p for p in path.split("/") if p not in ("", "."))
+    if ".." in parts:
+        raise ConversionError(f"{name}: paths with '..' are not allowed in the archive")
+    return parts
+
+
+def _ignored(parts: tuple[str, ...]) -> bool:
+    """Operating-system litter and tool metadata, not part of the content."""
+    if not parts or "__MACOSX" in parts:
+        return True
+    for i, part in enumerate(parts):
+        if not part.startswith("."):
+            continue
+        # GitBook keeps uploaded images in .gitbook/assets/ and pages link to them there; the
+        # rest of that folder (reusable blocks, settings) has no place in a page tree.
+        if part == ".gitbook" and i < len(parts) - 1:
+            return _extension(parts[-1]) not in _IMAGE_TYPES
+        return True
+    return False
+
+
+@dataclass
+class _Budget:
+    limit: int
+    used: int = 0
+
+    def read(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> bytes:
+        # Sizes in the headers are the archive's word only: count what actually comes out, and
+        # stop as soon as it is too much.
+        chunks: list[bytes] = []
+        try:
+            with archive.open(info) as stream:
+                while chunk := stream.read(_CHUNK):
+                    self.used += len(chunk)
+                    if self.used > self.limit:
+                        limit = _size(self.limit)
+                        raise ConversionError(f"the archive unpacks to more than {limit}")
+                    chunks.append(chunk)
+        except ConversionError:
+            raise
+        except RuntimeError as e:  # zipfile's word for "encrypted"
+            raise ConversionError(f"{path}: encrypted archives are not supported") from e
+        except NotImplementedError as e:
+            raise ConversionError(f"{path}: unsupported compression method") from e
+        except _DAMAGED as e:
+            raise ConversionError(f"not a valid zip archive ({path} is damaged)") from e
+        return b"".join(chunks)
+
+
+@dataclass
+class _Draft:
+    parent: int | None  # index into the drafts
+    title: str
+    markdown: str
+    kind: Literal["document", "group"] = "document"
+    source: str | None = None  # the markdown file it came from, where relative links start
+    folder: str | None = None  # the folder it stands for, in the folder layout
+
+
+@dataclass
+class _Archive:
+    texts: dict[str, str]  # markdown files by path
+    images: dict[str, str]  # image paths -> their content type
+    data: dict[str, bytes]  # image bytes by path
+    total: int
+    skipped: list[str] = field(default_factory=list)
+    drafts: list[_Draft] = field(default_factory=list)
+
+    def add(self, draft: _Draft) -> int:
+        self.drafts.append(draft)
+        return len(self.drafts) - 1
+
+    def page(
+        self, path: str, parent: int | None, title: str | None = None, fallback: str | None = None
+    ) -> int:
+        heading, body = _split_title(self.texts[path])
+        name = title or heading or fallback or _stem(path)
+        return self.add(_Draft(parent, name, body, source=path))
+
+
+def _open(data: bytes) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(BytesIO(data))
+    except (*_DAMAGED, zipfile.LargeZipFile) as e:
+        raise ConversionError("not a valid zip archive") from e
+
+
+def _entries(archive: zipfile.ZipFile, max_files: int) -> list[tuple[str, zipfile.ZipInfo]]:
+    kept: list[tuple[tuple[str, ...], zipfile.ZipInfo]] = []
+    for info in archive.infolist():
+        parts = _parts(info.filename)
+        if info.is_dir() or _ignored(parts):
+            continue
+        kept.append((parts, info))
+        if len(kept) > max_files:
+            raise ConversionError(f"the archive holds more than {max_files} files")
+    # An archive of a folder (GitHub's downloads, "compress" in a file manager) wraps everything
+    # in it; the content starts inside.
+    tops = {parts[0] for parts, _ in kept}
+    if len(tops) == 1 and all(len(parts) > 1 for parts, _ in kept):
+        kept = [(parts[1:], info) for parts, info in kept]
+    return [("/".join(parts), info) for parts, info in kept]
+
+
+def _load(data: bytes, max_files: int, max_total_bytes: int) -> _Archive:
+    archive = _open(data)
+    with archive:
+        entries = _entries(archive, max_files)
+        budget = _Budget(max_total_bytes)
+        texts: dict[str, str] = {}
+        images: dict[str, str] = {}
+        blobs: dict[str, bytes] = {}
+        skipped: list[str] = []
+        for path, info in entries:
+            ext = _extension(path)
+            if path in texts or path in images:
+                skipped.append(f"{path}: appears twice in the archive, kept the first")
+            elif ext in _MARKDOWN or ext in _IMAGE_TYPES:
+                content = budget.read(archive, info, path)
+                if ext in _IMAGE_TYPES:
+                    images[path] = _IMAGE_TYPES[ext]
+                    blobs[path] = content
+                elif b"\0" in content:
+                    skipped.append(f"{path}: not a text file")
+                else:
+                    texts[path] = _decode(content)
+            else:
+                skipped.append(f"{path}: not markdown or an image")
+    return _Archive(texts, images, blobs, len(entries), skipped)
+
+
+def _external(target: str) -> bool:
+    return bool(_SCHEME.match(target)) or target.startswith("//")
+
+
+def _local_path(target: str, base: str) -> str | None:
+    """Where a relative `target` (no fragment) written in folder `base` leads, or None when it
+    leaves the archive."""
+    # GitBook writes some links from the root of the content with a leading "/".
+    joined = target.lstrip("/") if target.startswith("/") else posixpath.join(base, target)
+    path = posixpath.normpath(joined) if joined else "."
+    return None if path == ".." or path.startswith("../") else path
+
+
+def _find_readme(texts: dict[str, str], folder: str) -> str | None:
+    prefix = "" if folder == "." else folder + "/"
+    exact = prefix + "README.md"
+    if exact in texts:
+        return exact
+    return next(
+        (p for p in texts if _is_readme(p) and (posixpath.dirname(p) or ".") == folder), None
+    )
+
+
+# SUMMARY.md
+
+_PENDING = -2  # a list item whose entry has not been read yet
+_NONE = -1  # a list item that made no page
+
+
+def _summary_target(arc: _Archive, href: str) -> tuple[str | None, str]:
+    """The markdown file a SUMMARY entry points at (None if there is none) and how it reads."""
+    raw = href.split("#", 1)[0].split("?", 1)[0]
+    path = _local_path(unquote(raw), "")
+    if path is None:
+        return None, raw
+    if raw.endswith("/") or path == "." or (path not in arc.texts and _extension(path) == ""):
+        return _find_readme(arc.texts, path) or posixpath.join(path, "README.md"), raw
+    return path, raw
+
+
+def _from_summary(arc: _Archive, summary: str) -> None:
+    tokens = _MD.parse(arc.texts.pop(summary))
+    used: set[str] = set()
+    items: list[int] = []  # the open list items: a draft index, _PENDING or _NONE
+    group: int | None = None
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.level == 0:
+            # An h1 is the table of contents' own title ("Table of contents").
+            if token.tag != "h1":
+                title = _plain(tokens[i + 1].children) or "Untitled"
+                group = arc.add(_Draft(None, title, "", kind="group"))
+            continue
+        if token.type == "list_item_open":
+            items.append(_PENDING)
+        elif token.type == "list_item_close" and items:
+            items.pop()
+        elif token.type == "inline" and items and items[-1] == _PENDING:
+            parent = next((item for item in reversed(items[:-1]) if item >= 0), group)
+            items[-1] = _summary_entry(arc, summary, token.children or [], parent, used)
+    for path in sorted(set(arc.texts) - used):
+        arc.skipped.append(f"{path}: not listed in {summary}")
+
+
+def _summary_entry(
+    arc: _Archive, summary: str, children: list[Token], parent: int | None, used: set[str]
+) -> int:
+    start = next((k for k, c in enumerate(children) if c.type == "link_open"), None)
+    if start is None:
+        title = _plain(children)
+        return arc.add(_Draft(parent, title, "")) if title else _NONE
+    end = next((k for k in range(start, len(children)) if children[k].type == "link_close"), None)
+    title = _plain(children[start + 1 : end])
+    href = str(children[start].attrGet("href") or "")
+    if _external(href):
+        arc.skipped.append(f'{summary}: "{title}" links to {href}, not to a page')
+        return _NONE
+    path, shown = _summary_target(arc, href)
+    if path is not None and path in arc.texts and path not in used:
+        used.add(path)
+        return arc.page(path, parent, title)
+    if path is not None and path in used:
+        why = f"{path} is listed more than once"
+    else:
+        why = f"{shown} not found"
+    arc.skipped.append(f"{summary}: {why}, imported as an empty page")
+    return arc.add(_Draft(parent, title or _stem(shown) or "Untitled", ""))
+
+
+# Folders and READMEs
+
+
+@dataclass
+class _Folder:
+    path: str
+    files: list[str] = field(default_factory=list)
+    folders: dict[str, _Folder] = field(default_factory=dict)
+
+    @property
+    def readme(self) -> str | None:
+        # "README.md" as GitBook writes it wins over a "readme.md" beside it.
+        readmes = sorted(
+            (posixpath.basename(p) != "README.md", p) for p in self.files if _is_readme(p)
+        )
+        return readmes[0][1] if readmes else None
+
+
+def _folder_tree(texts: dict[str, str]) -> _Folder:
+    root = _Folder(".")
+    for path in texts:
+        folder = root
+        *dirs, _ = path.split("/")
+        for name in dirs:
+            below = posixpath.join(folder.path, name) if folder.path != "." else name
+            folder = folder.folders.setdefault(name, _Folder(below))
+        folder.files.append(path)
+    return root
+
+
+def _emit_folder(arc: _Archive, folder: _Folder, parent: int | None) -> None:
+    if folder.path == ".":
+        if folder.readme is not None:
+            arc.page(folder.readme, None)
+        here = None
+    elif folder.readme is not None:
+        # A README without a heading is still its folder's page, named as the folder is.
+        here = arc.page(folder.readme, parent, fallback=posixpath.basename(folder.path))
+        arc.drafts[here].folder = folder.path
+    else:
+        here = arc.add(_Draft(parent, posixpath.basename(folder.path), "", folder=folder.path))
+    entries: list[tuple[str, str | _Folder]] = [
+        (posixpath.basename(p), p) for p in folder.files if p != folder.readme
+    ]
+    entries += list(folder.folders.items())
+    for _, entry in sorted(entries, key=lambda e: (e[0].casefold(), e[0])):
+        if isinstance(entry, _Folder):
+            _emit_folder(arc, entry, here)
+        else:
+            arc.page(entry, here)
+
+
+# Links
+
+
+def _resolver(
+    base: str, pages: dict[str, str], files: dict[str, str]
+) -> Callable[[str, bool], str | None]:
+    def resolve(target: str, image: bool) -> str | None:
+        if not target or target.startswith("#") or _external(target):
+            return None
+        raw, sep, fragment = target.partition("#")
+        raw = raw.split("?", 1)[0]
+        # Try the name as written first: a file may really have "%20" in it.
+        for candidate in dict.fromkeys((raw, unquote(raw))):
+            path = _local_path(candidate, base)
+            if path is None:
+                continue
+            ref = files.get(path) if image else files.get(path) or pages.get(path)
+            if ref is not None:
+                return f"./{ref}#{fragment}" if sep and fragment else f"./{ref}"
+        return None
+
+    return resolve
+
+
+def _finish(arc: _Archive) -> Imported:
+    page_refs = [f"p{i + 1}" for i in range(len(arc.drafts))]
+    file_refs = {path: f"f{i + 1}" for i, path in enumerate(sorted(arc.images))}
+    by_path: dict[str, str] = {}
+    for draft, ref in zip(arc.drafts, page_refs, strict=True):
+        if draft.source is not None:
+            by_path.setdefault(draft.source, ref)
+            if _is_readme(draft.source):
+                by_path.setdefault(posixpath.dirname(draft.source) or ".", ref)
+        if draft.folder is not None:
+            by_path.setdefault(draft.folder, ref)
+    pages = []
+    for draft, ref in zip(arc.drafts, page_refs, strict=True):
+        markdown = draft.markdown
+        if draft.source is not None:
+            base = posixpath.dirname(draft.source)
+            markdown = rewrite_links(markdown, _resolver(base, by_path, file_refs))
+        parent = None if draft.parent is None else page_refs[draft.parent]
+        pages.append(ImportedPage(ref, parent, draft.title, markdown, draft.kind))
+    files = tuple(
+        ImportedFile(ref, posixpath.basename(path), arc.images[path], arc.data[path])
+        for path, ref in file_refs.items()
+    )
+    return Imported(tuple(pages), files, arc.total, tuple(arc.skipped))
+
+
+def from_zip(
+    data: bytes, *, max_files: int = 2000, max_total_bytes: int = 200 * 1024 * 1024
+) -> Imported:
+    """A GitBook export or Git Sync repository as a page tree, see the module's notes.
+
+    Refused: anything but a readable zip, entries reaching outside it, more than `max_files`
+    files, or more than `max_total_bytes` once unpacked."""
+    arc = _load(data, max_files, max_total_bytes)
+    summary = next((p for p in arc.texts if p.lower() == "summary.md"), None)
+    if summary is not None:
+        arc.total -= 1  # the table of contents is how the pages are read, not one of them
+        _from_summary(arc, summary)
+    else:
+        _emit_folder(arc, _folder_tree(arc.texts), None)
+    if not arc.drafts:
+        where = f"{summary} lists no pages" if summary else "the archive holds no markdown files"
+        raise ConversionError(f"nothing to import: {where}")
+    return _finish(arc)

@@ -1,0 +1,165 @@
+"""Importing content into a space's main line: fetch through the guarded fetcher, convert, apply.
+
+Everything that can fail for a reason the caller can fix (a refused URL, an error answer, an
+unsupported source, an archive that is not one) fails before anything is written, as a 400.
+Imports larger than LARGE_IMPORT resources are applied by a durable job; the answer then names
+the revision the job will create.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.blobs import blob_key
+from docshelf.content import indexing, repository
+from docshelf.content.edits import Editor
+from docshelf.content.lifecycle import blob_store
+from docshelf.content.service import require_content_edit
+from docshelf.content.snapshot import Snapshot
+from docshelf.fetch import Fetcher
+from docshelf.imports.convert import ConversionError, Imported, from_html, from_markdown, from_zip
+from docshelf.kit.clock import isoformat, utcnow
+from docshelf.kit.context import Ctx
+from docshelf.kit.errors import BadRequest
+from docshelf.kit.ids import new_id
+from docshelf.space import policy as space_policy
+from docshelf.space import repository as space_repository
+from docshelf.worker.queue import enqueue
+from docshelf.worker.registry import task
+
+SUPPORTED = ("markdown", "zip", "html")
+LARGE_IMPORT = 200
+MAX_IMPORT_BYTES = 100 * 1024 * 1024
+IMPORT_JOB = "content.import"
+
+
+def convert(source: str, data: bytes, name: str) -> Imported:
+    try:
+        if source == "markdown":
+            return from_markdown(data, name)
+        if source == "html":
+            return from_html(data, name)
+        return from_zip(data)
+    except ConversionError as exc:
+        raise BadRequest(f"Cannot import this {source} content: {exc}") from None
+
+
+async def apply(
+    conn: AsyncConnection,
+    space_id: str,
+    imported: Imported,
+    *,
+    author_id: str | None,
+    revision_id: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> str:
+    """Adds the imported pages after main's top-level pages, as one new revision of main."""
+    head_id = await repository.lock_space(conn, space_id)
+    head = await repository.get(conn, space_id, head_id)
+    assert head is not None
+    snap = repository.snapshot(conn, head)
+    store = blob_store()
+
+    async def no_fetch(url: str) -> tuple[bytes, str | None]:
+        raise BadRequest("imports do not fetch further URLs")
+
+    async def no_revisions(_: str) -> Snapshot | None:
+        return None
+
+    now = utcnow()
+    editor = Editor(
+        snap,
+        now=isoformat(now) or "",
+        fetch_file=no_fetch,
+        load_snapshot=no_revisions,
+        default_revert_to=None,
+    )
+    for f in imported.files:
+        await editor.import_file(ref=f.ref, name=f.name, content_type=f.content_type, data=f.data)
+    for page in imported.pages:
+        await editor.import_page(
+            ref=page.ref,
+            parent=page.parent,
+            title=page.title,
+            markdown=page.markdown,
+            kind=page.kind,
+        )
+        if progress is not None:
+            progress(1)
+    outcome = await editor.finish()
+    await snap.commit()
+    await repository.store_blobs(conn, store, space_id, outcome.blobs)
+    new_id_ = await repository.insert(
+        conn,
+        space_id=space_id,
+        revision_id=revision_id,
+        type="edits",
+        parents=[head_id],
+        pages_root=snap.pages_root,
+        files_root=snap.files_root,
+        author_id=author_id,
+        created_at=now,
+    )
+    await repository.set_head(conn, space_id, new_id_, now)
+    await indexing.main_moved(conn, space_id, repository.snapshot(conn, head), snap)
+    return new_id_
+
+
+async def import_content(ctx: Ctx, space_id: str, url: str, source: str) -> dict[str, Any]:
+    space = await space_policy.load(ctx, space_id)
+    require_content_edit(space)
+    if source not in SUPPORTED:
+        raise BadRequest(
+            f"Invalid body field 'source': importing from {source!r} is not supported; "
+            f"use one of {', '.join(SUPPORTED)}"
+        )
+    fetcher = Fetcher.from_settings(ctx.state.settings, max_bytes=MAX_IMPORT_BYTES)
+    fetched = await fetcher.fetch(url)
+    if not 200 <= fetched.status < 300:
+        raise BadRequest(f"Cannot import {url}: it answered HTTP {fetched.status}")
+    name = fetched.url.rstrip("/").rsplit("/", 1)[-1] or "index"
+    imported = convert(source, fetched.body, name)
+    count = len(imported.pages) + len(imported.files)
+    if count == 0:
+        raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
+    if count > LARGE_IMPORT:
+        revision_id = new_id()
+        key = blob_key(fetched.body)
+        await repository.store_blobs(ctx.conn, blob_store(), space_id, {key: fetched.body})
+        await enqueue(
+            ctx.conn,
+            IMPORT_JOB,
+            {
+                "space": space_id,
+                "blob": key,
+                "source": source,
+                "name": name,
+                "revision": revision_id,
+                "author": ctx.actor.user_id,
+            },
+        )
+    else:
+        revision_id = await apply(ctx.conn, space_id, imported, author_id=ctx.actor.user_id)
+    return {"revision": revision_id, "importedResources": count, "totalResources": imported.total}
+
+
+@task(IMPORT_JOB)
+async def run_import(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+    if await space_repository.get(conn, payload["space"]) is None:
+        return  # purged meanwhile
+    data = await blob_store().get(payload["blob"])
+    if data is None:
+        return
+    imported = convert(payload["source"], data, payload["name"])
+    if await repository.get(conn, payload["space"], payload["revision"]) is not None:
+        return  # a retry after a commit that already applied it
+    await apply(
+        conn,
+        payload["space"],
+        imported,
+        author_id=payload["author"],
+        revision_id=payload["revision"],
+    )

@@ -1,0 +1,465 @@
+"""The full-text index of main content and its queries: one interface, two engines.
+
+The unit indexed is a section of a page (content.markdown.split_sections), each row carrying its
+page's title so that a query may match across the title and the text. SQLite searches an FTS5
+table ranked by bm25; PostgreSQL a weighted tsvector ranked by ts_rank. Both score a section
+alike:
+
+    2 x the share of the query's words found in the page title
+  + 1 x the share found in the section title
+  + the engine's relevance, squashed into [0, 1) (itself weighting page title > section title >
+    body)
+
+and a page as its best section. The shares are what makes a title match rank first on both
+engines whatever their relevance functions make of the text: bm25 saturates term frequencies
+(a word said ten times in a body all but ties with the page title) and gives a word found in
+most rows next to no weight at all, wherever it was found.
+
+A query is its whitespace-separated words, each one quoted for the engine (never read as query
+syntax, so nothing a user types can raise), all of them required, the last one also matching as
+a prefix so that a query typed as you go finds its word.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import reduce
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import TSQUERY
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.models.search import SEARCH_CONFIG, search_sections
+
+MAX_SECTIONS = 5
+SNIPPET_CHARS = 200
+
+# Enough words for any real query; bounds the size of the statement a 512-character query makes.
+_MAX_WORDS = 32
+# A shorter last word would match as a prefix of a good part of the vocabulary.
+_PREFIX_MIN = 3
+# Ids per statement when deleting or fetching by page.
+_BATCH = 200
+
+_TITLE_WEIGHT = 2.0
+_SECTION_WEIGHT = 1.0
+
+# Snippets come back from the engines with the matches between these, so that they can be cut
+# around the first match; they cannot occur in indexed text, which is stripped of them.
+_OPEN = "\x02"
+_CLOSE = "\x03"
+_UNINDEXABLE = str.maketrans("", "", "\x00\x02\x03")
+
+_WORD = re.compile(r"[^\W_]")
+
+_t = search_sections
+
+
+@dataclass(frozen=True)
+class IndexedSection:
+    anchor: str | None
+    title: str | None
+    body: str
+
+
+@dataclass(frozen=True)
+class IndexedPage:
+    title: str
+    sections: tuple[IndexedSection, ...]
+
+
+@dataclass(frozen=True)
+class SectionHit:
+    anchor: str | None
+    title: str | None
+    # A plain-text excerpt of about SNIPPET_CHARS characters around the first match.
+    body: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    space_id: str
+    page_id: str
+    # Higher is better; comparable within one search only.
+    score: float
+    # Sections whose title or text holds a word of the query, best first, at most MAX_SECTIONS;
+    # none when only the page title matched.
+    sections: tuple[SectionHit, ...]
+
+
+# -- writing ---------------------------------------------------------------------------------------
+
+
+async def reindex(
+    conn: AsyncConnection, space_id: str, pages: Mapping[str, IndexedPage | None]
+) -> None:
+    """Replaces the rows of each page (None: the page is gone)."""
+    if not pages:
+        return
+    fts = not _is_postgres(conn)
+    ids = list(pages)
+    for start in range(0, len(ids), _BATCH):
+        chunk = ids[start : start + _BATCH]
+        stmt = sa.delete(_t).where(_t.c.space_id == space_id, _t.c.page_id.in_(chunk))
+        if fts:
+            stmt = stmt.where(*_fts_ids(space_id=[space_id], page_id=chunk))
+        await conn.execute(stmt)
+    rows = [
+        {
+            "space_id": space_id,
+            "page_id": page_id,
+            "position": position,
+            "anchor": section.anchor,
+            "page_title": page.title.translate(_UNINDEXABLE),
+            "section_title": None
+            if section.title is None
+            else section.title.translate(_UNINDEXABLE),
+            "body": section.body.translate(_UNINDEXABLE),
+        }
+        for page_id, page in pages.items()
+        if page is not None
+        # A page without text still has a row, or its title could not be found.
+        for position, section in enumerate(page.sections or (IndexedSection(None, None, ""),))
+    ]
+    for start in range(0, len(rows), 500):
+        await conn.execute(sa.insert(_t), rows[start : start + 500])
+
+
+async def drop_space(conn: AsyncConnection, space_id: str) -> None:
+    """Removes a space's rows. Needed on SQLite when a space is purged: the FTS5 table has no
+    foreign key to cascade from (PostgreSQL's has, and this is then a no-op)."""
+    stmt = sa.delete(_t).where(_t.c.space_id == space_id)
+    if not _is_postgres(conn):
+        stmt = stmt.where(*_fts_ids(space_id=[space_id]))
+    await conn.execute(stmt)
+
+
+# -- searching -------------------------------------------------------------------------------------
+
+
+async def search(
+    conn: AsyncConnection,
+    query: str,
+    *,
+    space_ids: sa.Select[Any] | list[str],
+    limit: int,
+    offset: int,
+) -> tuple[list[Hit], int]:
+    """Pages of the given spaces that match `query`, best first (ties by page id), from
+    `offset`, at most `limit`; and how many pages match in all. `space_ids` is a list or a
+    SELECT of one column, so that what the caller may see can be decided in the same statement.
+    """
+    terms = _terms(query)
+    if not terms or (isinstance(space_ids, list) and not space_ids):
+        return [], 0
+    plan: _Plan = _Postgres(terms) if _is_postgres(conn) else _Fts5(terms, space_ids)
+    in_scope = _t.c.space_id.in_(space_ids)
+
+    rows = (
+        sa.select(_t.c.space_id, _t.c.page_id, plan.score().label("score"))
+        .where(plan.matches(), in_scope)
+        .cte("matches")
+    )
+    if plan.materialized:
+        rows = rows.prefix_with("MATERIALIZED")
+    score = sa.func.max(rows.c.score).label("score")
+    stmt = (
+        sa.select(rows.c.space_id, rows.c.page_id, score, sa.func.count().over().label("total"))
+        .group_by(rows.c.space_id, rows.c.page_id)
+        .order_by(score.desc(), plan.in_order(rows.c.page_id), plan.in_order(rows.c.space_id))
+        .limit(max(limit, 0))
+        .offset(max(offset, 0))
+    )
+    pages = (await conn.execute(stmt)).all() if limit > 0 else []
+    if pages:
+        total = int(pages[0].total)
+    else:
+        matching = (
+            sa.select(_t.c.space_id, _t.c.page_id).where(plan.matches(), in_scope).distinct()
+        ).subquery()
+        total = int((await conn.execute(sa.select(sa.func.count()).select_from(matching))).one()[0])
+
+    sections = await _sections(conn, plan, [(r.space_id, r.page_id) for r in pages])
+    hits = [
+        Hit(r.space_id, r.page_id, float(r.score), sections.get((r.space_id, r.page_id), ()))
+        for r in pages
+    ]
+    return hits, total
+
+
+async def _sections(
+    conn: AsyncConnection, plan: _Plan, pages: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[SectionHit, ...]]:
+    found: dict[tuple[str, str], list[Any]] = {}
+    for start in range(0, len(pages), _BATCH):
+        batch = pages[start : start + _BATCH]
+        stmt = sa.select(
+            _t.c.space_id,
+            _t.c.page_id,
+            _t.c.position,
+            _t.c.anchor,
+            _t.c.section_title,
+            plan.section_score(batch).label("score"),
+            # A short body is its own snippet (and spared the engine's cutting at words).
+            sa.case(
+                (sa.func.length(_t.c.body) <= SNIPPET_CHARS, _t.c.body), else_=plan.snippet()
+            ).label("snippet"),
+        ).where(plan.section_matches(batch), sa.tuple_(_t.c.space_id, _t.c.page_id).in_(batch))
+        for row in await conn.execute(stmt):
+            found.setdefault((row.space_id, row.page_id), []).append(row)
+    return {
+        key: tuple(
+            SectionHit(r.anchor, r.section_title, _snippet(r.snippet or ""))
+            for r in sorted(rows, key=lambda r: (-r.score, r.position))[:MAX_SECTIONS]
+        )
+        for key, rows in found.items()
+    }
+
+
+@dataclass(frozen=True)
+class _Term:
+    word: str
+    prefix: bool
+
+
+def _terms(query: str) -> list[_Term]:
+    # Words without a letter or digit index nothing on either engine and would only make
+    # FTS5 match nothing at all ("" is a phrase no row holds).
+    words = list(dict.fromkeys(w for w in query.split() if _WORD.search(w)))[:_MAX_WORDS]
+    return [_Term(w, i == len(words) - 1 and len(w) >= _PREFIX_MIN) for i, w in enumerate(words)]
+
+
+def _snippet(marked: str) -> str:
+    text = " ".join(marked.split())
+    # No marker before the first opening one, so its index is also the match's in the plain text.
+    at = text.find(_OPEN)
+    plain = text.replace(_OPEN, "").replace(_CLOSE, "")
+    if len(plain) <= SNIPPET_CHARS:
+        return plain
+    at = max(at, 0)  # no match in the body (the section title held it): its beginning
+    start = max(0, min(at - SNIPPET_CHARS // 3, len(plain) - SNIPPET_CHARS))
+    if start > 0:
+        space = plain.find(" ", start, at)
+        start = space + 1 if space >= 0 else start
+    end = start + SNIPPET_CHARS
+    if end < len(plain):
+        space = plain.rfind(" ", at, end)
+        end = space if space > at else end
+    return plain[start:end]
+
+
+def _is_postgres(conn: AsyncConnection) -> bool:
+    return conn.dialect.name == "postgresql"
+
+
+class _Plan:
+    """How one engine expresses a query's parts; `search` composes them."""
+
+    # Whether the score must be computed in a query of its own, not merged into the grouping
+    # one (FTS5's ranking functions are only available next to their MATCH).
+    materialized = False
+
+    def matches(self) -> sa.ColumnElement[bool]:
+        raise NotImplementedError
+
+    def score(self) -> sa.ColumnElement[float]:
+        raise NotImplementedError
+
+    def section_matches(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[bool]:
+        """Rows of these pages that match and hold a word of the query in their own text."""
+        raise NotImplementedError
+
+    def section_score(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[float]:
+        """The score without the page title's part, which is the same for every section."""
+        raise NotImplementedError
+
+    def snippet(self) -> sa.ColumnElement[str]:
+        raise NotImplementedError
+
+    def in_order(self, column: sa.ColumnElement[str]) -> sa.ColumnElement[str]:
+        return column
+
+
+# -- SQLite: FTS5 ----------------------------------------------------------------------------------
+
+_TEXT = "{page_title section_title body}"
+# Column weights, in table order: space_id, page_id, position, anchor, page_title, section_title,
+# body, document.
+_BM25 = "bm25(search_sections, 0, 0, 0, 0, 10.0, 4.0, 1.0, 0)"
+_BODY_COLUMN = 6
+_SNIPPET_TOKENS = 32
+
+
+def _fts_quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+_TOKEN_ID = re.compile(r"[A-Za-z0-9]+")
+
+
+def _fts_any_of(columns: Mapping[str, Sequence[str]]) -> list[str]:
+    """MATCH terms finding the rows with these ids through the index, so that a page's or a
+    space's rows are not looked for by reading the whole table. Ids the tokenizer would cut
+    or drop are left to the exact comparison the caller always makes as well: this only
+    narrows (ids differing in case only are one token)."""
+    if not all(_TOKEN_ID.fullmatch(v) for values in columns.values() for v in values):
+        return []
+    return [
+        "{%s} : (%s)" % (column, " OR ".join(_fts_quote(v) for v in values))  # noqa: UP031
+        for column, values in columns.items()
+    ]
+
+
+def _fts_ids(**columns: Sequence[str]) -> list[sa.ColumnElement[bool]]:
+    terms = _fts_any_of(columns)
+    return [_fts_match(*terms)] if terms else []
+
+
+def _fts_pages(pages: Sequence[tuple[str, str]]) -> list[str]:
+    return _fts_any_of(
+        {
+            "space_id": sorted({s for s, _ in pages}),
+            "page_id": sorted({p for _, p in pages}),
+        }
+    )
+
+
+def _fts_match(*parts: str) -> sa.ColumnElement[bool]:
+    return sa.literal_column("search_sections").op("MATCH", return_type=sa.Boolean)(
+        " AND ".join(parts)
+    )
+
+
+class _Fts5(_Plan):
+    materialized = True
+
+    def __init__(self, terms: list[_Term], space_ids: sa.Select[Any] | list[str]) -> None:
+        self.phrases = [_fts_quote(t.word) + ("*" if t.prefix else "") for t in terms]
+        self.all = "(" + " ".join(self.phrases) + ")"
+        # A few spaces are found through the index rather than filtered out of every space's
+        # matches.
+        self.scope: list[str] = []
+        if isinstance(space_ids, list) and len(space_ids) <= _BATCH:
+            self.scope = _fts_any_of({"space_id": space_ids})
+
+    def matches(self) -> sa.ColumnElement[bool]:
+        return _fts_match(*self.scope, f"{_TEXT} : {self.all}")
+
+    def _share(self, weight: float, column: str, scope: list[str]) -> sa.ColumnElement[float]:
+        each = weight / len(self.phrases)
+        found = [
+            sa.case(
+                (
+                    sa.literal_column("search_sections.rowid").in_(
+                        sa.select(sa.literal_column("rowid"))
+                        .select_from(_t)
+                        .where(_fts_match(*scope, f"{{{column}}} : {phrase}"))
+                        .correlate(None)
+                    ),
+                    each,
+                ),
+                else_=0.0,
+            )
+            for phrase in self.phrases
+        ]
+        return reduce(operator.add, found)
+
+    def _relevance(self) -> sa.ColumnElement[float]:
+        # bm25 is 0 or below, better when lower.
+        return sa.literal_column(f"(-{_BM25}) / (1.0 - {_BM25})", sa.Float)
+
+    def score(self) -> sa.ColumnElement[float]:
+        return (
+            self._share(_TITLE_WEIGHT, "page_title", self.scope)
+            + self._share(_SECTION_WEIGHT, "section_title", self.scope)
+            + self._relevance()
+        )
+
+    def section_matches(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[bool]:
+        held = "(" + " OR ".join(self.phrases) + ")"
+        return _fts_match(
+            *_fts_pages(pages), f"{_TEXT} : {self.all}", f"{{section_title body}} : {held}"
+        )
+
+    def section_score(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[float]:
+        share = self._share(_SECTION_WEIGHT, "section_title", _fts_pages(pages))
+        return share + self._relevance()
+
+    def snippet(self) -> sa.ColumnElement[str]:
+        return sa.literal_column(
+            f"snippet(search_sections, {_BODY_COLUMN}, char(2), char(3), '', {_SNIPPET_TOKENS})",
+            sa.Text,
+        )
+
+
+# -- PostgreSQL: tsvector ----------------------------------------------------------------------
+
+_CONFIG: sa.ColumnElement[Any] = sa.literal_column(f"'{SEARCH_CONFIG}'::regconfig")
+# ts_rank's weights, in the order {D, C, B, A}: body C, section title B, page title A.
+_WEIGHTS: sa.ColumnElement[Any] = sa.literal_column("'{0, 0.1, 0.4, 1.0}'::float4[]")
+_SECTION_WEIGHTS: sa.ColumnElement[Any] = sa.literal_column("'{b,c}'::\"char\"[]")
+# One fragment: ts_headline then centres it on the match, as FTS5's snippet roughly does.
+_HEADLINE = (
+    f"StartSel={_OPEN}, StopSel={_CLOSE}, MaxFragments=1, MaxWords=35, MinWords=15, ShortWord=0"
+)
+
+
+def _tsquery(word: str, prefix: bool) -> sa.ColumnElement[Any]:
+    # plainto_tsquery reads any text as plain words; the prefix mark goes on its last lexeme
+    # through the tsquery's text form, which ends with that lexeme quoted.
+    plain = sa.func.plainto_tsquery(_CONFIG, sa.literal(word, sa.Text), type_=TSQUERY)
+    if not prefix:
+        return plain
+    text = sa.cast(plain, sa.Text)
+    return sa.case(
+        (sa.func.right(text, 1) == "'", sa.cast(text + ":*", TSQUERY)),
+        else_=plain,
+    )
+
+
+def _matches(vector: sa.ColumnElement[Any], query: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+    return vector.op("@@", return_type=sa.Boolean)(query)
+
+
+class _Postgres(_Plan):
+    def __init__(self, terms: list[_Term]) -> None:
+        self.terms = [_tsquery(t.word, t.prefix) for t in terms]
+        self.all = reduce(lambda a, b: a.op("&&", return_type=TSQUERY)(b), self.terms)
+        self.any = reduce(lambda a, b: a.op("||", return_type=TSQUERY)(b), self.terms)
+
+    def matches(self) -> sa.ColumnElement[bool]:
+        return _matches(_t.c.document, self.all)
+
+    def _share(self, weight: float, text: sa.ColumnElement[Any]) -> sa.ColumnElement[float]:
+        each = weight / len(self.terms)
+        vector = sa.func.to_tsvector(_CONFIG, text)
+        found = [sa.case((_matches(vector, term), each), else_=0.0) for term in self.terms]
+        return reduce(operator.add, found)
+
+    def _relevance(self) -> sa.ColumnElement[float]:
+        rank = sa.cast(sa.func.ts_rank(_WEIGHTS, _t.c.document, self.all), sa.Double[float]())
+        return rank / (1.0 + rank)
+
+    def score(self) -> sa.ColumnElement[float]:
+        return self._share(_TITLE_WEIGHT, _t.c.page_title) + self.section_score([])
+
+    def section_matches(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[bool]:
+        own = sa.func.ts_filter(_t.c.document, _SECTION_WEIGHTS)
+        return sa.and_(self.matches(), _matches(own, self.any))
+
+    def section_score(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[float]:
+        section_title = sa.func.coalesce(_t.c.section_title, "")
+        return self._share(_SECTION_WEIGHT, section_title) + self._relevance()
+
+    def snippet(self) -> sa.ColumnElement[str]:
+        return sa.func.ts_headline(
+            _CONFIG, _t.c.body, self.any, sa.literal(_HEADLINE), type_=sa.Text
+        )
+
+    def in_order(self, column: sa.ColumnElement[str]) -> sa.ColumnElement[str]:
+        # Ids are mixed-case: byte order, as on SQLite, not the database's collation.
+        return column.collate("C")

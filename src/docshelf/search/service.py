@@ -1,0 +1,124 @@
+"""Full-text search of main content, in one space or across the spaces of an organization the
+caller may see. The visibility rules are the same SQL the space listings use, so a result never
+names a space GET would refuse; deleted spaces are never searched."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from docshelf.authz.content import ContentScope
+from docshelf.content import repository as content_repository
+from docshelf.content.service import Where, target
+from docshelf.content.snapshot import Snapshot
+from docshelf.kit.context import Ctx
+from docshelf.kit.errors import BadRequest
+from docshelf.kit.pagination import PageParams, decode_cursor, encode_cursor
+from docshelf.models import spaces
+from docshelf.organization import policy as org_policy
+from docshelf.search import engine
+
+# Organization results are grouped by space from this many best pages.
+ORG_PAGE_HITS = 1000
+
+
+def _query(query: str) -> str:
+    cleaned = query.strip()
+    if not cleaned:
+        raise BadRequest("Invalid query parameter 'query': must not be empty")
+    return cleaned
+
+
+def _offset(params: PageParams, listing: str) -> int:
+    if params.page is None:
+        return 0
+    (offset,) = decode_cursor(params.page, listing, 1)
+    if not isinstance(offset, int) or offset < 0:
+        raise BadRequest("Invalid query parameter 'page': not a cursor returned by this listing")
+    return offset
+
+
+def _body(items: list[Any], count: int, offset: int, limit: int, listing: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"items": items, "count": count}
+    if limit and offset + limit < count:
+        body["next"] = {"page": encode_cursor([offset + limit], listing)}
+    return body
+
+
+async def _present_hit(
+    ctx: Ctx, space_id: str, snap: Snapshot, hit: engine.Hit
+) -> dict[str, Any] | None:
+    rec = await snap.page(hit.page_id)
+    if rec is None:
+        return None  # the index trails a concurrent change of main: skip, never invent
+    path = await snap.path(hit.page_id)
+    app = ctx.app_url(f"s/{space_id}/pages/{hit.page_id}")
+    sections = []
+    for s in hit.sections:
+        suffix = f"#{s.anchor}" if s.anchor else ""
+        sections.append(
+            {
+                "id": f"{hit.page_id}{suffix}",
+                "title": s.title or rec["title"],
+                "path": f"{path}{suffix}",
+                "body": s.body,
+                "urls": {"app": f"{app}{suffix}"},
+            }
+        )
+    return {
+        "id": hit.page_id,
+        "title": rec["title"],
+        "path": path,
+        "sections": sections,
+        "urls": {"app": app},
+    }
+
+
+async def search_space(ctx: Ctx, space_id: str, query: str, params: PageParams) -> dict[str, Any]:
+    text = _query(query)
+    t = await target(ctx, space_id, Where())
+    offset = _offset(params, "search:space")
+    hits, total = await engine.search(
+        ctx.conn, text, space_ids=[space_id], limit=params.limit, offset=offset
+    )
+    items = [x for h in hits if (x := await _present_hit(ctx, space_id, t.snap, h))]
+    return _body(items, total, offset, params.limit, "search:space")
+
+
+async def search_organization(
+    ctx: Ctx, org_id: str, query: str, params: PageParams
+) -> dict[str, Any]:
+    text = _query(query)
+    await org_policy.load(ctx, org_id)
+    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    visible = sa.select(spaces.c.id).where(
+        spaces.c.organization_id == org_id,
+        spaces.c.deleted_at.is_(None),
+        scope.visible_spaces_clause(),
+    )
+    hits, _ = await engine.search(ctx.conn, text, space_ids=visible, limit=ORG_PAGE_HITS, offset=0)
+    order: list[str] = []
+    by_space: dict[str, list[engine.Hit]] = {}
+    for hit in hits:
+        if hit.space_id not in by_space:
+            order.append(hit.space_id)
+        by_space.setdefault(hit.space_id, []).append(hit)
+    offset = _offset(params, "search:org")
+    chosen = order[offset : offset + params.limit] if params.limit else []
+    rows = {
+        r["id"]: r
+        for r in (
+            await ctx.conn.execute(sa.select(spaces).where(spaces.c.id.in_(chosen)))
+        ).mappings()
+    }
+    items = []
+    for space_id in chosen:
+        row = rows[space_id]
+        revision = await content_repository.get(ctx.conn, space_id, row["revision_id"])
+        if revision is None:
+            continue
+        snap = content_repository.snapshot(ctx.conn, revision)
+        pages = [x for h in by_space[space_id] if (x := await _present_hit(ctx, space_id, snap, h))]
+        items.append({"id": space_id, "title": row["title"], "pages": pages})
+    return _body(items, len(order), offset, params.limit, "search:org")

@@ -1,0 +1,459 @@
+"""Import converters (docshelf.imports.convert): markdown, HTML and GitBook / Git Sync zips to a
+page tree, as table cases with whole expected values, and the archives that must be refused."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from typing import Literal
+
+import pytest
+
+from docshelf.imports.convert import (
+    ConversionError,
+    Imported,
+    ImportedFile,
+    ImportedPage,
+    from_html,
+    from_markdown,
+    from_zip,
+)
+
+PNG = b"\x89PNG\r\n\x1a\n-fake"
+
+
+def make_zip(files: dict[str, str | bytes], *, directories: bool = False) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        if directories:
+            for folder in sorted({n.rsplit("/", 1)[0] + "/" for n in files if "/" in n}):
+                zf.writestr(folder, b"")
+        for name, content in files.items():
+            zf.writestr(name, content)
+    return buf.getvalue()
+
+
+def page(
+    ref: str,
+    parent: str | None,
+    title: str,
+    markdown: str,
+    kind: Literal["document", "group"] = "document",
+) -> ImportedPage:
+    return ImportedPage(ref, parent, title, markdown, kind)
+
+
+# -- zip layouts ----------------------------------------------------------------------------------
+
+ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
+    "summary with groups and nesting": (
+        {
+            "SUMMARY.md": (
+                "# Table of contents\n\n"
+                "* [Introduction](README.md)\n"
+                "* [Getting started](start/README.md)\n"
+                "  * [Install](start/install.md)\n"
+                "    * [On Linux](start/linux.md)\n"
+                "  * [Configure](<start/configure me.md>)\n\n"
+                "## Guides\n\n"
+                "- [Writing](guides/writing.md)\n"
+                "- [Missing](guides/missing.md)\n"
+                "  - [Child of missing](guides/child.md)\n\n"
+                "## Reference\n\n"
+                "* [API](https://api.example.com)\n"
+                "* Plain entry\n"
+            ),
+            "README.md": "---\ndescription: The home page\n---\n\n# Welcome\n\nHello.\n",
+            "start/README.md": "# Start here\n\nFirst steps.\n",
+            "start/install.md": "# Installing\n\nRun it.\n",
+            "start/linux.md": "apt install it\n",
+            "start/configure me.md": "# Configure\n",
+            "guides/writing.md": "# Writing\n\nWrite.\n",
+            "guides/child.md": "Child.\n",
+            "guides/unlisted.md": "# Unlisted\n",
+        },
+        Imported(
+            pages=(
+                page("p1", None, "Introduction", "Hello.\n"),
+                page("p2", None, "Getting started", "First steps.\n"),
+                page("p3", "p2", "Install", "Run it.\n"),
+                page("p4", "p3", "On Linux", "apt install it\n"),
+                page("p5", "p2", "Configure", ""),
+                page("p6", None, "Guides", "", "group"),
+                page("p7", "p6", "Writing", "Write.\n"),
+                page("p8", "p6", "Missing", ""),
+                page("p9", "p8", "Child of missing", "Child.\n"),
+                page("p10", None, "Reference", "", "group"),
+                page("p11", "p10", "Plain entry", ""),
+            ),
+            files=(),
+            total=8,
+            skipped=(
+                "SUMMARY.md: guides/missing.md not found, imported as an empty page",
+                'SUMMARY.md: "API" links to https://api.example.com, not to a page',
+                "guides/unlisted.md: not listed in SUMMARY.md",
+            ),
+        ),
+    ),
+    "summary: README as a normal entry, a file listed twice, titles from headings": (
+        {
+            "SUMMARY.md": (
+                "* [](guide.md)\n* [Home](README.md)\n  * [Again](guide.md)\n* [Folder](sub/)\n"
+            ),
+            "README.md": "Home body\n",
+            "guide.md": "# The guide\n\nText\n",
+            "sub/README.md": "# Sub\n\nSub body\n",
+        },
+        Imported(
+            pages=(
+                page("p1", None, "The guide", "Text\n"),
+                page("p2", None, "Home", "Home body\n"),
+                page("p3", "p2", "Again", ""),
+                page("p4", None, "Folder", "Sub body\n"),
+            ),
+            files=(),
+            total=3,
+            skipped=("SUMMARY.md: guide.md is listed more than once, imported as an empty page",),
+        ),
+    ),
+    "folders and READMEs": (
+        {
+            "b-guide/README.md": "# The guide\n\nAbout the guide.\n",
+            "b-guide/zeta.md": "# Zeta\n",
+            "b-guide/alpha.md": "No heading here.\n",
+            "b-guide/deep/more.md": "# More\n",
+            "README.md": "# Home\n\nWelcome.\n",
+            "a-first.md": "# First\n",
+            "c-notes/readme.md": "Notes without a heading.\n",
+            "assets/logo.png": PNG,
+        },
+        Imported(
+            pages=(
+                page("p1", None, "Home", "Welcome.\n"),
+                page("p2", None, "First", ""),
+                page("p3", None, "The guide", "About the guide.\n"),
+                page("p4", "p3", "alpha", "No heading here.\n"),
+                page("p5", "p3", "deep", ""),
+                page("p6", "p5", "More", ""),
+                page("p7", "p3", "Zeta", ""),
+                page("p8", None, "c-notes", "Notes without a heading.\n"),
+            ),
+            files=(ImportedFile("f1", "logo.png", "image/png", PNG),),
+            total=8,
+            skipped=(),
+        ),
+    ),
+    "a single top-level folder is stripped, litter ignored": (
+        {
+            "docs-main/README.md": "# Docs\n",
+            "docs-main/guide/intro.md": "# Intro\n\n![](../.gitbook/assets/shot.webp)\n",
+            "docs-main/.gitbook/assets/shot.webp": b"RIFFwebp",
+            "docs-main/.gitbook/includes/snippet.md": "# Reusable block\n",
+            "docs-main/.gitbook.yaml": "root: ./\n",
+            "docs-main/.DS_Store": b"\0\0",
+            "__MACOSX/docs-main/._README.md": b"\0\0",
+            "docs-main/notes.docx": b"PK\3\4",
+        },
+        Imported(
+            pages=(
+                page("p1", None, "Docs", ""),
+                page("p2", None, "guide", ""),
+                page("p3", "p2", "Intro", "![](./f1)\n"),
+            ),
+            files=(ImportedFile("f1", "shot.webp", "image/webp", b"RIFFwebp"),),
+            total=4,
+            skipped=("notes.docx: not markdown or an image",),
+        ),
+    ),
+    "links and images between imported pages and files": (
+        {
+            "README.md": (
+                "# Home\n\n"
+                "[intro](guide/intro.md) [anchored](guide/intro.md#setup) [folder](guide/)\n"
+                "[folder readme](guide/README.md) [bare folder](guide)\n"
+                "![logo](<assets/my logo.svg>) ![encoded](assets/my%20logo.svg)\n"
+                "[image as link](assets/photo.JPG) [ref][r]\n\n"
+                "[r]: guide/intro.md\n\n"
+                "Untouched: [web](https://example.com/a.md) [here](#top) [gone](missing.md)\n"
+                "[outside](../up.md) [not an image](guide/intro.md) `[code](guide/intro.md)`\n"
+            ),
+            "guide/README.md": "# Guide\n\n[home](../README.md) [sibling](intro.md#x)\n",
+            "guide/intro.md": (
+                "# Intro\n\n![img](../assets/photo.JPG) ![page as image](../README.md)\n"
+                "[root-relative](/guide/README.md) [self](./intro.md)\n"
+            ),
+            "assets/my logo.svg": b"<svg/>",
+            "assets/photo.JPG": b"\xff\xd8jpeg",
+        },
+        Imported(
+            pages=(
+                page(
+                    "p1",
+                    None,
+                    "Home",
+                    "[intro](./p3) [anchored](./p3#setup) [folder](./p2)\n"
+                    "[folder readme](./p2) [bare folder](./p2)\n"
+                    "![logo](<./f1>) ![encoded](./f1)\n"
+                    "[image as link](./f2) [ref][r]\n\n"
+                    "[r]: ./p3\n\n"
+                    "Untouched: [web](https://example.com/a.md) [here](#top) [gone](missing.md)\n"
+                    "[outside](../up.md) [not an image](./p3) `[code](guide/intro.md)`\n",
+                ),
+                page("p2", None, "Guide", "[home](./p1) [sibling](./p3#x)\n"),
+                page(
+                    "p3",
+                    "p2",
+                    "Intro",
+                    "![img](./f2) ![page as image](../README.md)\n"
+                    "[root-relative](./p2) [self](./p3)\n",
+                ),
+            ),
+            files=(
+                ImportedFile("f1", "my logo.svg", "image/svg+xml", b"<svg/>"),
+                ImportedFile("f2", "photo.JPG", "image/jpeg", b"\xff\xd8jpeg"),
+            ),
+            total=5,
+            skipped=(),
+        ),
+    ),
+    "summary and README in lower case": (
+        {"summary.md": "* [Home](./)\n", "readme.md": "Home\n", "a.md": "A\n"},
+        Imported(
+            pages=(page("p1", None, "Home", "Home\n"),),
+            files=(),
+            total=2,
+            skipped=("a.md: not listed in summary.md",),
+        ),
+    ),
+    "lower-case README first at the root": (
+        {"a.md": "A\n", "readme.md": "# Home\n\n[a](a.md)\n"},
+        Imported(
+            pages=(page("p1", None, "Home", "[a](./p2)\n"), page("p2", None, "a", "A\n")),
+            files=(),
+            total=2,
+            skipped=(),
+        ),
+    ),
+    "skipped files are noted and counted": (
+        {
+            "README.md": "# Home\n",
+            "notes.docx": b"PK",
+            "data/table.csv": "a,b\n",
+            "binary.md": b"\0\1\2",
+            "clip.mp4": b"\0",
+        },
+        Imported(
+            pages=(page("p1", None, "Home", ""),),
+            files=(),
+            total=5,
+            skipped=(
+                "notes.docx: not markdown or an image",
+                "data/table.csv: not markdown or an image",
+                "binary.md: not a text file",
+                "clip.mp4: not markdown or an image",
+            ),
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize(("files", "expected"), ZIP_CASES.values(), ids=ZIP_CASES.keys())
+def test_from_zip(files: dict[str, str | bytes], expected: Imported) -> None:
+    assert from_zip(make_zip(files)) == expected
+    # Directory entries, as most zip tools write them, change nothing.
+    assert from_zip(make_zip(files, directories=True)) == expected
+
+
+def test_from_zip_windows_separators() -> None:
+    data = make_zip({"docs\\README.md": "# Home\n\n[a](a.md)\n", "docs\\a.md": "# A\n"})
+    assert from_zip(data).pages == (
+        page("p1", None, "Home", "[a](./p2)\n"),
+        page("p2", None, "A", ""),
+    )
+
+
+# -- refused archives -----------------------------------------------------------------------------
+
+
+def _damaged_member() -> bytes:
+    data = bytearray(make_zip({"a.md": "# A\n" + "text " * 200}))
+    start = 30 + len("a.md")  # the local header, then the compressed bytes
+    data[start : start + 8] = b"\xff" * 8
+    return bytes(data)
+
+
+REFUSED: dict[str, tuple[bytes, dict[str, int], str]] = {
+    "parent path": (make_zip({"../evil.md": "x"}), {}, "../evil.md: paths with '..'"),
+    "parent path inside": (make_zip({"a/../../evil.md": "x"}), {}, "paths with '..'"),
+    "windows parent path": (make_zip({"a\\..\\..\\evil.md": "x"}), {}, "paths with '..'"),
+    "absolute path": (make_zip({"/etc/passwd.md": "x"}), {}, "/etc/passwd.md: absolute paths"),
+    "drive path": (make_zip({"C:/evil.md": "x"}), {}, "C:/evil.md: absolute paths"),
+    "traversal in ignored litter": (make_zip({"__MACOSX/../../x": "x"}), {}, "paths with '..'"),
+    "too many files": (
+        make_zip({f"p{i}.md": "x" for i in range(4)}),
+        {"max_files": 3},
+        "the archive holds more than 3 files",
+    ),
+    "not a zip": (b"hello, world", {}, "not a valid zip archive"),
+    "empty input": (b"", {}, "not a valid zip archive"),
+    "truncated": (make_zip({"a.md": "x" * 1000})[:-30], {}, "not a valid zip archive"),
+    "damaged member": (_damaged_member(), {}, "not a valid zip archive (a.md is damaged)"),
+    "nothing to import": (make_zip({"a.txt": "x"}), {}, "the archive holds no markdown files"),
+    "empty summary": (make_zip({"SUMMARY.md": "# TOC\n", "a.md": "x"}), {}, "lists no pages"),
+    "over the size cap": (
+        make_zip({"a.md": "x" * 600, "b.png": b"y" * 600}),
+        {"max_total_bytes": 1000},
+        "the archive unpacks to more than 1000 bytes",
+    ),
+}
+
+
+@pytest.mark.parametrize(("data", "limits", "message"), REFUSED.values(), ids=REFUSED.keys())
+def test_from_zip_refuses(data: bytes, limits: dict[str, int], message: str) -> None:
+    with pytest.raises(ConversionError) as info:
+        from_zip(data, **limits)
+    assert message in str(info.value)
+
+
+def test_zip_bomb_stops_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member that inflates far beyond the cap is refused after reading about the cap's worth,
+    whatever its header claims."""
+    size = 32 * 1024 * 1024
+    buf = io.BytesIO()
+    chunk = bytes(1024 * 1024)
+    with (
+        zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf,
+        zf.open("bomb.md", "w") as member,  # streamed: never the whole thing in memory
+    ):
+        for _ in range(size // len(chunk)):
+            member.write(chunk)
+    assert len(buf.getvalue()) < size // 100
+
+    inflated = 0
+    original_read = zipfile.ZipExtFile.read
+
+    def counting_read(self: zipfile.ZipExtFile, n: int = -1) -> bytes:
+        nonlocal inflated
+        out = original_read(self, n)
+        inflated += len(out)
+        return out
+
+    monkeypatch.setattr(zipfile.ZipExtFile, "read", counting_read)
+    cap = 1024 * 1024
+    with pytest.raises(ConversionError, match=r"^the archive unpacks to more than 1 MB$"):
+        from_zip(buf.getvalue(), max_total_bytes=cap)
+    assert cap < inflated <= cap + 64 * 1024
+
+
+# -- single files ---------------------------------------------------------------------------------
+
+MARKDOWN_CASES: dict[str, tuple[bytes, str, ImportedPage]] = {
+    "first heading is the title": (
+        b"# Getting *started*\n\nBody text.\n",
+        "start.md",
+        page("p1", None, "Getting started", "Body text.\n"),
+    ),
+    "no heading: the file name": (
+        b"Just text.\n## Sub\n",
+        "docs/my-notes.markdown",
+        page("p1", None, "my-notes", "Just text.\n## Sub\n"),
+    ),
+    "a later h1, after an h2": (
+        b"## Before\n\nIntro\n# Title\nAfter\n",
+        "x.md",
+        page("p1", None, "Title", "## Before\n\nIntro\n\nAfter\n"),
+    ),
+    "setext heading, CRLF and a BOM": (
+        b"\xef\xbb\xbfThe title\r\n=========\r\n\r\nBody\r\n",
+        "x.md",
+        page("p1", None, "The title", "Body\n"),
+    ),
+    "front matter dropped": (
+        b"---\ndescription: >-\n  About it\nicon: rocket\n---\n\n# Title\n\nBody\n",
+        "x.md",
+        page("p1", None, "Title", "Body\n"),
+    ),
+    "a leading divider is not front matter": (
+        b"---\n\nText\n\n---\n",
+        "x.md",
+        page("p1", None, "x", "---\n\nText\n\n---\n"),
+    ),
+    "headings in code and quotes are not titles, nor an empty one": (
+        b"```\n# not a title\n```\n> # quoted\n\n#\n",
+        "code.md",
+        page("p1", None, "code", "```\n# not a title\n```\n> # quoted\n\n#\n"),
+    ),
+    "empty file": (b"", "empty.md", page("p1", None, "empty", "")),
+}
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "expected"), MARKDOWN_CASES.values(), ids=MARKDOWN_CASES.keys()
+)
+def test_from_markdown(data: bytes, name: str, expected: ImportedPage) -> None:
+    assert from_markdown(data, name) == Imported((expected,), (), 1, ())
+
+
+def test_from_markdown_refuses_binary() -> None:
+    with pytest.raises(ConversionError, match=r"^photo\.md is not a text file$"):
+        from_markdown(b"\x89PNG\0\0", "photo.md")
+
+
+HTML_PAGE = b"""<!doctype html>
+<html><head><meta charset="utf-8"><title>Install guide</title>
+<style>body { color: red }</style><script>var tracking = 1;</script></head>
+<body>
+<nav><a href="/">Home</a> <a href="/docs">Docs</a></nav>
+<main>
+  <h1>Install guide</h1>
+  <p>Read the <a href="intro.html">intro</a> first, or <a href="#steps">skip</a>.</p>
+  <h2 id="steps">Steps</h2>
+  <ul><li>Download<ul><li>Check the <em>hash</em></li></ul></li><li>Run <code>make</code></li></ul>
+  <ol><li>One</li><li>Two</li></ol>
+  <pre><code class="language-bash">make install
+echo done
+</code></pre>
+  <p><img src="/img/diagram.png" alt="Diagram"> caf\xc3\xa9</p>
+  <script>alert("nope")</script>
+</main>
+<footer>Footer</footer>
+</body></html>"""
+
+HTML_CASES: dict[str, tuple[bytes, str, ImportedPage]] = {
+    "a documentation page": (
+        HTML_PAGE,
+        "https://docs.example.com/guide/install.html",
+        page(
+            "p1",
+            None,
+            "Install guide",
+            "Read the [intro](https://docs.example.com/guide/intro.html) first, or "
+            "[skip](#steps).\n\n"
+            "## Steps\n\n"
+            "- Download\n  - Check the *hash*\n- Run `make`\n\n"
+            "1. One\n2. Two\n\n"
+            "```bash\nmake install\necho done\n```\n\n"
+            "![Diagram](https://docs.example.com/img/diagram.png) café\n",
+        ),
+    ),
+    "no <title>: the first h1, taken out of the body; article over body": (
+        b"<body><p>Outside</p><article><h1>Release notes</h1><p>New.</p></article></body>",
+        "notes.html",
+        page("p1", None, "Release notes", "New.\n"),
+    ),
+    "an h1 unlike the title stays": (
+        b"<title>Site | Page</title><body><h1>Page</h1><p>x</p></body>",
+        "https://example.com/",
+        page("p1", None, "Site | Page", "# Page\n\nx\n"),
+    ),
+    "nothing usable: named from the address": (
+        b"just some text",
+        "https://example.com/docs/Getting%20Started.html",
+        page("p1", None, "Getting Started", "just some text\n"),
+    ),
+}
+
+
+@pytest.mark.parametrize(("data", "url", "expected"), HTML_CASES.values(), ids=HTML_CASES.keys())
+def test_from_html(data: bytes, url: str, expected: ImportedPage) -> None:
+    assert from_html(data, url) == Imported((expected,), (), 1, ())

@@ -1,0 +1,271 @@
+"""The search index through the migrated database: the same expectations on SQLite (FTS5) and on
+PostgreSQL (tsvector)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.kit.clock import utcnow
+from docshelf.kit.db import unit_of_work
+from docshelf.models import search_sections, spaces
+from docshelf.search import engine
+from docshelf.search.engine import Hit, IndexedPage, IndexedSection, SectionHit
+from tests import factories
+
+Pages = dict[str, IndexedPage | None]
+
+
+async def make_spaces(db: AsyncEngine, *titles: str) -> list[str]:
+    org_id, _ = await factories.org_with_members(db)
+    now = utcnow()
+    ids = [f"space{i}{title}"[:20] for i, title in enumerate(titles)]
+    async with unit_of_work(db) as conn:
+        await conn.execute(
+            sa.insert(spaces),
+            [
+                {
+                    "id": sid,
+                    "organization_id": org_id,
+                    "title": title,
+                    "visibility": "private",
+                    "revision_id": f"rev{sid}"[:20],
+                    "created_at": now,
+                    "updated_at": now,
+                }
+                for sid, title in zip(ids, titles, strict=True)
+            ],
+        )
+    return ids
+
+
+def page(title: str, *sections: tuple[str | None, str]) -> IndexedPage:
+    """Sections as (title, body); the anchor is the lower-cased title."""
+    return IndexedPage(
+        title,
+        tuple(IndexedSection(t and t.lower().replace(" ", "-"), t, body) for t, body in sections),
+    )
+
+
+async def index(db: AsyncEngine, space_id: str, pages: Pages) -> None:
+    async with unit_of_work(db) as conn:
+        await engine.reindex(conn, space_id, pages)
+
+
+async def find(
+    db: AsyncEngine,
+    query: str,
+    space_ids: sa.Select[Any] | list[str],
+    *,
+    limit: int = 20,
+    offset: int = 0,
+) -> tuple[list[Hit], int]:
+    async with unit_of_work(db, write=False) as conn:
+        return await engine.search(conn, query, space_ids=space_ids, limit=limit, offset=offset)
+
+
+async def found(db: AsyncEngine, query: str, space_ids: list[str]) -> list[str]:
+    hits, total = await find(db, query, space_ids)
+    assert total == len(hits)
+    return [h.page_id for h in hits]
+
+
+async def test_a_title_match_ranks_above_a_section_title_above_the_body(db: AsyncEngine) -> None:
+    (sid,) = await make_spaces(db, "Docs")
+    await index(
+        db,
+        sid,
+        {
+            # Said again and again in a long body: still below any title.
+            "body": page(
+                "Overview",
+                (None, "Kubernetes " * 30 + "and more."),
+                ("Deploying", "Use the kubernetes operator. " * 5),
+            ),
+            "section": page("Guides", (None, "Intro."), ("Kubernetes", "Clusters.")),
+            "title": page("Kubernetes", (None, "All about clusters.")),
+            "other": page("Unrelated", (None, "Nothing to see.")),
+        },
+    )
+    hits, total = await find(db, "kubernetes", [sid])
+    assert [h.page_id for h in hits] == ["title", "section", "body"]
+    assert total == 3
+    assert hits[0].score > hits[1].score > hits[2].score > 0
+    assert {h.space_id for h in hits} == {sid}
+    # Case and the end of a word typed so far do not matter.
+    assert await found(db, "KUBER", [sid]) == ["title", "section", "body"]
+    # Every word is required, wherever it is on the page.
+    assert await found(db, "kubernetes operator", [sid]) == ["body"]
+    assert await found(db, "kubernetes clusters", [sid]) == ["title", "section"]
+    assert await found(db, "kubernetes nowhere", [sid]) == []
+
+
+async def test_section_hits_and_snippets(db: AsyncEngine) -> None:
+    (sid,) = await make_spaces(db, "Docs")
+    long_body = "Lorem ipsum dolor sit amet. " * 40 + "The needle is here. " + "Filler text. " * 40
+    await index(
+        db,
+        sid,
+        {
+            "overview": page(
+                "Overview",
+                (None, "Intro text without the word."),
+                ("Deploying", "Use the kubernetes operator to deploy."),
+                ("Scaling", "Nothing relevant."),
+                ("Kubernetes", "Only the section title matches."),
+            ),
+            "title": page("Kubernetes", (None, "All about clusters.")),
+            "long": page("Haystack", (None, long_body)),
+            "many": page("Many", *((f"Part {i}", f"kubernetes number {i}") for i in range(7))),
+        },
+    )
+    hits, _ = await find(db, "kubernetes", [sid])
+    by_id = {h.page_id: h for h in hits}
+    # Best first: the section whose title matches, then the body match.
+    assert by_id["overview"].sections == (
+        SectionHit("kubernetes", "Kubernetes", "Only the section title matches."),
+        SectionHit("deploying", "Deploying", "Use the kubernetes operator to deploy."),
+    )
+    # Only the page title matched: no section to point at.
+    assert by_id["title"].sections == ()
+    many = by_id["many"].sections
+    assert len(many) == engine.MAX_SECTIONS
+    assert len({s.anchor for s in many}) == engine.MAX_SECTIONS
+
+    (hit,), _ = await find(db, "needle", [sid])
+    (section,) = hit.sections
+    assert section.anchor is None and section.title is None
+    assert "needle" in section.body
+    assert 100 <= len(section.body) <= engine.SNIPPET_CHARS
+    assert section.body in " ".join(long_body.split())
+
+
+async def test_reindex_replaces_and_none_removes(db: AsyncEngine) -> None:
+    (sid,) = await make_spaces(db, "Docs")
+    await index(
+        db, sid, {"a": page("Alpha", (None, "apples")), "b": page("Beta", (None, "bananas"))}
+    )
+    assert await found(db, "apples", [sid]) == ["a"]
+    await index(db, sid, {"a": page("Alpha", (None, "cherries"), ("More", "dates"))})
+    assert await found(db, "apples", [sid]) == []
+    assert await found(db, "cherries", [sid]) == ["a"]
+    assert await found(db, "dates", [sid]) == ["a"]
+    assert await found(db, "bananas", [sid]) == ["b"]
+    # A page without any text is still found by its title.
+    await index(db, sid, {"a": None, "c": page("Gamma")})
+    assert await found(db, "cherries", [sid]) == []
+    assert await found(db, "alpha", [sid]) == []
+    assert await found(db, "gamma", [sid]) == ["c"]
+    await index(db, sid, {})
+    assert await found(db, "bananas", [sid]) == ["b"]
+
+
+async def test_ids_of_any_shape_are_replaced_exactly(db: AsyncEngine) -> None:
+    (sid,) = await make_spaces(db, "Docs")
+    ids = ["x-y", "x_y", "--", "ab", "AB"]
+    await index(db, sid, {pid: page("Old", (None, f"old {i}")) for i, pid in enumerate(ids)})
+    await index(db, sid, {pid: page("New", (None, "new")) for pid in ids})
+    assert await found(db, "old", [sid]) == []
+    assert await found(db, "new", [sid]) == sorted(ids)
+    await index(db, sid, {"AB": None, "--": None})
+    assert await found(db, "new", [sid]) == sorted(["x-y", "x_y", "ab"])
+
+
+async def test_spaces_are_kept_apart_and_dropped(db: AsyncEngine) -> None:
+    one, two, three = await make_spaces(db, "One", "Two", "Three")
+    for sid in (one, two, three):
+        await index(db, sid, {"page1": page("Shared", (None, "common words"))})
+    assert {h.space_id for h in (await find(db, "common", [one, three]))[0]} == {one, three}
+    assert (await find(db, "common", []))[0] == []
+    visible = sa.select(spaces.c.id).where(spaces.c.title.in_(["Two", "Three"]))
+    hits, total = await find(db, "common", visible)
+    assert sorted(h.space_id for h in hits) == sorted([two, three]) and total == 2
+    # The same page id in two spaces is two pages, ordered by page id then space id.
+    assert [h.space_id for h in hits] == sorted([two, three])
+    # Ids are indexed too, but out of the reach of queries.
+    assert await found(db, two, [one, two, three]) == []
+    assert await found(db, "page1", [one, two, three]) == []
+
+    async with unit_of_work(db) as conn:
+        await engine.drop_space(conn, two)
+    assert {h.space_id for h in (await find(db, "common", visible))[0]} == {three}
+    async with db.connect() as conn:
+        left = await conn.execute(
+            sa.select(search_sections.c.space_id).where(search_sections.c.space_id == two)
+        )
+        assert left.all() == []
+
+
+async def test_deleting_a_space_cascades_on_postgresql(db: AsyncEngine) -> None:
+    # SQLite's FTS5 table has no foreign key: there, drop_space (above) is how rows go.
+    (sid,) = await make_spaces(db, "Docs")
+    await index(db, sid, {"p": page("Title", (None, "words"))})
+    if db.dialect.name != "postgresql":
+        return
+    async with unit_of_work(db) as conn:
+        await conn.execute(sa.delete(spaces).where(spaces.c.id == sid))
+    assert await found(db, "words", [sid]) == []
+
+
+async def test_hostile_queries_never_raise(db: AsyncEngine) -> None:
+    (sid,) = await make_spaces(db, "Docs")
+    await index(db, sid, {"p": page("Unicode", (None, "ünïcode text and a:b pairs, 'quoted' too"))})
+    hostile = [
+        '"',
+        '""',
+        "*",
+        "a*",
+        "a:b",
+        "body:x",
+        "NEAR(",
+        "NEAR(a b)",
+        "a AND",
+        "OR",
+        "NOT x",
+        "'",
+        "'; DROP TABLE spaces; --",
+        "--",
+        "(",
+        ")",
+        "{page_title}: x",
+        "^x",
+        "x + y",
+        "!x & y | z <-> w",
+        "\\",
+        "\x00",
+        "\x02x\x03",
+        "😀 emoji",
+        "中文 日本語",
+        "ü" * 512,
+        "a " * 256,
+        " ".join(f"w{i}:*" for i in range(100)),
+    ]
+    for query in hostile:
+        await find(db, query, [sid])
+    assert await found(db, "ünïcode", [sid]) == ["p"]
+    assert await found(db, "a:b", [sid]) == ["p"]
+    assert await found(db, "'quoted'", [sid]) == ["p"]
+    assert await found(db, '"pairs"', [sid]) == ["p"]
+    for blank in ("", "   ", "\n\t", "--", '"', "*"):
+        assert await find(db, blank, [sid]) == ([], 0)
+
+
+async def test_pagination_with_total_and_stable_ties(db: AsyncEngine) -> None:
+    (sid,) = await make_spaces(db, "Docs")
+    # Identical pages score the same: page ids decide, byte order (upper case first).
+    ids = ["pb", "pA", "pa", "pB", "p0"]
+    await index(db, sid, {pid: page("Same", (None, "same words")) for pid in ids})
+    ordered = sorted(ids)
+    assert ordered == ["p0", "pA", "pB", "pa", "pb"]
+    assert await found(db, "same", [sid]) == ordered
+    seen = []
+    for offset in range(0, 6, 2):
+        hits, total = await find(db, "same", [sid], limit=2, offset=offset)
+        assert total == 5
+        seen += [h.page_id for h in hits]
+    assert seen == ordered
+    assert await find(db, "same", [sid], limit=2, offset=10) == ([], 5)
+    assert await find(db, "same", [sid], limit=0, offset=0) == ([], 5)
+    assert await find(db, "missing", [sid], limit=2, offset=4) == ([], 0)
