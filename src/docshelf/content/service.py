@@ -477,6 +477,63 @@ def _conflicts_out(conflicts: Any, records: dict[str, Record]) -> list[dict[str,
     return out
 
 
+@dataclass
+class _ThreeWay:
+    """A merge of a change request with main, in either direction, stored as a revision."""
+
+    revision_id: str
+    main: sa.RowMapping
+    after: Snapshot
+    conflicts: dict[str, Any] | None
+    now: datetime
+
+
+async def _three_way(
+    ctx: Ctx, space_id: str, cr: sa.RowMapping, main_id: str, *, into_main: bool
+) -> _ThreeWay:
+    """Merges the change request's head and main over their base. Into main, main is `ours`
+    (it wins what cannot be combined); into the change request (update), the head is."""
+    base_id = cr["revision_merged_ancestor"] or cr["revision_initial"]
+    base, main, head = [
+        await repository.get(ctx.conn, space_id, r) for r in (base_id, main_id, cr["revision_id"])
+    ]
+    assert base is not None and main is not None and head is not None
+    ours, theirs = (main, head) if into_main else (head, main)
+    now = utcnow()
+    merged = await merge_snapshots(
+        repository.snapshot(ctx.conn, base),
+        repository.snapshot(ctx.conn, ours),
+        repository.snapshot(ctx.conn, theirs),
+        now=isoformat(now) or "",
+    )
+    revision_id = await repository.insert(
+        ctx.conn,
+        space_id=space_id,
+        type="merge" if into_main else "update",
+        parents=[ours["id"], theirs["id"]],
+        pages_root=merged.pages_root,
+        files_root=merged.files_root,
+        author_id=ctx.actor.user_id,
+        change_request_id=cr["id"],
+        created_at=now,
+    )
+    conflicts = None
+    if merged.conflicts:
+        wanted = [c.page_id for c in merged.conflicts]
+        records = {
+            **await repository.snapshot(ctx.conn, main).pages(wanted),
+            **await repository.snapshot(ctx.conn, head).pages(wanted),
+        }
+        conflicts = {
+            "revision": revision_id,
+            "result": "conflicts",
+            "conflicts": _conflicts_out(merged.conflicts, records),
+        }
+    store = repository.snapshot(ctx.conn, main).store
+    after = Snapshot(store, merged.pages_root, merged.files_root)
+    return _ThreeWay(revision_id, main, after, conflicts, now)
+
+
 async def merge(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     space = await space_policy.load(ctx, space_id)
     found = await cr_repository.get(ctx.conn, space_id, cr_ref)
@@ -488,52 +545,17 @@ async def merge(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     main_id = await repository.lock_space(ctx.conn, space_id)
     cr = await repository.lock_change_request(ctx.conn, found["id"])
     _writable(cr)
-    base_id = cr["revision_merged_ancestor"] or cr["revision_initial"]
-    rows = [
-        await repository.get(ctx.conn, space_id, r) for r in (base_id, main_id, cr["revision_id"])
-    ]
-    base, main, head = rows
-    assert base is not None and main is not None and head is not None
-    now = utcnow()
-    merged = await merge_snapshots(
-        repository.snapshot(ctx.conn, base),
-        repository.snapshot(ctx.conn, main),
-        repository.snapshot(ctx.conn, head),
-        now=isoformat(now) or "",
-    )
-    revision_id = await repository.insert(
-        ctx.conn,
-        space_id=space_id,
-        type="merge",
-        parents=[main_id, head["id"]],
-        pages_root=merged.pages_root,
-        files_root=merged.files_root,
-        author_id=ctx.actor.user_id,
-        change_request_id=cr["id"],
-        created_at=now,
-    )
-    if merged.conflicts:
-        wanted = [c.page_id for c in merged.conflicts]
-        records = {
-            **await repository.snapshot(ctx.conn, main).pages(wanted),
-            **await repository.snapshot(ctx.conn, head).pages(wanted),
-        }
-        return {
-            "revision": revision_id,
-            "result": "conflicts",
-            "conflicts": _conflicts_out(merged.conflicts, records),
-        }
-    after = Snapshot(
-        repository.snapshot(ctx.conn, main).store, merged.pages_root, merged.files_root
-    )
-    await _advance_main(ctx, space_id, main, revision_id, after, now)
+    done = await _three_way(ctx, space_id, cr, main_id, into_main=True)
+    if done.conflicts is not None:
+        return done.conflicts
+    await _advance_main(ctx, space_id, done.main, done.revision_id, done.after, done.now)
     await cr_repository.update(
         ctx.conn,
         cr["id"],
-        {"status": "merged", "revision_merged": revision_id, "updated_at": now},
+        {"status": "merged", "revision_merged": done.revision_id, "updated_at": done.now},
     )
     await cr_repository.count_status_change(ctx.conn, space_id, cr["status"], "merged")
-    return {"revision": revision_id, "result": "merge"}
+    return {"revision": done.revision_id, "result": "merge"}
 
 
 async def update(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
@@ -545,49 +567,21 @@ async def update(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     main_id = await repository.lock_space(ctx.conn, space_id)
     cr = await repository.lock_change_request(ctx.conn, found["id"])
     _writable(cr)
-    base_id = cr["revision_merged_ancestor"] or cr["revision_initial"]
-    if base_id == main_id:
+    if (cr["revision_merged_ancestor"] or cr["revision_initial"]) == main_id:
         return {"revision": cr["revision_id"], "result": "update"}
-    rows = [
-        await repository.get(ctx.conn, space_id, r) for r in (base_id, cr["revision_id"], main_id)
-    ]
-    base, head, main = rows
-    assert base is not None and main is not None and head is not None
-    now = utcnow()
-    merged = await merge_snapshots(
-        repository.snapshot(ctx.conn, base),
-        repository.snapshot(ctx.conn, head),
-        repository.snapshot(ctx.conn, main),
-        now=isoformat(now) or "",
-    )
-    revision_id = await repository.insert(
-        ctx.conn,
-        space_id=space_id,
-        type="update",
-        parents=[head["id"], main_id],
-        pages_root=merged.pages_root,
-        files_root=merged.files_root,
-        author_id=ctx.actor.user_id,
-        change_request_id=cr["id"],
-        created_at=now,
-    )
-    if merged.conflicts:
-        wanted = [c.page_id for c in merged.conflicts]
-        records = {
-            **await repository.snapshot(ctx.conn, main).pages(wanted),
-            **await repository.snapshot(ctx.conn, head).pages(wanted),
-        }
-        return {
-            "revision": revision_id,
-            "result": "conflicts",
-            "conflicts": _conflicts_out(merged.conflicts, records),
-        }
+    done = await _three_way(ctx, space_id, cr, main_id, into_main=False)
+    if done.conflicts is not None:
+        return done.conflicts
     await cr_repository.update(
         ctx.conn,
         cr["id"],
-        {"revision_id": revision_id, "revision_merged_ancestor": main_id, "updated_at": now},
+        {
+            "revision_id": done.revision_id,
+            "revision_merged_ancestor": main_id,
+            "updated_at": done.now,
+        },
     )
-    return {"revision": revision_id, "result": "update"}
+    return {"revision": done.revision_id, "result": "update"}
 
 
 async def download(conn: AsyncConnection, blobs: Any, token: str) -> tuple[bytes, str, str]:
