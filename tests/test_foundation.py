@@ -174,3 +174,12 @@ async def test_absurd_content_length_is_413(client: httpx.AsyncClient, db: Async
         "/v1/orgs", content=b"{}", headers={**me.headers, "Content-Length": "9" * 5000}
     )
     assert r.status_code == 413
+
+
+async def test_migrations_match_the_models(settings: Settings, db: AsyncEngine) -> None:
+    """The database the migrations built holds exactly what the table definitions describe."""
+    from alembic import command
+
+    from docshelf.kit.migrate import alembic_config
+
+    await asyncio.to_thread(command.check, alembic_config(settings))

@@ -235,10 +235,13 @@ async def test_hostile_queries_never_raise(db: AsyncEngine) -> None:
         "!x & y | z <-> w",
         "\\",
         "\x00",
+        "a\x00b",
         "\x02x\x03",
         "😀 emoji",
         "中文 日本語",
         "ü" * 512,
+        "😀" * 600,
+        "x" * 5000,
         "a " * 256,
         " ".join(f"w{i}:*" for i in range(100)),
     ]
@@ -246,6 +249,7 @@ async def test_hostile_queries_never_raise(db: AsyncEngine) -> None:
         await find(db, query, [sid])
     assert await found(db, "ünïcode", [sid]) == ["p"]
     assert await found(db, "a:b", [sid]) == ["p"]
+    assert await found(db, "ünï\x00code", [sid]) == ["p"]
     assert await found(db, "'quoted'", [sid]) == ["p"]
     assert await found(db, '"pairs"', [sid]) == ["p"]
     for blank in ("", "   ", "\n\t", "--", '"', "*"):
@@ -269,3 +273,12 @@ async def test_pagination_with_total_and_stable_ties(db: AsyncEngine) -> None:
     assert await find(db, "same", [sid], limit=2, offset=10) == ([], 5)
     assert await find(db, "same", [sid], limit=0, offset=0) == ([], 5)
     assert await find(db, "missing", [sid], limit=2, offset=4) == ([], 0)
+
+
+async def test_a_huge_section_is_indexed_in_part_never_refused(db: AsyncEngine) -> None:
+    (sid,) = await make_spaces(db, "Docs")
+    # Distinct words enough for a tsvector over PostgreSQL's 1 MB limit.
+    huge = " ".join(f"w{i}" for i in range(300_000))
+    await index(db, sid, {"p": page("Huge", (None, huge))})
+    assert await found(db, "w10", [sid]) == ["p"]
+    assert await found(db, "w299999", [sid]) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from alembic import context
 from sqlalchemy.engine import Connection
@@ -14,12 +15,25 @@ from docshelf.kit.db import create_engine, metadata
 config = context.config
 
 
+def _include_name(name: str | None, type_: str, parent_names: Any) -> bool:
+    # On SQLite the search index is an FTS5 virtual table (and its shadow tables), created by
+    # raw SQL in migration 0007; the metadata's search_sections describes PostgreSQL's table.
+    return not (type_ == "table" and name is not None and name.startswith("search_sections"))
+
+
+def _include_object(obj: Any, name: str | None, type_: str, reflected: bool, other: Any) -> bool:
+    return _include_name(name, type_, None)
+
+
 def _run(connection: Connection) -> None:
+    sqlite = connection.dialect.name == "sqlite"
     context.configure(
         connection=connection,
         target_metadata=metadata,
-        render_as_batch=connection.dialect.name == "sqlite",
+        render_as_batch=sqlite,
         compare_type=True,
+        include_name=_include_name if sqlite else None,
+        include_object=_include_object if sqlite else None,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -52,7 +52,10 @@ _SECTION_WEIGHT = 1.0
 # around the first match; they cannot occur in indexed text, which is stripped of them.
 _OPEN = "\x02"
 _CLOSE = "\x03"
-_UNINDEXABLE = str.maketrans("", "", "\x00\x02\x03")
+_UNINDEXABLE = str.maketrans("", "", "\x00\x02\x03")  # and PostgreSQL refuses NUL in text
+# Text past this in a section is not indexed: PostgreSQL refuses a tsvector over 1 MB, which a
+# huge section of varied words could reach, and the write that moved main would then fail.
+_MAX_INDEXED = 100_000
 
 _WORD = re.compile(r"[^\W_]")
 
@@ -114,11 +117,9 @@ async def reindex(
             "page_id": page_id,
             "position": position,
             "anchor": section.anchor,
-            "page_title": page.title.translate(_UNINDEXABLE),
-            "section_title": None
-            if section.title is None
-            else section.title.translate(_UNINDEXABLE),
-            "body": section.body.translate(_UNINDEXABLE),
+            "page_title": _indexable(page.title),
+            "section_title": None if section.title is None else _indexable(section.title),
+            "body": _indexable(section.body),
         }
         for page_id, page in pages.items()
         if page is not None
@@ -127,6 +128,10 @@ async def reindex(
     ]
     for start in range(0, len(rows), 500):
         await conn.execute(sa.insert(_t), rows[start : start + 500])
+
+
+def _indexable(text: str) -> str:
+    return text[:_MAX_INDEXED].translate(_UNINDEXABLE)
 
 
 async def drop_space(conn: AsyncConnection, space_id: str) -> None:
@@ -229,7 +234,8 @@ class _Term:
 def _terms(query: str) -> list[_Term]:
     # Words without a letter or digit index nothing on either engine and would only make
     # FTS5 match nothing at all ("" is a phrase no row holds).
-    words = list(dict.fromkeys(w for w in query.split() if _WORD.search(w)))[:_MAX_WORDS]
+    words = query.translate(_UNINDEXABLE).split()
+    words = list(dict.fromkeys(w for w in words if _WORD.search(w)))[:_MAX_WORDS]
     return [_Term(w, i == len(words) - 1 and len(w) >= _PREFIX_MIN) for i, w in enumerate(words)]
 
 

@@ -20,7 +20,7 @@ from docshelf.organization import policy as org_policy
 from docshelf.search import engine
 
 # Organization results are grouped by space from this many best pages.
-ORG_PAGE_HITS = 1000
+ORG_PAGE_HITS = 200
 
 
 def _query(query: str) -> str:
