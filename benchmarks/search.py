@@ -1,0 +1,131 @@
+"""Search benchmark: query latency over a generated 10,000-page space, and over an organization of
+100 spaces of 100 pages each.
+
+    .venv/bin/python benchmarks/search.py
+    .venv/bin/python benchmarks/search.py --database-url postgresql+asyncpg://user@127.0.0.1:5432/db
+
+Like benchmarks/content.py (whose generator and helpers it reuses), the app runs in this process
+and is driven through `httpx.ASGITransport`, one request at a time: every figure is the server's
+own work for the request (routing, authentication, visibility, the engine's query, presenting).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.factories
+from tests import factories
+
+from content import BASE, Bench, generate, git_state, pct
+from docshelf.app import create_app
+from docshelf.config import Settings
+from docshelf.kit.migrate import upgrade
+
+# (query, what it stands for): the generator's vocabulary makes these rare to common.
+QUERIES = [
+    ("webhook", "one common word"),
+    ("rollback quota", "two words"),
+    ("section 7", "a word and a number"),
+    ("chapter", "a word in titles"),
+    ("zyzzyva", "no match"),
+]
+
+
+async def measure(b: Bench, url: str, repeat: int) -> dict[str, tuple[float, float, int]]:
+    out = {}
+    for query, _ in QUERIES:
+        for _ in range(3):
+            await b.call("GET", f"{url}?query={query}&limit=20")
+        times = []
+        count = 0
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            r = await b.client.get(url, params={"query": query, "limit": 20}, headers=b.headers)
+            times.append((time.perf_counter() - t0) * 1000)
+            assert r.status_code == 200, r.text
+            count = r.json()["count"]
+        out[query] = (statistics.median(times), pct(times, 0.99), count)
+    return out
+
+
+async def run(args: argparse.Namespace, settings: Settings) -> str:
+    app = create_app(settings, run_jobs=False)
+    engine: AsyncEngine = app.state.engine
+    lines = []
+    try:
+        who = await factories.user(engine, email=f"bench-{time.time_ns()}@example.com")
+        org_id = await factories.organization(engine, owner=who, title="Search bench")
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=BASE, timeout=600) as client:
+            b = Bench(client, engine, who.headers, org_id)
+            t0 = time.perf_counter()
+            big = await b.call("POST", f"/v1/orgs/{org_id}/spaces", {"title": "Big"}, 201)
+            await b.call("PATCH", f"/v1/spaces/{big['id']}", {"editMode": "live"})
+            await generate(b, big["id"], (20, 10, 50), seed=7)
+            print(f"10,000-page space generated in {time.perf_counter() - t0:.0f} s", flush=True)
+            space = await measure(b, f"/v1/spaces/{big['id']}/search", args.repeat)
+
+            other = await factories.organization(engine, owner=who, title="Search bench org")
+            t0 = time.perf_counter()
+            rng = random.Random(3)
+            for i in range(100):
+                s = await b.call("POST", f"/v1/orgs/{other}/spaces", {"title": f"S{i}"}, 201)
+                await b.call("PATCH", f"/v1/spaces/{s['id']}", {"editMode": "live"})
+                await generate(b, s["id"], (2, 1, 49), seed=rng.randrange(1 << 30))
+            print(f"100 spaces generated in {time.perf_counter() - t0:.0f} s", flush=True)
+            org = await measure(b, f"/v1/orgs/{other}/search", args.repeat)
+    finally:
+        await engine.dispose()
+    lines.append(
+        f"Commit {git_state()}, {settings.resolved_database_url.split(':')[0]}, "
+        f"{args.repeat} runs per query after 3 warm-up runs, limit=20"
+    )
+    lines.append("")
+    lines.append(
+        "| query | space (10k pages): median / p99 ms, hits | org (100 x 100): median / p99, "
+        "spaces |"
+    )
+    lines.append("| --- | ---: | ---: |")
+    for query, what in QUERIES:
+        s, o = space[query], org[query]
+        lines.append(
+            f"| `{query}` ({what}) | {s[0]:.1f} / {s[1]:.1f}, {s[2]} | "
+            f"{o[0]:.1f} / {o[1]:.1f}, {o[2]} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url", default="", help="default: SQLite in a temp dir")
+    parser.add_argument("--repeat", type=int, default=100, help="measured runs per query (100)")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="docshelf-bench-search-"))
+    settings = Settings(
+        data_dir=tmp,
+        database_url=args.database_url,
+        base_url=BASE,
+        rate_limit=0,
+        run_jobs_in_server=False,
+    )
+    try:
+        upgrade(settings)
+        print(asyncio.run(run(args, settings)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
