@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import logging
@@ -11,6 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -23,12 +23,12 @@ from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
 from docshelf.content.lifecycle import use_blob_store
 from docshelf.fetch import Fetcher
-from docshelf.kit.db import create_engine
+from docshelf.kit import offload
+from docshelf.kit.db import create_engine, is_busy_error
 from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
 from docshelf.kit.validation import describe_validation_error
 from docshelf.ratelimit.service import DatabaseStorage, MemoryStorage, RateLimiter, Storage
-from docshelf.worker.runner import JobRunner
 
 log = logging.getLogger("docshelf")
 
@@ -143,6 +143,17 @@ def _install_error_handlers(app: FastAPI) -> None:
         log.info("unique violation answered as 409: %s", exc.orig)
         return _error(409, "Conflict: a concurrent request already created or changed this")
 
+    @app.exception_handler(sa_exc.DBAPIError)
+    @app.exception_handler(sa_exc.TimeoutError)
+    async def _busy(request: Request, exc: Exception) -> JSON:
+        # Lock or pool contention: not the caller's fault and nothing was written.
+        if not is_busy_error(exc):
+            return await _unexpected(request, exc)
+        log.warning("busy on %s %s: %s", request.method, request.url.path, exc)
+        return _error(
+            503, "The server is busy with other writes; retry shortly", {"Retry-After": "1"}
+        )
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSON:
         log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
@@ -155,23 +166,20 @@ def _rate_limit_storage(settings: Settings, engine: Any) -> Storage:
     return MemoryStorage()
 
 
-def create_app(settings: Settings | None = None, *, run_jobs: bool | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The API. Jobs never run on its event loop: `docshelf serve` starts the job runner in a
+    process of its own (cli/serve.py), or `docshelf worker` runs it elsewhere."""
     settings = settings or get_settings()
-    run_jobs = settings.run_jobs_in_server if run_jobs is None else run_jobs
+    offload.configure(
+        workers=settings.offload_workers, memory_bytes=settings.offload_memory_mb * 1024 * 1024
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runner_task: asyncio.Task[None] | None = None
-        runner: JobRunner | None = None
-        if run_jobs:
-            runner = JobRunner(app.state.engine)
-            runner_task = asyncio.create_task(runner.run_forever())
         try:
             yield
         finally:
-            if runner is not None and runner_task is not None:
-                runner.stop()
-                await runner_task
+            offload.shutdown()
             await app.state.engine.dispose()
 
     app = FastAPI(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -90,24 +89,11 @@ def serve(settings: Settings, host: str | None, port: int | None, data_dir: Path
 @click.pass_obj
 def worker(settings: Settings) -> None:
     """Run the job runner on its own (set DOCSHELF_RUN_JOBS_IN_SERVER=false on the API)."""
-    from docshelf import tasks as _tasks  # noqa: F401
-    from docshelf.worker.runner import JobRunner
+    from docshelf.worker.process import run_worker
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
     upgrade(settings)
-
-    async def run() -> None:
-        engine = create_engine(settings)
-        runner = JobRunner(engine)
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, runner.stop)
-        try:
-            await runner.run_forever()
-        finally:
-            await engine.dispose()
-
-    asyncio.run(run())
+    run_worker(settings)
 
 
 @main.group()

@@ -18,10 +18,10 @@ from docshelf.content.schemas import (
     RevisionOut,
 )
 from docshelf.content.service import Where
-from docshelf.kit.context import Context
+from docshelf.kit.context import Context, StagedContext
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.pagination import Paging
-from docshelf.kit.routing import domain_router
+from docshelf.kit.routing import domain_router, staged
 
 router = domain_router(tags=["content"])
 public_router = domain_router(tags=["content"])
@@ -134,8 +134,9 @@ _reads(REVISION, _revision, "a revision")
         "Answers `{revision, changes, insertedFiles?}`."
     ),
 )
-async def write_live(spaceId: str, body: ContentChanges, ctx: Context) -> JSON:
-    return ok(await service.write_live(ctx, spaceId, body))
+@staged
+async def write_live(spaceId: str, body: ContentChanges, st: StagedContext) -> JSON:
+    return ok(await service.write_live(st, spaceId, body))
 
 
 @router.post(
@@ -143,16 +144,15 @@ async def write_live(spaceId: str, body: ContentChanges, ctx: Context) -> JSON:
     response_model=ContentUpdateOut,
     summary="Edit the content of a change request",
 )
+@staged
 async def write_change_request(
     spaceId: str,
     changeRequestId: str,
     body: ContentChanges,
-    ctx: Context,
+    st: StagedContext,
     compat: bool = True,
 ) -> JSON:
-    return ok(
-        await service.write_change_request(ctx, spaceId, changeRequestId, body, compat=compat)
-    )
+    return ok(await service.write_change_request(st, spaceId, changeRequestId, body, compat=compat))
 
 
 @router.post(CR + "/merge", response_model=MergeOut, summary="Merge a change request")

@@ -3,8 +3,10 @@ writes into change requests or live onto main, merge and update."""
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -18,7 +20,13 @@ from docshelf.change_request import repository as cr_repository
 from docshelf.change_request.presenter import present_change_request
 from docshelf.content import downloads, hamt, indexing, repository
 from docshelf.content import markdown as md
-from docshelf.content.edits import Editor, Outcome, page_link_targets, render_links
+from docshelf.content.edits import (
+    MAX_URL_FILES,
+    Editor,
+    Outcome,
+    page_link_targets,
+    render_links,
+)
 from docshelf.content.presenter import (
     changed_file,
     changed_page,
@@ -26,11 +34,11 @@ from docshelf.content.presenter import (
     present_page,
     present_revision,
 )
-from docshelf.content.schemas import MEDIA_TYPE, ContentChanges
+from docshelf.content.schemas import MEDIA_TYPE, ContentChanges, InsertFiles
 from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.content.threeway import merge_snapshots
 from docshelf.kit.clock import isoformat, utcnow
-from docshelf.kit.context import Ctx
+from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.errors import BadRequest, Conflict, Forbidden
 from docshelf.kit.pagination import PageParams, page_in_memory
 from docshelf.space import policy as space_policy
@@ -297,6 +305,35 @@ def require_content_edit(space: SpaceAccess) -> None:
     require(cr_policy.can_edit(space.role, space.row["edit_mode"]), "You cannot edit this space")
 
 
+FetchedFile = tuple[bytes, str | None] | BadRequest
+
+
+async def _fetch_file(fetcher: Any, url: str) -> FetchedFile:
+    try:
+        fetched = await fetcher.fetch(url)
+    except BadRequest as exc:
+        return exc
+    if not 200 <= fetched.status < 300:
+        return BadRequest(f"the URL answered HTTP {fetched.status}")
+    ctype = fetched.content_type
+    valid = ctype and len(ctype) <= 255 and "\n" not in ctype and re.match(MEDIA_TYPE, ctype)
+    return fetched.body, ctype if valid else None
+
+
+async def prefetch_files(fetcher: Any, body: ContentChanges) -> dict[str, FetchedFile]:
+    """Fetches the batch's files given by URL before any transaction opens, so no lock waits on
+    the network. Only the first MAX_URL_FILES distinct URLs are fetched: the editor refuses a
+    batch with more before it would ask for the rest. A failed fetch is kept as its error and
+    raised by the editor at the change that named it, as before."""
+    urls: list[str] = []
+    for change in body.changes:
+        if isinstance(change, InsertFiles):
+            urls += [f.url for f in change.files if f.url is not None and f.url not in urls]
+    urls = urls[:MAX_URL_FILES]
+    results = await asyncio.gather(*(_fetch_file(fetcher, u) for u in urls))
+    return dict(zip(urls, results, strict=True))
+
+
 async def _apply(
     ctx: Ctx,
     space_id: str,
@@ -304,18 +341,16 @@ async def _apply(
     body: ContentChanges,
     *,
     revert_to: str | None,
+    fetched: dict[str, FetchedFile],
 ) -> tuple[Snapshot, Outcome]:
     snap = repository.snapshot(ctx.conn, head)
     blobs = ctx.state.blobs
-    fetcher = ctx.state.fetcher
 
     async def fetch_file(url: str) -> tuple[bytes, str | None]:
-        fetched = await fetcher.fetch(url)
-        if not 200 <= fetched.status < 300:
-            raise BadRequest(f"the URL answered HTTP {fetched.status}")
-        ctype = fetched.content_type
-        valid = ctype and len(ctype) <= 255 and "\n" not in ctype and re.match(MEDIA_TYPE, ctype)
-        return fetched.body, ctype if valid else None
+        result = fetched[url]
+        if isinstance(result, BadRequest):
+            raise result
+        return result
 
     async def load_snapshot(revision_id: str) -> Snapshot | None:
         row = await repository.get(ctx.conn, space_id, revision_id)
@@ -370,8 +405,39 @@ async def _update_body(
     return body
 
 
+async def _staged_files(
+    st: Staged, body: ContentChanges, check: Callable[[Ctx], Awaitable[None]]
+) -> dict[str, FetchedFile]:
+    """The batch's URL files, fetched with no transaction open, once the caller is known to be
+    allowed (a refused caller makes us fetch nothing)."""
+    if not any(isinstance(c, InsertFiles) and any(f.url for f in c.files) for c in body.changes):
+        return {}
+    async with st.read() as ctx:
+        await check(ctx)
+    return await prefetch_files(st.state.fetcher, body)
+
+
 async def write_change_request(
-    ctx: Ctx, space_id: str, cr_ref: str, body: ContentChanges, *, compat: bool
+    st: Staged, space_id: str, cr_ref: str, body: ContentChanges, *, compat: bool
+) -> dict[str, Any]:
+    async def check(ctx: Ctx) -> None:
+        space = await space_policy.load(ctx, space_id)
+        if await cr_repository.get(ctx.conn, space_id, cr_ref) is None:
+            not_found("Change request")
+        require_content_edit(space)
+
+    fetched = await _staged_files(st, body, check)
+    async with st.write() as ctx:
+        return await _write_change_request(ctx, space_id, cr_ref, body, compat, fetched)
+
+
+async def _write_change_request(
+    ctx: Ctx,
+    space_id: str,
+    cr_ref: str,
+    body: ContentChanges,
+    compat: bool,
+    fetched: dict[str, FetchedFile],
 ) -> dict[str, Any]:
     space = await space_policy.load(ctx, space_id)
     found = await cr_repository.get(ctx.conn, space_id, cr_ref)
@@ -389,6 +455,7 @@ async def write_change_request(
         head,
         body,
         revert_to=cr["revision_merged_ancestor"] or cr["revision_initial"],
+        fetched=fetched,
     )
     now = utcnow()
     revision_id = await repository.insert(
@@ -412,13 +479,27 @@ async def write_change_request(
     return await _update_body(ctx, space_id, outcome, presented)
 
 
-async def write_live(ctx: Ctx, space_id: str, body: ContentChanges) -> dict[str, Any]:
-    space = await space_policy.load(ctx, space_id)
+def _require_live(space: SpaceAccess) -> None:
     require_content_edit(space)
     if space.row["edit_mode"] != "live":
         raise Forbidden(
             "Live editing is off for this space: set editMode to live, or use a change request"
         )
+
+
+async def write_live(st: Staged, space_id: str, body: ContentChanges) -> dict[str, Any]:
+    async def check(ctx: Ctx) -> None:
+        _require_live(await space_policy.load(ctx, space_id))
+
+    fetched = await _staged_files(st, body, check)
+    async with st.write() as ctx:
+        return await _write_live(ctx, space_id, body, fetched)
+
+
+async def _write_live(
+    ctx: Ctx, space_id: str, body: ContentChanges, fetched: dict[str, FetchedFile]
+) -> dict[str, Any]:
+    _require_live(await space_policy.load(ctx, space_id))
     head_id = await repository.lock_space(ctx.conn, space_id)
     if await space_repository.edit_mode(ctx.conn, space_id) != "live":
         raise Forbidden(
@@ -428,7 +509,7 @@ async def write_live(ctx: Ctx, space_id: str, body: ContentChanges) -> dict[str,
     assert head is not None
     parents = list(head["parents"])
     snap, outcome = await _apply(
-        ctx, space_id, head, body, revert_to=parents[0] if parents else None
+        ctx, space_id, head, body, revert_to=parents[0] if parents else None, fetched=fetched
     )
     now = utcnow()
     revision_id = await repository.insert(

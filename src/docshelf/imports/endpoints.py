@@ -3,9 +3,9 @@ from typing import Annotated, Literal
 from pydantic import StringConstraints
 
 from docshelf.imports import service
-from docshelf.kit.context import Context
+from docshelf.kit.context import StagedContext
 from docshelf.kit.http import JSON, ok
-from docshelf.kit.routing import domain_router
+from docshelf.kit.routing import domain_router, staged
 from docshelf.kit.schemas import Body, Out
 
 router = domain_router(tags=["content"])
@@ -47,7 +47,8 @@ class ImportResult(Out):
         "job; the answer then names the revision the job creates."
     ),
 )
-async def import_content(spaceId: str, body: ImportContent, ctx: Context) -> JSON:
-    result = await service.import_content(ctx, spaceId, body.url, body.source)
-    location = ctx.api_url(f"spaces/{spaceId}/revisions/{result['revision']}")
+@staged
+async def import_content(spaceId: str, body: ImportContent, st: StagedContext) -> JSON:
+    result = await service.import_content(st, spaceId, body.url, body.source)
+    location = f"{st.base_url}/v1/spaces/{spaceId}/revisions/{result['revision']}"
     return ok(result, 201, headers={"Location": location})

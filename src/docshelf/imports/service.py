@@ -21,8 +21,9 @@ from docshelf.content.service import require_content_edit
 from docshelf.content.snapshot import Snapshot
 from docshelf.fetch import Fetcher
 from docshelf.imports.convert import ConversionError, Imported, from_html, from_markdown, from_zip
+from docshelf.kit import offload
 from docshelf.kit.clock import isoformat, utcnow
-from docshelf.kit.context import Ctx
+from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.ids import new_id
 from docshelf.space import policy as space_policy
@@ -108,52 +109,92 @@ async def apply(
     return new_id_
 
 
-async def import_content(ctx: Ctx, space_id: str, url: str, source: str) -> dict[str, Any]:
-    space = await space_policy.load(ctx, space_id)
-    require_content_edit(space)
+CONVERT_TIMEOUT = 120.0
+
+
+async def convert_offloaded(source: str, data: bytes, name: str) -> Imported:
+    """Converts in a worker process (kit.offload): a large or hostile archive costs the API's
+    event loop nothing, and conversion past CONVERT_TIMEOUT is stopped."""
+    try:
+        return await offload.run(convert, source, data, name, seconds=CONVERT_TIMEOUT)
+    except offload.OffloadTimeout:
+        raise BadRequest(
+            f"Cannot import this {source} content: converting it took longer than "
+            f"{CONVERT_TIMEOUT:g} s"
+        ) from None
+    except (offload.OffloadCrashed, MemoryError):
+        raise BadRequest(
+            f"Cannot import this {source} content: converting it needed more memory than allowed"
+        ) from None
+
+
+def _check_source(source: str) -> None:
     if source not in SUPPORTED:
         raise BadRequest(
             f"Invalid body field 'source': importing from {source!r} is not supported; "
             f"use one of {', '.join(SUPPORTED)}"
         )
-    fetcher = Fetcher.from_settings(ctx.state.settings, max_bytes=MAX_IMPORT_BYTES)
+
+
+async def _check(ctx: Ctx, space_id: str) -> None:
+    require_content_edit(await space_policy.load(ctx, space_id))
+
+
+async def import_content(st: Staged, space_id: str, url: str, source: str) -> dict[str, Any]:
+    # Access first, so a refused caller makes us fetch nothing; then the fetch and the
+    # conversion with no transaction open; then one short write, where access is checked again.
+    async with st.read() as ctx:
+        await _check(ctx, space_id)
+    _check_source(source)
+    fetcher = Fetcher.from_settings(st.state.settings, max_bytes=MAX_IMPORT_BYTES)
     fetched = await fetcher.fetch(url)
     if not 200 <= fetched.status < 300:
         raise BadRequest(f"Cannot import {url}: it answered HTTP {fetched.status}")
     name = fetched.url.rstrip("/").rsplit("/", 1)[-1] or "index"
-    imported = convert(source, fetched.body, name)
+    imported = await convert_offloaded(source, fetched.body, name)
     count = len(imported.pages) + len(imported.files)
     if count == 0:
         raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
-    if count > LARGE_IMPORT:
-        revision_id = new_id()
-        key = blob_key(fetched.body)
-        await repository.store_blobs(ctx.conn, blob_store(), space_id, {key: fetched.body})
-        await enqueue(
-            ctx.conn,
-            IMPORT_JOB,
-            {
-                "space": space_id,
-                "blob": key,
-                "source": source,
-                "name": name,
-                "revision": revision_id,
-                "author": ctx.actor.user_id,
-            },
-        )
-    else:
-        revision_id = await apply(ctx.conn, space_id, imported, author_id=ctx.actor.user_id)
+    large = count > LARGE_IMPORT
+    key = blob_key(fetched.body)
+    if large:
+        # Content-addressed, so storing before the transaction is safe to repeat.
+        await blob_store().put(fetched.body)
+    async with st.write() as ctx:
+        await _check(ctx, space_id)
+        if large:
+            revision_id = new_id()
+            await repository.store_blobs(ctx.conn, blob_store(), space_id, {key: fetched.body})
+            await enqueue(
+                ctx.conn,
+                IMPORT_JOB,
+                {
+                    "space": space_id,
+                    "blob": key,
+                    "source": source,
+                    "name": name,
+                    "revision": revision_id,
+                    "author": st.actor.user_id,
+                },
+            )
+        else:
+            revision_id = await apply(ctx.conn, space_id, imported, author_id=st.actor.user_id)
     return {"revision": revision_id, "importedResources": count, "totalResources": imported.total}
 
 
-@task(IMPORT_JOB)
-async def run_import(conn: AsyncConnection, payload: dict[str, Any]) -> None:
-    if await space_repository.get(conn, payload["space"]) is None:
-        return  # purged meanwhile
+async def _prepare_import(payload: dict[str, Any]) -> Imported | None:
     data = await blob_store().get(payload["blob"])
     if data is None:
-        return
-    imported = convert(payload["source"], data, payload["name"])
+        return None
+    return await convert_offloaded(payload["source"], data, payload["name"])
+
+
+@task(IMPORT_JOB, prepare=_prepare_import)
+async def run_import(conn: AsyncConnection, payload: dict[str, Any], imported: Any) -> None:
+    if imported is None:
+        return  # the staged archive is gone: the space was purged meanwhile
+    if await space_repository.get(conn, payload["space"]) is None:
+        return  # purged meanwhile
     if await repository.get(conn, payload["space"], payload["revision"]) is not None:
         return  # a retry after a commit that already applied it
     await apply(

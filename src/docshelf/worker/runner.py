@@ -90,12 +90,16 @@ class JobRunner:
 
     async def _execute(self, job: sa.RowMapping) -> None:
         mine = sa.and_(jobs.c.id == job["id"], jobs.c.locked_by == self.worker_id)
-        handler = registry.handler_for(job["kind"])
+        kind = registry.kind_of(job["kind"])
         try:
-            if handler is None:
+            if kind is None:
                 raise LookupError(f"no handler for job kind {job['kind']!r}")
+            payload = dict(job["payload"])
+            args: tuple[Any, ...] = ()
+            if kind.prepare is not None:
+                args = (await kind.prepare(payload),)
             async with unit_of_work(self.engine) as conn:
-                await handler(conn, dict(job["payload"]))
+                await kind.handler(conn, payload, *args)
                 await conn.execute(
                     sa.update(jobs)
                     .where(mine)
