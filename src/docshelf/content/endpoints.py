@@ -5,6 +5,7 @@ from urllib.parse import quote
 from fastapi import Depends, Query, Request
 from starlette.responses import Response
 
+from docshelf.change_request.schemas import ChangeRequestOut
 from docshelf.content import service
 from docshelf.content.schemas import (
     ChangesOut,
@@ -141,7 +142,9 @@ async def write_live(spaceId: str, body: ContentChanges, st: StagedContext) -> J
 
 @router.post(
     CR + "/content",
-    response_model=ContentUpdateOut,
+    # compat=true (the default, as GitBook) answers the change request; compat=false answers
+    # GitBook's ChangeRequestContentUpdate.
+    response_model=ChangeRequestOut | ContentUpdateOut,
     summary="Edit the content of a change request",
 )
 @staged
