@@ -49,8 +49,8 @@ def server(settings: Settings, db: AsyncEngine, tmp_path: Path) -> Iterator[str]
         "DOCSHELF_LOG_LEVEL": "warning",
     }
     process = subprocess.Popen(
-        [sys.executable, "-c", "from docshelf.cli.main import main; main()", "serve"]
-        + ["--port", str(port)],
+        [sys.executable, "-c", "from docshelf.cli.main import main; main()", "serve", "--port"]
+        + [str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
