@@ -48,9 +48,9 @@ def server(settings: Settings, db: AsyncEngine, tmp_path: Path) -> Iterator[str]
         "DOCSHELF_BASE_URL": f"http://127.0.0.1:{port}",
         "DOCSHELF_LOG_LEVEL": "warning",
     }
+    command = [sys.executable, "-c", "from docshelf.cli.main import main; main()"]
     process = subprocess.Popen(
-        [sys.executable, "-c", "from docshelf.cli.main import main; main()", "serve", "--port"]
-        + [str(port)],
+        [*command, "serve", "--port", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
