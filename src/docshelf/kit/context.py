@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.auth.header import scope_bearer_token
 from docshelf.auth.service import Actor, authenticate
 
 
@@ -31,7 +32,8 @@ async def request_context(request: Request) -> Ctx:
     """Authenticates the caller on the request's unit of work (kit.routing). Mounted on every
     authenticated router, and cached by FastAPI, so handlers that take `Context` reuse it."""
     conn: AsyncConnection = request.state.conn
-    actor = await authenticate(conn, request.headers.get("authorization"))
+    # The token the edge middleware already read (and rate-limited): one reading of the header.
+    actor = await authenticate(conn, scope_bearer_token(request.scope))
     return Ctx(conn=conn, actor=actor, base_url=request.app.state.base_url, state=request.app.state)
 
 
