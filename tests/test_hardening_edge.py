@@ -474,3 +474,21 @@ def test_cursor_helpers_match_the_format() -> None:
     real = encode_cursor(["a", 1], "ffff0000")
     assert cursor_payload(real) == {"f": "ffff0000", "v": ["a", 1]}
     assert sign_raw(key, b'{"f":"ffff0000","v":["a",1]}') == real
+
+
+async def test_a_refused_request_line_still_counts_and_carries_the_rate_limit_headers(
+    limited: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    me = await factories.user(db)
+    r = await limited.get("/v1/user?x=%00", headers=me.headers)
+    assert (r.status_code, r.json()) == (
+        400,
+        error(400, f"Invalid query parameter 'x': {REFUSED}"),
+    )
+    assert (r.headers["x-ratelimit-limit"], r.headers["x-ratelimit-remaining"]) == ("3", "2")
+    r = await limited.get("/v1/users/a%0Ab", headers=me.headers)
+    assert (r.status_code, r.json()) == (
+        400,
+        error(400, f"Invalid path parameter 'userId': {REFUSED}"),
+    )
+    assert r.headers["x-ratelimit-remaining"] == "1"
