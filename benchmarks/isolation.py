@@ -247,6 +247,8 @@ async def run(args: argparse.Namespace) -> int:
                 print("|---|---:|---:|---:|---:|---:|---:|---|")
                 worst_all = 0.0
                 for name, make in scenarios:
+                    if args.only and name[1] not in args.only:
+                        continue
                     started = time.perf_counter()
                     latencies, response = await probe_while(probe_c, probe_path, calm, make())
                     took = time.perf_counter() - started
@@ -271,6 +273,7 @@ def main() -> None:
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--server", default="granian", choices=["granian", "uvicorn"])
     parser.add_argument("--slow-seconds", type=float, default=2.0)
+    parser.add_argument("--only", default="", help="scenario letters to run, e.g. bc")
     args = parser.parse_args()
     sys.exit(asyncio.run(run(args)))
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from docshelf.auth.header import scope_bearer_token
 from docshelf.auth.service import Actor, authenticate
 from docshelf.kit.db import unit_of_work
 
@@ -34,12 +35,13 @@ async def authenticated_actor(request: Request) -> Actor:
     """Authenticates the caller on the request's unit of work (kit.routing); a staged write has
     none yet and authenticates on a short read of its own. Mounted on every authenticated
     router and cached by FastAPI, so the contexts below reuse it."""
-    authorization = request.headers.get("authorization")
+    # The token the edge middleware already read (and rate-limited): one reading of the header.
+    token = scope_bearer_token(request.scope)
     conn: AsyncConnection | None = getattr(request.state, "conn", None)
     if conn is not None:
-        return await authenticate(conn, authorization)
+        return await authenticate(conn, token)
     async with unit_of_work(request.app.state.engine, write=False) as own:
-        return await authenticate(own, authorization)
+        return await authenticate(own, token)
 
 
 async def request_context(
