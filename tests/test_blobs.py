@@ -16,7 +16,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.server import ThreadedMotoServer
 
-from docshelf.blobs import BlobStore, LocalBlobStore, S3BlobStore, open_blob_store
+from docshelf.blobs import CHUNK, BlobStore, LocalBlobStore, S3BlobStore, open_blob_store
 from docshelf.config import Settings
 
 ACCESS_KEY = "testing-access-key"
@@ -130,6 +130,22 @@ async def test_missing_blob(store: BlobStore) -> None:
     key = hashlib.sha256(b"never stored").hexdigest()
     assert await store.get(key) is None
     assert await store.exists(key) is False
+
+
+async def test_open_streams_in_chunks(store: BlobStore) -> None:
+    data = os.urandom(2 * CHUNK + 5)
+    key = await store.put(data)
+    opened = await store.open(key)
+    assert opened is not None and opened.size == len(data)
+    chunks = [chunk async for chunk in opened.chunks]
+    assert b"".join(chunks) == data
+    assert max(len(c) for c in chunks) <= CHUNK  # never the whole blob at once
+    empty = await store.open(await store.put(b""))
+    assert empty is not None and empty.size == 0
+    assert [chunk async for chunk in empty.chunks] == []
+    assert await store.open(hashlib.sha256(b"never stored").hexdigest()) is None
+    with pytest.raises(ValueError, match="malformed blob key"):
+        await store.open("../" + "0" * 61)
 
 
 async def test_exists(store: BlobStore) -> None:
