@@ -13,10 +13,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.blobs import blob_key
 from docshelf.content import indexing, repository
 from docshelf.content.edits import Editor
-from docshelf.content.lifecycle import blob_store
+from docshelf.content.lifecycle import blob_store, schedule_collection
 from docshelf.content.service import require_content_edit
 from docshelf.content.snapshot import Snapshot
 from docshelf.fetch import Fetcher
@@ -127,8 +126,9 @@ async def import_content(ctx: Ctx, space_id: str, url: str, source: str) -> dict
         raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
     if count > LARGE_IMPORT:
         revision_id = new_id()
-        key = blob_key(fetched.body)
-        await repository.store_blobs(ctx.conn, blob_store(), space_id, {key: fetched.body})
+        key = await repository.stage_blob(
+            ctx.conn, blob_store(), space_id, revision_id, fetched.body
+        )
         await enqueue(
             ctx.conn,
             IMPORT_JOB,
@@ -146,16 +146,25 @@ async def import_content(ctx: Ctx, space_id: str, url: str, source: str) -> dict
     return {"revision": revision_id, "importedResources": count, "totalResources": imported.total}
 
 
-@task(IMPORT_JOB)
+async def _unstage(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+    """The archive is no use once the job is over, whichever way it ended."""
+    key = await repository.unstage_blob(conn, payload["revision"])
+    if key is not None:
+        await schedule_collection(conn, [key])
+
+
+@task(IMPORT_JOB, on_give_up=_unstage)
 async def run_import(conn: AsyncConnection, payload: dict[str, Any]) -> None:
     if await space_repository.get(conn, payload["space"]) is None:
-        return  # purged meanwhile
+        return  # purged meanwhile, and its stage with it
+    if await repository.get(conn, payload["space"], payload["revision"]) is not None:
+        await _unstage(conn, payload)
+        return  # a retry after a commit that already applied it
     data = await blob_store().get(payload["blob"])
     if data is None:
+        await _unstage(conn, payload)
         return
     imported = convert(payload["source"], data, payload["name"])
-    if await repository.get(conn, payload["space"], payload["revision"]) is not None:
-        return  # a retry after a commit that already applied it
     await apply(
         conn,
         payload["space"],
@@ -163,3 +172,4 @@ async def run_import(conn: AsyncConnection, payload: dict[str, Any]) -> None:
         author_id=payload["author"],
         revision_id=payload["revision"],
     )
+    await _unstage(conn, payload)
