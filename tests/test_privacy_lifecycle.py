@@ -372,11 +372,15 @@ async def large_import(client: httpx.AsyncClient, sid: str, who: Who, body: byte
 
 
 @pytest.fixture
-def small_large_imports(monkeypatch: pytest.MonkeyPatch, app: FastAPI) -> None:
+def loopback_fetch(app: FastAPI) -> None:
+    app.state.settings = app.state.settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1"})
+
+
+@pytest.fixture
+def small_large_imports(monkeypatch: pytest.MonkeyPatch, loopback_fetch: None) -> None:
     from docshelf.imports import service
 
     monkeypatch.setattr(service, "LARGE_IMPORT", 2)
-    app.state.settings = app.state.settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1"})
 
 
 async def test_a_finished_import_drops_its_archive(
@@ -432,3 +436,109 @@ async def test_purging_a_space_drops_its_pending_import(
     assert not await local_store(app).exists(blob_key(archive))
     snap = await snapshot(db)
     assert snap["spaces"] == []
+
+
+# -- imports report what they leave out --------------------------------------------------------
+
+
+def nested_summary(depth: int) -> dict[str, bytes]:
+    lines = [f"{'  ' * i}* [Level {i}](l{i}.md)" for i in range(depth)]
+    pages = {f"l{i}.md": f"Level {i} text.\n".encode() for i in range(depth)}
+    return {"SUMMARY.md": ("\n".join(lines) + "\n").encode(), **pages}
+
+
+async def test_an_import_answers_what_it_skipped(
+    client: httpx.AsyncClient, db: AsyncEngine, loopback_fetch: None
+) -> None:
+    sid, admin, _org = await live_space(client, db)
+    # Twelve levels: markdown-it's default nesting limit used to keep nine and drop the rest.
+    entries = nested_summary(12)
+    entries["SUMMARY.md"] += b"* [Elsewhere](https://example.com/docs)\n* [Gone](gone.md)\n"
+    entries |= {
+        "unlisted.md": b"# Not in the table of contents\n",
+        "manual.pdf": b"%PDF-1.7",
+        ".git/HEAD": b"ref: refs/heads/main\n",
+        ".git/config": b"[core]\n",
+    }
+    with serving("/book.zip", zip_of(entries)) as base:
+        r = await client.post(
+            f"/v1/spaces/{sid}/content/import",
+            json={"url": base + "/book.zip", "source": "zip"},
+            headers=admin.headers,
+        )
+    assert r.status_code == 201, r.text
+    assert r.json() == {
+        "revision": r.json()["revision"],
+        "importedResources": 12,
+        "totalResources": 16,
+        "skipped": [
+            {"path": ".git/", "reason": "hidden folder"},
+            {
+                "path": "manual.pdf",
+                "reason": "unsupported file type: .pdf files are not imported, only markdown "
+                "and images",
+            },
+            {
+                "path": "https://example.com/docs",
+                "reason": 'listed in SUMMARY.md as "Elsewhere": an external link, not a page of '
+                "the archive",
+            },
+            {
+                "path": "gone.md",
+                "reason": 'listed in SUMMARY.md as "Gone" but not in the archive: imported as '
+                "an empty page",
+            },
+            {"path": "unlisted.md", "reason": "markdown not listed in SUMMARY.md"},
+        ],
+    }
+    pages = (await client.get(f"/v1/spaces/{sid}/content/pages", headers=admin.headers)).json()
+    depth, level = 0, pages["pages"][0]
+    while level.get("pages"):
+        depth, level = depth + 1, level["pages"][0]
+    assert (depth + 1, level["title"]) == (12, "Level 11")
+    assert [p["title"] for p in pages["pages"]] == ["Level 0", "Gone"]
+
+
+async def test_a_summary_too_deep_to_read_is_refused(
+    client: httpx.AsyncClient, db: AsyncEngine, loopback_fetch: None
+) -> None:
+    sid, admin, _org = await live_space(client, db)
+    before = await snapshot(db)
+    with serving("/deep.zip", zip_of(nested_summary(300))) as base:
+        r = await client.post(
+            f"/v1/spaces/{sid}/content/import",
+            json={"url": base + "/deep.zip", "source": "zip"},
+            headers=admin.headers,
+        )
+    assert r.status_code == 400, r.text
+    # Refused whole rather than cut short; the page tree's own depth limit may speak first.
+    assert r.json()["error"]["message"].startswith("Cannot import this zip content: ")
+    assert "deep" in r.json()["error"]["message"]
+    assert await snapshot(db) == before
+
+
+async def test_the_import_command_prints_what_it_skipped(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Any, tmp_path: Any
+) -> None:
+    from click.testing import CliRunner
+
+    from docshelf.cli.main import main
+
+    sid, _admin, _org = await live_space(client, db)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "README.md").write_text("# Home\n")
+    (folder / "slides.key").write_bytes(b"\0keynote")
+    env = {"DOCSHELF_DATABASE_URL": settings.resolved_database_url}
+    result = await asyncio.to_thread(
+        CliRunner().invoke,
+        main,
+        ["--data-dir", str(settings.data_dir), "import", sid, str(folder)],
+        env=env,
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "1 pages and 0 files to import: 1 of 2 resources, 1 skipped\n"
+        "skipped slides.key: unsupported file type: .key files are not imported, only markdown "
+        "and images\n"
+    ) in result.output

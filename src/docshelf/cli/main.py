@@ -237,11 +237,11 @@ def import_command(settings: Settings, space_id: str, source: str, email: str | 
     except DocshelfError as exc:
         raise click.ClickException(exc.message) from exc
     click.echo(
-        f"{len(imported.pages)} pages and {len(imported.files)} files to import "
-        f"({imported.total} resources seen)"
+        f"{len(imported.pages)} pages and {len(imported.files)} files to import: "
+        f"{imported.imported} of {imported.total} resources, {len(imported.skipped)} skipped"
     )
-    for note in imported.skipped:
-        click.echo(f"skipped: {note}")
+    for skipped in imported.skipped:
+        click.echo(f"skipped {skipped.path}: {skipped.reason}")
 
     with click.progressbar(length=len(imported.pages), label="Importing pages") as bar:
 

@@ -143,7 +143,12 @@ async def import_content(ctx: Ctx, space_id: str, url: str, source: str) -> dict
         )
     else:
         revision_id = await apply(ctx.conn, space_id, imported, author_id=ctx.actor.user_id)
-    return {"revision": revision_id, "importedResources": count, "totalResources": imported.total}
+    return {
+        "revision": revision_id,
+        "importedResources": imported.imported,
+        "totalResources": imported.total,
+        "skipped": [{"path": s.path, "reason": s.reason} for s in imported.skipped],
+    }
 
 
 async def _unstage(conn: AsyncConnection, payload: dict[str, Any]) -> None:
