@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import itertools
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -213,6 +214,14 @@ async def test_local_layout_fans_out_under_data_dir(tmp_path: Path) -> None:
     store = open_blob_store(Settings(data_dir=tmp_path))
     key = await store.put(b"layout")
     assert (tmp_path / "blobs" / key[:2] / key[2:4] / key).read_bytes() == b"layout"
+    # Nobody else's to read, whatever the umask.
+    for path in (
+        tmp_path / "blobs",
+        tmp_path / "blobs" / key[:2],
+        tmp_path / "blobs" / key[:2] / key[2:4],
+    ):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "blobs" / key[:2] / key[2:4] / key).stat().st_mode) == 0o600
 
 
 async def test_local_blob_dir_setting(tmp_path: Path) -> None:

@@ -76,13 +76,14 @@ def _fsync_dir(path: Path) -> None:
 
 def _make_dirs(root: Path, path: Path) -> None:
     """Create the fan-out directories below root, syncing each parent whose entries changed, so a
-    blob that survives a crash is also reachable after it."""
-    root.mkdir(parents=True, exist_ok=True)
+    blob that survives a crash is also reachable after it. Directories are 0700 and files 0600
+    (mkstemp's mode, kept by the rename): file bytes are nobody else's to read."""
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
     current = root
     for part in path.relative_to(root).parts:
         child = current / part
         try:
-            child.mkdir()
+            child.mkdir(mode=0o700)
         except FileExistsError:
             pass
         else:

@@ -31,6 +31,14 @@ def _settings(data_dir: Path | None = None) -> Settings:
     return settings
 
 
+def _migrate(settings: Settings) -> None:
+    """Every command that opens the database creates what is missing privately first."""
+    from docshelf import datadir
+
+    datadir.prepare(settings)
+    upgrade(settings)
+
+
 def _in_transaction(settings: Settings, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
     async def run() -> T:
         engine = create_engine(settings)
@@ -94,7 +102,7 @@ def worker(settings: Settings) -> None:
     from docshelf.worker.runner import JobRunner
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
-    upgrade(settings)
+    _migrate(settings)
 
     async def run() -> None:
         engine = create_engine(settings)
@@ -119,7 +127,7 @@ def db() -> None:
 @click.pass_obj
 def db_upgrade(settings: Settings) -> None:
     """Apply pending migrations."""
-    upgrade(settings)
+    _migrate(settings)
     click.echo("Database is up to date.")
 
 
@@ -136,7 +144,7 @@ def user_create(settings: Settings, email: str, name: str | None) -> None:
     """Create a user."""
     from docshelf.user.service import create_user
 
-    upgrade(settings)
+    _migrate(settings)
     user_id = _in_transaction(settings, lambda conn: create_user(conn, email=email, name=name))
     click.echo(user_id)
 
@@ -162,7 +170,7 @@ def org_create(settings: Settings, title: str, owner: str) -> None:
         body = CreateOrganization(title=title)
     except ValidationError as exc:
         raise click.ClickException(f"Invalid title: {exc.errors()[0]['msg']}") from exc
-    upgrade(settings)
+    _migrate(settings)
 
     async def work(conn: AsyncConnection) -> str:
         return await create_organization(conn, await require_by_email(conn, owner), body)
@@ -183,7 +191,7 @@ def token_create(settings: Settings, email: str) -> None:
     from docshelf.auth.service import create_token
     from docshelf.user.service import require_by_email
 
-    upgrade(settings)
+    _migrate(settings)
 
     async def work(conn: AsyncConnection) -> str:
         return await create_token(conn, await require_by_email(conn, email))
@@ -200,7 +208,7 @@ def token_revoke(settings: Settings, value: str) -> None:
     """Revoke an API token at once."""
     from docshelf.auth.service import revoke_token
 
-    upgrade(settings)
+    _migrate(settings)
     _in_transaction(settings, lambda conn: revoke_token(conn, value.strip()))
     click.echo("Token revoked.")
 
@@ -227,7 +235,7 @@ def import_command(settings: Settings, space_id: str, source: str, email: str | 
     from docshelf.imports import service as import_service
     from docshelf.user.service import require_by_email
 
-    upgrade(settings)
+    _migrate(settings)
     use_blob_store(open_blob_store(settings))
     try:
         if import_cli.is_url(source):

@@ -33,11 +33,11 @@ from markdownify import MarkdownConverter
 from docshelf.content.markdown import rewrite_links
 
 __all__ = [
+    "SUMMARY_MAX_DEPTH",
     "ConversionError",
     "Imported",
     "ImportedFile",
     "ImportedPage",
-    "SUMMARY_MAX_DEPTH",
     "Skipped",
     "from_html",
     "from_markdown",
