@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from docshelf import __version__
+from docshelf import __version__, datadir
 from docshelf import tasks as _tasks  # noqa: F401  (registers every job kind)
 from docshelf.api import mount_v1
 from docshelf.auth.header import scope_bearer_token
@@ -219,6 +219,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url="/docs",
         redoc_url=None,
     )
+    datadir.prepare(settings)  # also when an ASGI server loads the app without `docshelf serve`
     engine = create_engine(settings)
     app.state.settings = settings
     app.state.engine = engine

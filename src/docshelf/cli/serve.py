@@ -7,6 +7,7 @@ import logging
 
 import click
 
+from docshelf import datadir
 from docshelf.bootstrap import bootstrap_if_empty
 from docshelf.config import Settings
 from docshelf.kit.db import create_engine
@@ -35,6 +36,9 @@ def _bootstrap(settings: Settings) -> None:
 
 def run_server(settings: Settings) -> None:
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    datadir.prepare(settings)
+    for warning in datadir.warnings(settings):
+        logging.getLogger("docshelf").warning(warning)
     upgrade(settings)
     _bootstrap(settings)
     click.echo(f"Docshelf serving on http://{settings.host}:{settings.port} ({settings.server})")

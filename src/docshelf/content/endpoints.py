@@ -3,7 +3,7 @@ from typing import Annotated, Literal
 from urllib.parse import quote
 
 from fastapi import Depends, Query, Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from docshelf.change_request.schemas import ChangeRequestOut
 from docshelf.content import service
@@ -198,16 +198,18 @@ async def revision_changes(
     response_class=Response,
 )
 async def download(token: str, request: Request) -> Response:
-    data, content_type, name = await service.download(
+    blob, content_type, name = await service.download(
         request.state.conn, request.app.state.blobs, token
     )
     # Only raster images render inline: anything else (HTML, SVG) could run script on our origin.
     inline = content_type in _INLINE
     disposition = "inline" if inline else "attachment"
-    return Response(
-        data,
+    # Streamed chunk by chunk: a download holds one chunk in memory, whatever the file's size.
+    return StreamingResponse(
+        blob.chunks,
         media_type=content_type,
         headers={
+            "Content-Length": str(blob.size),
             "Content-Disposition": f"{disposition}; filename*=UTF-8''{quote(name, safe='')}",
             "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "sandbox; default-src 'none'",

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.authz.guard import not_found, require
+from docshelf.blobs import OpenBlob
 from docshelf.change_request import policy as cr_policy
 from docshelf.change_request import repository as cr_repository
 from docshelf.change_request.presenter import present_change_request
@@ -665,9 +666,9 @@ async def update(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     return {"revision": done.revision_id, "result": "update"}
 
 
-async def download(conn: AsyncConnection, blobs: Any, token: str) -> tuple[bytes, str, str]:
+async def download(conn: AsyncConnection, blobs: Any, token: str) -> tuple[OpenBlob, str, str]:
     claims = await downloads.open_token(conn, token)
-    data = await blobs.get(claims["b"])
-    if data is None:
+    opened: OpenBlob | None = await blobs.open(claims["b"])
+    if opened is None:
         not_found("File")
-    return data, str(claims["t"]), str(claims["n"])
+    return opened, str(claims["t"]), str(claims["n"])

@@ -13,10 +13,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.blobs import blob_key
 from docshelf.content import indexing, repository
 from docshelf.content.edits import Editor
-from docshelf.content.lifecycle import blob_store
+from docshelf.content.lifecycle import blob_store, schedule_collection
 from docshelf.content.service import require_content_edit
 from docshelf.content.snapshot import Snapshot
 from docshelf.fetch import Fetcher
@@ -156,15 +155,13 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> di
     if count == 0:
         raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
     large = count > LARGE_IMPORT
-    key = blob_key(fetched.body)
-    if large:
-        # Content-addressed, so storing before the transaction is safe to repeat.
-        await blob_store().put(fetched.body)
     async with st.write() as ctx:
         await _check(ctx, space_id)
         if large:
             revision_id = new_id()
-            await repository.store_blobs(ctx.conn, blob_store(), space_id, {key: fetched.body})
+            key = await repository.stage_blob(
+                ctx.conn, blob_store(), space_id, revision_id, fetched.body
+            )
             await enqueue(
                 ctx.conn,
                 IMPORT_JOB,
@@ -179,7 +176,19 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> di
             )
         else:
             revision_id = await apply(ctx.conn, space_id, imported, author_id=st.actor.user_id)
-    return {"revision": revision_id, "importedResources": count, "totalResources": imported.total}
+    return {
+        "revision": revision_id,
+        "importedResources": imported.imported,
+        "totalResources": imported.total,
+        "skipped": [{"path": s.path, "reason": s.reason} for s in imported.skipped],
+    }
+
+
+async def _unstage(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+    """The archive is no use once the job is over, whichever way it ended."""
+    key = await repository.unstage_blob(conn, payload["revision"])
+    if key is not None:
+        await schedule_collection(conn, [key])
 
 
 async def _prepare_import(payload: dict[str, Any]) -> Imported | None:
@@ -189,14 +198,14 @@ async def _prepare_import(payload: dict[str, Any]) -> Imported | None:
     return await convert_offloaded(payload["source"], data, payload["name"])
 
 
-@task(IMPORT_JOB, prepare=_prepare_import)
+@task(IMPORT_JOB, prepare=_prepare_import, on_give_up=_unstage)
 async def run_import(conn: AsyncConnection, payload: dict[str, Any], imported: Any) -> None:
-    if imported is None:
-        return  # the staged archive is gone: the space was purged meanwhile
     if await space_repository.get(conn, payload["space"]) is None:
-        return  # purged meanwhile
-    if await repository.get(conn, payload["space"], payload["revision"]) is not None:
-        return  # a retry after a commit that already applied it
+        return  # purged meanwhile, and its stage with it
+    if imported is None or await repository.get(conn, payload["space"], payload["revision"]):
+        # The archive is gone, or a retry after a commit that already applied it.
+        await _unstage(conn, payload)
+        return
     await apply(
         conn,
         payload["space"],
@@ -204,3 +213,4 @@ async def run_import(conn: AsyncConnection, payload: dict[str, Any], imported: A
         author_id=payload["author"],
         revision_id=payload["revision"],
     )
+    await _unstage(conn, payload)

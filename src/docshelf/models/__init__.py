@@ -3,7 +3,13 @@
 
 from docshelf.models.change_request import change_request_contributors, change_requests
 from docshelf.models.collection import collections
-from docshelf.models.content import content_objects, page_links, revisions, space_blobs
+from docshelf.models.content import (
+    content_objects,
+    import_stages,
+    page_links,
+    revisions,
+    space_blobs,
+)
 from docshelf.models.custom_field import custom_field_values, custom_fields
 from docshelf.models.identity import api_tokens, users
 from docshelf.models.job import jobs
@@ -24,6 +30,7 @@ __all__ = [
     "content_objects",
     "custom_field_values",
     "custom_fields",
+    "import_stages",
     "instance_settings",
     "invites",
     "jobs",

@@ -25,6 +25,8 @@ class Kind:
     # handler(conn, payload), or handler(conn, payload, prepared) when `prepare` is set.
     handler: Handler
     prepare: Prepare | None = None
+    # on_give_up(conn, payload)
+    on_give_up: Handler | None = None
 
 
 _KINDS: dict[str, Kind] = {}
@@ -32,12 +34,21 @@ _SCHEDULES: list[Schedule] = []
 
 
 def task(
-    kind: str, *, every: timedelta | None = None, prepare: Prepare | None = None
+    kind: str,
+    *,
+    every: timedelta | None = None,
+    prepare: Prepare | None = None,
+    on_give_up: Handler | None = None,
 ) -> Callable[[Handler], Handler]:
+    """`prepare(payload)` runs before the job's transaction opens and its result is passed to
+    the handler. `on_give_up` runs, in the transaction that marks the job failed, once its last
+    attempt has failed: the place to release what the job held (its handler's writes rolled
+    back)."""
+
     def register(fn: Handler) -> Handler:
         if kind in _KINDS and _KINDS[kind].handler is not fn:
             raise RuntimeError(f"job kind {kind!r} registered twice")
-        _KINDS[kind] = Kind(fn, prepare)
+        _KINDS[kind] = Kind(fn, prepare, on_give_up)
         if every is not None:
             _SCHEDULES.append(Schedule(kind, every))
         return fn

@@ -119,6 +119,17 @@ class JobRunner:
                 values.update(status="failed", finished_at=utcnow(), dedupe_key=None)
             else:
                 values.update(status="queued", run_at=utcnow() + backoff(job["attempts"]))
+            give_up = kind.on_give_up if final and kind is not None else None
+            if give_up is not None:
+                try:
+                    async with unit_of_work(self.engine) as conn:
+                        await give_up(conn, dict(job["payload"]))
+                        await conn.execute(sa.update(jobs).where(mine).values(**values))
+                    return
+                except Exception as cleanup_exc:
+                    log.warning(
+                        "job %s (%s): cleanup failed: %s", job["id"], job["kind"], cleanup_exc
+                    )
             async with unit_of_work(self.engine) as conn:
                 await conn.execute(sa.update(jobs).where(mine).values(**values))
 
