@@ -4,6 +4,7 @@ work runs in killable worker processes, and jobs run in a process of their own."
 from __future__ import annotations
 
 import asyncio
+import base64
 import sqlite3
 import threading
 import time
@@ -18,12 +19,14 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.app import create_app
+from docshelf.blobs import blob_key
 from docshelf.config import Settings
 from docshelf.kit import offload
 from docshelf.kit.db import unit_of_work
 from docshelf.models import jobs
 from docshelf.worker.process import start_worker_process, stop_worker_process
 from docshelf.worker.queue import enqueue
+from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
 from tests.helpers import error, snapshot
@@ -206,3 +209,33 @@ async def test_serve_runs_jobs_in_a_process_of_its_own(db: AsyncEngine, settings
     finally:
         stop_worker_process(process)
     assert not process.is_alive()
+
+
+async def test_bytes_of_a_refused_batch_are_collected(
+    client: httpx.AsyncClient, db: AsyncEngine, app: FastAPI
+) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    space = await factories.api_space(client, org_id, admin, editMode="live")
+    data = b"\x89PNG\r\n\x1a\n" + b"refused" * 10
+    body = {
+        "changes": [
+            {
+                "operation": "insert_files",
+                "files": [
+                    {
+                        "name": "a.png",
+                        "contentType": "image/png",
+                        "base64": base64.b64encode(data).decode(),
+                    }
+                ],
+            },
+            {"operation": "delete_page", "page": "missing"},
+        ]
+    }
+    r = await client.post(f"/v1/spaces/{space['id']}/content", json=body, headers=admin.headers)
+    assert r.status_code == 400, r.text
+    # The bytes were stored before the transaction; the refusal handed them to the collector.
+    key = blob_key(data)
+    assert await app.state.blobs.exists(key)
+    await JobRunner(db).drain()
+    assert not await app.state.blobs.exists(key)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.blobs import BlobStore, open_blob_store
 from docshelf.config import get_settings
 from docshelf.content import indexing, objects, repository
+from docshelf.kit.db import unit_of_work
 from docshelf.models import import_stages, space_blobs, spaces
 from docshelf.search import engine as search
 from docshelf.worker.queue import enqueue
@@ -107,6 +111,21 @@ async def schedule_collection(conn: AsyncConnection, keys: list[str]) -> None:
     """Collects, after commit, whichever of these blobs nothing references by then."""
     for i in range(0, len(keys), COLLECT_BATCH):
         await enqueue(conn, COLLECT_BLOBS, {"keys": keys[i : i + COLLECT_BATCH]})
+
+
+@asynccontextmanager
+async def collect_unless_kept(engine: AsyncEngine, keys: set[str]) -> AsyncIterator[None]:
+    """Around a write that references bytes put before it (`repository.put_blobs`): when the
+    write fails, the bytes are handed to the collector, which deletes whichever nothing
+    references, so a refused batch leaves nothing behind in the blob store."""
+    try:
+        yield
+    except BaseException:
+        if keys:
+            with contextlib.suppress(Exception):
+                async with unit_of_work(engine) as conn:
+                    await schedule_collection(conn, sorted(keys))
+        raise
 
 
 @task(COLLECT_BLOBS)

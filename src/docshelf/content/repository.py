@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import asyncio
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -86,22 +87,41 @@ async def set_head(conn: AsyncConnection, space_id: str, revision_id: str, now: 
     )
 
 
+async def put_blobs(store: Any, blobs: Iterable[bytes]) -> set[str]:
+    """Puts bytes before any transaction opens (no lock waits on the blob store); the keys go
+    to `store_blobs(..., put=...)` in the write that follows. Bytes that nothing comes to
+    reference are collected (`content.lifecycle.forget_put`)."""
+    return set(await asyncio.gather(*(store.put(data) for data in blobs)))
+
+
 async def store_blobs(
-    conn: AsyncConnection, store: Any, space_id: str, blobs: Mapping[str, bytes]
+    conn: AsyncConnection,
+    store: Any,
+    space_id: str,
+    blobs: Mapping[str, bytes],
+    *,
+    put: Collection[str] = (),
 ) -> None:
-    """Stores a successful batch's file bytes and records that the space references them."""
+    """Stores a successful batch's file bytes and records that the space references them.
+    Keys in `put` were put before the transaction and are not put again."""
     rows = [{"space_id": space_id, "blob_key": k} for k in sorted(blobs)]
     stmt = upsert_insert(conn.dialect.name, space_blobs).on_conflict_do_nothing()
-    await _put_and_reference(conn, store, blobs, stmt, rows)
+    await _put_and_reference(conn, store, blobs, stmt, rows, put=put)
 
 
 async def stage_blob(
-    conn: AsyncConnection, store: Any, space_id: str, revision_id: str, data: bytes
+    conn: AsyncConnection,
+    store: Any,
+    space_id: str,
+    revision_id: str,
+    data: bytes,
+    *,
+    put: Collection[str] = (),
 ) -> str:
     """Stores a large import's archive until the job creating `revision_id` drops it."""
     key = blob_key(data)
     row = {"revision_id": revision_id, "space_id": space_id, "blob_key": key}
-    await _put_and_reference(conn, store, {key: data}, sa.insert(import_stages), [row])
+    await _put_and_reference(conn, store, {key: data}, sa.insert(import_stages), [row], put=put)
     return key
 
 
@@ -121,6 +141,8 @@ async def _put_and_reference(
     blobs: Mapping[str, bytes],
     stmt: Any,
     rows: list[dict[str, Any]],
+    *,
+    put: Collection[str] = (),
 ) -> None:
     """The upload half of the blob protocol (ARCHITECTURE.md, "Files"). Bytes first, under no
     lock: a put is idempotent, its key being the bytes' SHA-256. Then the reference, under the
@@ -128,8 +150,9 @@ async def _put_and_reference(
     checked again below) or after (and sees the reference)."""
     if not blobs:
         return
-    for data in blobs.values():
-        await store.put(data)
+    for key, data in blobs.items():
+        if key not in put:
+            await store.put(data)
     await lock_blob_keys(conn, blobs)
     await conn.execute(stmt, rows)
     if conn.dialect.name == "postgresql":

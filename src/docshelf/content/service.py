@@ -4,6 +4,9 @@ writes into change requests or live onto main, merge and update."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
+import contextlib
 import posixpath
 import re
 from collections.abc import Awaitable, Callable
@@ -28,6 +31,7 @@ from docshelf.content.edits import (
     page_link_targets,
     render_links,
 )
+from docshelf.content.lifecycle import collect_unless_kept
 from docshelf.content.presenter import (
     changed_file,
     changed_page,
@@ -342,13 +346,13 @@ async def _apply(
     body: ContentChanges,
     *,
     revert_to: str | None,
-    fetched: dict[str, FetchedFile],
+    staged: StagedFiles,
 ) -> tuple[Snapshot, Outcome]:
     snap = repository.snapshot(ctx.conn, head)
     blobs = ctx.state.blobs
 
     async def fetch_file(url: str) -> tuple[bytes, str | None]:
-        result = fetched[url]
+        result = staged.fetched[url]
         if isinstance(result, BadRequest):
             raise result
         return result
@@ -366,7 +370,7 @@ async def _apply(
     )
     outcome = await editor.apply(body.changes)
     await snap.commit()
-    await repository.store_blobs(ctx.conn, blobs, space_id, outcome.blobs)
+    await repository.store_blobs(ctx.conn, blobs, space_id, outcome.blobs, put=staged.put)
     return snap, outcome
 
 
@@ -406,16 +410,30 @@ async def _update_body(
     return body
 
 
+@dataclass
+class StagedFiles:
+    fetched: dict[str, FetchedFile]
+    # Keys of the bytes already in the blob store.
+    put: set[str]
+
+
 async def _staged_files(
     st: Staged, body: ContentChanges, check: Callable[[Ctx], Awaitable[None]]
-) -> dict[str, FetchedFile]:
-    """The batch's URL files, fetched with no transaction open, once the caller is known to be
-    allowed (a refused caller makes us fetch nothing)."""
-    if not any(isinstance(c, InsertFiles) and any(f.url for f in c.files) for c in body.changes):
-        return {}
+) -> StagedFiles:
+    """The batch's files, fetched and put in the blob store with no transaction open, once the
+    caller is known to be allowed (a refused caller makes us fetch and store nothing)."""
+    files = [f for c in body.changes if isinstance(c, InsertFiles) for f in c.files]
+    if not files:
+        return StagedFiles({}, set())
     async with st.read() as ctx:
         await check(ctx)
-    return await prefetch_files(st.state.fetcher, body)
+    fetched = await prefetch_files(st.state.fetcher, body)
+    data = [r[0] for r in fetched.values() if not isinstance(r, BadRequest)]
+    for f in files:
+        if f.base64 is not None:
+            with contextlib.suppress(binascii.Error, ValueError):
+                data.append(base64.b64decode(f.base64, validate=True))
+    return StagedFiles(fetched, await repository.put_blobs(st.state.blobs, data))
 
 
 async def write_change_request(
@@ -427,9 +445,9 @@ async def write_change_request(
             not_found("Change request")
         require_content_edit(space)
 
-    fetched = await _staged_files(st, body, check)
-    async with st.write() as ctx:
-        return await _write_change_request(ctx, space_id, cr_ref, body, compat, fetched)
+    staged = await _staged_files(st, body, check)
+    async with collect_unless_kept(st.engine, staged.put), st.write() as ctx:
+        return await _write_change_request(ctx, space_id, cr_ref, body, compat, staged)
 
 
 async def _write_change_request(
@@ -438,7 +456,7 @@ async def _write_change_request(
     cr_ref: str,
     body: ContentChanges,
     compat: bool,
-    fetched: dict[str, FetchedFile],
+    staged: StagedFiles,
 ) -> dict[str, Any]:
     space = await space_policy.load(ctx, space_id)
     found = await cr_repository.get(ctx.conn, space_id, cr_ref)
@@ -456,7 +474,7 @@ async def _write_change_request(
         head,
         body,
         revert_to=cr["revision_merged_ancestor"] or cr["revision_initial"],
-        fetched=fetched,
+        staged=staged,
     )
     now = utcnow()
     revision_id = await repository.insert(
@@ -492,13 +510,13 @@ async def write_live(st: Staged, space_id: str, body: ContentChanges) -> dict[st
     async def check(ctx: Ctx) -> None:
         _require_live(await space_policy.load(ctx, space_id))
 
-    fetched = await _staged_files(st, body, check)
-    async with st.write() as ctx:
-        return await _write_live(ctx, space_id, body, fetched)
+    staged = await _staged_files(st, body, check)
+    async with collect_unless_kept(st.engine, staged.put), st.write() as ctx:
+        return await _write_live(ctx, space_id, body, staged)
 
 
 async def _write_live(
-    ctx: Ctx, space_id: str, body: ContentChanges, fetched: dict[str, FetchedFile]
+    ctx: Ctx, space_id: str, body: ContentChanges, staged: StagedFiles
 ) -> dict[str, Any]:
     _require_live(await space_policy.load(ctx, space_id))
     head_id = await repository.lock_space(ctx.conn, space_id)
@@ -510,7 +528,7 @@ async def _write_live(
     assert head is not None
     parents = list(head["parents"])
     snap, outcome = await _apply(
-        ctx, space_id, head, body, revert_to=parents[0] if parents else None, fetched=fetched
+        ctx, space_id, head, body, revert_to=parents[0] if parents else None, staged=staged
     )
     now = utcnow()
     revision_id = await repository.insert(

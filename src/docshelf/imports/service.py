@@ -8,14 +8,14 @@ the revision the job will create.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import indexing, repository
 from docshelf.content.edits import Editor
-from docshelf.content.lifecycle import blob_store, schedule_collection
+from docshelf.content.lifecycle import blob_store, collect_unless_kept, schedule_collection
 from docshelf.content.service import require_content_edit
 from docshelf.content.snapshot import Snapshot
 from docshelf.fetch import Fetcher
@@ -55,6 +55,7 @@ async def apply(
     author_id: str | None,
     revision_id: str | None = None,
     progress: Callable[[int], None] | None = None,
+    put: Collection[str] = (),
 ) -> str:
     """Adds the imported pages after main's top-level pages, as one new revision of main."""
     head_id = await repository.lock_space(conn, space_id)
@@ -91,7 +92,7 @@ async def apply(
             progress(1)
     outcome = await editor.finish()
     await snap.commit()
-    await repository.store_blobs(conn, store, space_id, outcome.blobs)
+    await repository.store_blobs(conn, store, space_id, outcome.blobs, put=put)
     new_id_ = await repository.insert(
         conn,
         space_id=space_id,
@@ -155,12 +156,17 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> di
     if count == 0:
         raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
     large = count > LARGE_IMPORT
-    async with st.write() as ctx:
+    # The bytes go to the blob store before the write opens: the archive for a job, or the
+    # imported files for an import applied now.
+    put = await repository.put_blobs(
+        blob_store(), [fetched.body] if large else [f.data for f in imported.files]
+    )
+    async with collect_unless_kept(st.engine, put), st.write() as ctx:
         await _check(ctx, space_id)
         if large:
             revision_id = new_id()
             key = await repository.stage_blob(
-                ctx.conn, blob_store(), space_id, revision_id, fetched.body
+                ctx.conn, blob_store(), space_id, revision_id, fetched.body, put=put
             )
             await enqueue(
                 ctx.conn,
@@ -175,7 +181,9 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> di
                 },
             )
         else:
-            revision_id = await apply(ctx.conn, space_id, imported, author_id=st.actor.user_id)
+            revision_id = await apply(
+                ctx.conn, space_id, imported, author_id=st.actor.user_id, put=put
+            )
     return {
         "revision": revision_id,
         "importedResources": imported.imported,
