@@ -17,23 +17,30 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import hashlib
 import re
+import types
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
-from markdown_it import MarkdownIt
+import orjson
+from markdown_it import MarkdownIt, helpers
 from markdown_it.common.utils import normalizeReference, unescapeAll
-from markdown_it.helpers import parseLinkDestination, parseLinkLabel
+from markdown_it.helpers import parseLinkDestination
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from docshelf.content.limits import MAX_BLOCK_NESTING, MAX_LINKS, MAX_MARKDOWN_BYTES
+
 __all__ = [
     "Link",
     "Section",
+    "check",
     "iter_links",
     "rewrite_links",
     "slugify",
@@ -229,7 +236,7 @@ def _note_link(state: StateInline, start: int, end: int, maximum: int, image: bo
     # and leaves the state as it was.
     saved = state.pos, state.posMax
     state.posMax = maximum
-    label_end = parseLinkLabel(state, label_start - 1, not image)
+    label_end = _link_label(state, label_start - 1, not image)
     state.pos, state.posMax = saved
     if label_end < 0:
         return
@@ -345,6 +352,101 @@ def _core_inline(state: StateCore) -> None:
         scan.srcmap, scan.content = None, None
 
 
+# -- link labels in linear time --------------------------------------------------------------------
+
+# markdown-it finds where a link label ends by walking from its "[" token by token; a "[" met on
+# the way is tried as a link first, whose own walk runs ahead. Nothing remembers how those walks
+# ended, so every unclosed "[" walked again over what the brackets after it had already walked:
+# cost ~ brackets x maxNesting x tokens between them (20,000 "[" took ~1 s per parse, 1 MB of them
+# about a minute). Here each walk's outcome is kept per inline parse, and a walk that meets a
+# bracket whose outcome is known takes it over: jumps past its label, or fails with it. Every
+# token is then stepped over by a bounded number of walks. Outcomes are exactly markdown-it's.
+
+_EXHAUSTED = -1  # reached the end of the text with the label still open
+_NESTED = -2  # met a link inside a link's label (or the nesting bound)
+_LABELS = "_docshelf_labels"
+
+
+def _link_label(state: StateInline, start: int, disableNested: bool = False) -> int:  # noqa: N803
+    """`markdown_it.helpers.parseLinkLabel`, with the same answers."""
+    memo: dict[tuple[int, int, bool], int] = vars(state).setdefault(_LABELS, {})
+    key = (start, state.posMax, disableNested)
+    outcome = memo.get(key)
+    if outcome is None:
+        old = state.pos
+        try:
+            outcome = _walk_label(state, start, disableNested, memo)
+        finally:
+            state.pos = old
+        memo[key] = outcome
+    return outcome if outcome >= 0 else -1
+
+
+def _walk_label(
+    state: StateInline, start: int, disable_nested: bool, memo: dict[tuple[int, int, bool], int]
+) -> int:
+    src, end = state.src, state.posMax
+    state.pos = start + 1
+    level = 1
+    while state.pos < end:
+        marker = src[state.pos]
+        if marker == "]":
+            level -= 1
+            if level == 0:
+                return state.pos
+        before = state.pos
+        state.md.inline.skipToken(state)
+        if marker != "[":
+            continue
+        if before != state.pos - 1:
+            if disable_nested:
+                return _NESTED
+            continue
+        # A "[" that opened no link: skipToken has just run (or once ran) the link rule on it,
+        # whose walk covered what follows with one level more than ours.
+        inner = memo.get((before, end, True))
+        if inner == _NESTED:
+            # Its walk stopped on a link (or the nesting bound), and ours would follow it there:
+            # a link's label fails just the same; an image's label may hold links.
+            if disable_nested:
+                return _NESTED
+            inner = _image_like_walk(state, before, memo)
+        if inner is None or inner == _NESTED:
+            level += 1  # not known: walk on as markdown-it does
+        elif inner == _EXHAUSTED:
+            return _EXHAUSTED  # it never closed, so neither can we
+        else:
+            state.pos = inner + 1  # its label, closed: level back where it was
+    return _EXHAUSTED
+
+
+def _image_like_walk(
+    state: StateInline, at: int, memo: dict[tuple[int, int, bool], int]
+) -> int | None:
+    """The walk of a label that may hold links, from the "[" at `at`, if the nesting bound
+    leaves room for it; it counts as one level, as skipToken's own recursion does."""
+    if state.level + 1 >= state.md.options["maxNesting"]:
+        return None
+    state.level += 1
+    saved = state.pos
+    try:
+        end = _link_label(state, at, False)
+    finally:
+        state.level -= 1
+        state.pos = saved
+    return end if end >= 0 else memo.get((at, state.posMax, False))
+
+
+def _linear_helpers() -> types.ModuleType:
+    module = types.ModuleType("docshelf_markdown_helpers")
+    module.__dict__.update(vars(helpers))
+    module.parseLinkLabel = _link_label  # type: ignore[attr-defined]
+    return module
+
+
+_HELPERS = _linear_helpers()
+
+
 class _Permissive(MarkdownIt):
     # markdown-it drops links to javascript: and the like for safety when rendering; as text they
     # are still links, and a rewrite must see every one.
@@ -356,7 +458,9 @@ def _parser(cls: type[MarkdownIt]) -> MarkdownIt:
     # Content nested deeper than maxNesting is silently dropped. The CommonMark preset's 20 is
     # reached by about ten levels of list (each costs two); markdown-it's default preset allows
     # 100, which Python's recursion limit still affords (see the pathological-input tests).
-    return cls("commonmark", {"maxNesting": 100}).enable("strikethrough")
+    md = cls("commonmark", {"maxNesting": 100}).enable("strikethrough")
+    md.helpers = _HELPERS
+    return md
 
 
 def _scanner() -> MarkdownIt:
