@@ -24,3 +24,10 @@ MAX_PAGE_DEPTH = 50
 
 # Folders (or SUMMARY.md indentation levels) an import may nest; each becomes a page level.
 MAX_IMPORT_DEPTH = MAX_PAGE_DEPTH
+
+
+def too_deep(depth: int) -> str:
+    return (
+        f"this would place a page {depth} levels deep; "
+        f"page trees hold at most {MAX_PAGE_DEPTH} levels"
+    )

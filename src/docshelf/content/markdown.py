@@ -41,6 +41,7 @@ __all__ = [
     "Link",
     "Section",
     "check",
+    "commonmark",
     "iter_links",
     "rewrite_links",
     "slugify",
@@ -367,15 +368,15 @@ _NESTED = -2  # met a link inside a link's label (or the nesting bound)
 _LABELS = "_docshelf_labels"
 
 
-def _link_label(state: StateInline, start: int, disableNested: bool = False) -> int:  # noqa: N803
+def _link_label(state: StateInline, start: int, disable_nested: bool = False) -> int:
     """`markdown_it.helpers.parseLinkLabel`, with the same answers."""
     memo: dict[tuple[int, int, bool], int] = vars(state).setdefault(_LABELS, {})
-    key = (start, state.posMax, disableNested)
+    key = (start, state.posMax, disable_nested)
     outcome = memo.get(key)
     if outcome is None:
         old = state.pos
         try:
-            outcome = _walk_label(state, start, disableNested, memo)
+            outcome = _walk_label(state, start, disable_nested, memo)
         finally:
             state.pos = old
         memo[key] = outcome
@@ -447,6 +448,14 @@ def _linear_helpers() -> types.ModuleType:
 _HELPERS = _linear_helpers()
 
 
+def commonmark(max_nesting: int) -> MarkdownIt:
+    """A plain CommonMark parser whose link labels are found in linear time, for other modules
+    that read markdown's structure (imports)."""
+    md = MarkdownIt("commonmark", {"maxNesting": max_nesting})
+    md.helpers = _HELPERS
+    return md
+
+
 class _Permissive(MarkdownIt):
     # markdown-it drops links to javascript: and the like for safety when rendering; as text they
     # are still links, and a rewrite must see every one.
@@ -488,14 +497,94 @@ _DOC = _parser(MarkdownIt)
 _CRLF = re.compile(r"\r\n")
 
 
+# -- one parse per text ---------------------------------------------------------------------------
+
+T = TypeVar("T")
+
+# What the helpers derive from a text depends on nothing else, so it is kept per process by the
+# text's hash: a page is parsed once when written and reads reuse that, however often they come.
+# The bound is on the source texts' length; what is derived is a small multiple of it.
+_MEMO_CHARS = 32 * 1024 * 1024
+
+
+class _Memo(Generic[T]):
+    def __init__(self, capacity: int) -> None:
+        self._items: OrderedDict[bytes, tuple[T, int]] = OrderedDict()
+        self._size = 0
+        self._capacity = capacity
+
+    def get(self, text: str, compute: Callable[[str], T]) -> T:
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        hit = self._items.get(key)
+        if hit is not None:
+            self._items.move_to_end(key)
+            return hit[0]
+        value = compute(text)
+        cost = len(text) + 64
+        if cost <= self._capacity:
+            self._items[key] = (value, cost)
+            self._size += cost
+            while self._size > self._capacity:
+                _, (_, old) = self._items.popitem(last=False)
+                self._size -= old
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class _Analysis:
+    dests: tuple[_Dest, ...]
+    nesting: int  # the deepest block quote / list item nesting
+
+
+_ANALYSES: _Memo[_Analysis] = _Memo(_MEMO_CHARS)
+_DOCUMENTS: _Memo[bytes] = _Memo(_MEMO_CHARS)
+_SECTIONS: _Memo[tuple[Section, ...]] = _Memo(_MEMO_CHARS)
+
+
+def _nesting(tokens: list[Token]) -> int:
+    depth = deepest = 0
+    for token in tokens:
+        if token.type in ("blockquote_open", "list_item_open"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token.type in ("blockquote_close", "list_item_close"):
+            depth -= 1
+    return deepest
+
+
+def check(markdown: str) -> str | None:
+    """What makes `markdown` exceed the limits on a page's body, or None. Linear time; the parse
+    it takes is the one later helpers reuse."""
+    size = len(markdown.encode("utf-8", "surrogatepass"))
+    if size > MAX_MARKDOWN_BYTES:
+        return f"markdown is {size} bytes; a page holds at most {MAX_MARKDOWN_BYTES}"
+    analysis = _analyze(markdown)
+    if analysis.nesting > MAX_BLOCK_NESTING:
+        return (
+            f"markdown nests block quotes or lists {analysis.nesting} deep; "
+            f"at most {MAX_BLOCK_NESTING} levels are allowed"
+        )
+    if len(analysis.dests) > MAX_LINKS:
+        return f"markdown holds {len(analysis.dests)} links; a page holds at most {MAX_LINKS}"
+    return None
+
+
+def _analyze(markdown: str) -> _Analysis:
+    return _ANALYSES.get(markdown, _compute_analysis)
+
+
 def _scan(markdown: str) -> list[_Dest]:
     """Every destination, in order, with offsets into `markdown` itself."""
+    return list(_analyze(markdown).dests)
+
+
+def _compute_analysis(markdown: str) -> _Analysis:
     # markdown-it turns \r\n into \n before anything else; doing it here keeps the offsets of
     # the text it parses accountable. \r and NUL become one character each, so stay aligned.
     collapsed = [m.start() - i for i, m in enumerate(_CRLF.finditer(markdown))]
     source = _CRLF.sub("\n", markdown).replace("\r", "\n").replace("\0", "\ufffd")
     scan = _Scan(source)
-    _SCANNER.parse(source, {_SCAN: scan})
+    tokens = _SCANNER.parse(source, {_SCAN: scan})
 
     def original(pos: int) -> int:
         return pos + bisect.bisect_right(collapsed, pos - 1)
@@ -511,7 +600,7 @@ def _scan(markdown: str) -> list[_Dest]:
             image = d.label in scan.image_labels and d.label not in scan.link_labels
         start, end = original(d.start), original(d.end)
         out.append(dataclasses.replace(d, start=start, end=end, image=image))
-    return out
+    return _Analysis(tuple(out), _nesting(tokens))
 
 
 def iter_links(markdown: str) -> list[Link]:
@@ -764,16 +853,30 @@ def to_document(markdown: str) -> JSON:
     quotes, code, images, dividers; bold, italic, strikethrough and code marks; links.
     Raw HTML is kept as text. Anything GitBook would not allow where it stands is flattened to
     what it would: code in a quote becomes a code-marked paragraph, an image outside the top
-    level an inline image."""
+    level an inline image. Containers nested deeper than MAX_BLOCK_NESTING (only in text stored
+    before that limit) are flattened into the deepest one allowed.
+
+    Kept per text as JSON bytes: each call returns a fresh copy the caller may change."""
+    return orjson.loads(_DOCUMENTS.get(markdown, _document_bytes))  # type: ignore[no-any-return]
+
+
+def _document_bytes(markdown: str) -> bytes:
+    return orjson.dumps(_document(markdown))
+
+
+def _document(markdown: str) -> JSON:
     tokens = _DOC.parse(markdown)
     root: list[JSON] = []
     # Each open container: its node list, and where its children sit.
     stack: list[tuple[list[JSON], _Where]] = [(root, "top")]
+    cut = 0  # containers opened past the nesting bound and not closed yet
     i = 0
     while i < len(tokens):
         token = tokens[i]
         kind = token.type
         nodes, where = stack[-1]
+        # A list and its items are two entries each; a quote one.
+        too_deep = len(stack) > 2 * MAX_BLOCK_NESTING
         if kind in ("paragraph_open", "heading_open"):
             inline = tokens[i + 1] if i + 1 < len(tokens) else None
             children = (inline.children or []) if inline and inline.type == "inline" else []
@@ -791,14 +894,24 @@ def to_document(markdown: str) -> JSON:
             start = token.attrGet("start")
             if kind == "ordered_list_open" and start is not None:
                 data["start"] = int(start)
+            if too_deep:
+                cut += 1
+                i += 1
+                continue
             node = _block("list-ordered" if kind == "ordered_list_open" else "list-unordered", [])
             node["data"] = data
             nodes.append(node)
             stack.append((node["nodes"], "item"))
         elif kind in ("list_item_open", "blockquote_open"):
+            if too_deep:
+                cut += 1
+                i += 1
+                continue
             node = _block("list-item" if kind == "list_item_open" else "blockquote", [])
             nodes.append(node)
             stack.append((node["nodes"], "item" if kind == "list_item_open" else "quote"))
+        elif cut and kind.endswith("_close") and kind != "paragraph_close":
+            cut -= 1  # the close of a container that was flattened
         elif kind in ("bullet_list_close", "ordered_list_close") and len(stack) > 1:
             stack.pop()
         elif kind in ("list_item_close", "blockquote_close"):
@@ -854,6 +967,10 @@ def split_sections(markdown: str) -> list[Section]:
     """`markdown` cut at its top-level headings (headings inside quotes or lists are body text).
     Text before the first heading is a section of its own when there is any. Anchors are
     GitHub's: a repeated one gets "-1", "-2"... as github-slugger numbers them."""
+    return list(_SECTIONS.get(markdown, _sections))
+
+
+def _sections(markdown: str) -> tuple[Section, ...]:
     tokens = _DOC.parse(markdown)
     sections: list[Section] = []
     anchor: str | None = None
@@ -891,4 +1008,4 @@ def split_sections(markdown: str) -> list[Section]:
             parts.append(_TAG.sub("", token.content).strip())
         i += 1
     flush()
-    return sections
+    return tuple(sections)

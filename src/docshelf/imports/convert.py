@@ -26,11 +26,11 @@ from typing import Literal
 from urllib.parse import unquote, urljoin, urlsplit
 
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, Tag, XMLParsedAsHTMLWarning
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markdownify import MarkdownConverter
 
-from docshelf.content.markdown import rewrite_links
+from docshelf.content.limits import MAX_IMPORT_DEPTH
+from docshelf.content.markdown import commonmark, rewrite_links
 
 __all__ = [
     "ConversionError",
@@ -74,7 +74,9 @@ class Imported:
 
 # -- markdown ----------------------------------------------------------------------------------
 
-_MD = MarkdownIt("commonmark")
+# A SUMMARY.md entry n levels deep is 2n+1 levels of tokens; past maxNesting markdown-it drops
+# content silently, so leave room to see (and refuse) one level more than an import may hold.
+_MD = commonmark(2 * MAX_IMPORT_DEPTH + 8)
 _FRONT_MATTER_KEY = re.compile(r"[A-Za-z0-9_-]+\s*:")
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 _SPACES = re.compile(r"\s+")
@@ -591,8 +593,35 @@ def from_zip(
         arc.total -= 1  # the table of contents is how the pages are read, not one of them
         _from_summary(arc, summary)
     else:
+        _check_folder_depth(arc.texts)
         _emit_folder(arc, _folder_tree(arc.texts), None)
     if not arc.drafts:
         where = f"{summary} lists no pages" if summary else "the archive holds no markdown files"
         raise ConversionError(f"nothing to import: {where}")
+    _check_depth(arc, summary)
     return _finish(arc)
+
+
+def _too_deep(what: str, depth: int) -> ConversionError:
+    return ConversionError(
+        f"{what} nests pages {depth} levels deep; an import holds at most {MAX_IMPORT_DEPTH}"
+    )
+
+
+def _check_folder_depth(texts: dict[str, str]) -> None:
+    """Before the folder walk (which recurses once per folder): a file n folders down becomes a
+    page n+1 levels deep, a README the page of its folder."""
+    for path in texts:
+        parts = path.split("/")
+        depth = len(parts) - (1 if _is_readme(path) and len(parts) > 1 else 0)
+        if depth > MAX_IMPORT_DEPTH:
+            raise _too_deep(path, depth)
+
+
+def _check_depth(arc: _Archive, summary: str | None) -> None:
+    depths: list[int] = []
+    for draft in arc.drafts:  # parents come before their children
+        depth = 1 if draft.parent is None else depths[draft.parent] + 1
+        if depth > MAX_IMPORT_DEPTH:
+            raise _too_deep(summary or draft.source or draft.folder or draft.title, depth)
+        depths.append(depth)
