@@ -20,6 +20,7 @@ from docshelf.content.limits import (
     MAX_IMPORT_DEPTH,
     MAX_LINKS,
     MAX_MARKDOWN_BYTES,
+    MAX_MARKUP,
     MAX_PAGE_DEPTH,
 )
 from docshelf.content.presenter import nest_pages
@@ -112,6 +113,16 @@ def test_check_names_each_limit() -> None:
     )
     # The parser itself stops at 100 levels: the count is what it kept, still over the limit.
     assert "nests block quotes or lists 100 deep" in str(md.check(">" * 5000))
+    over = (
+        f"markdown holds more than {MAX_MARKUP} markup characters outside code "
+        f"([ ] ! < * _ ` ~ & \\); a page holds at most {MAX_MARKUP}"
+    )
+    assert md.check("[" * MAX_MARKUP) is None
+    assert md.check("[" * (MAX_MARKUP + 1)) == over
+    assert md.check("a_" * MAX_MARKUP + "\n\n*x*") == over
+    # Code is not parsed for markup, so it does not count.
+    assert md.check("```\n" + "[" * MAX_MARKUP * 2 + "\n```\n") is None
+    assert md.check("    " + "<" * MAX_MARKUP * 2 + "\n") is None
     assert md.check("<https://x.y>\n" * MAX_LINKS) is None
     assert md.check("[a]: /b\n" + "[a]\n" * MAX_LINKS + "![i](j)") is None
     assert md.check("![i](j)\n" * (MAX_LINKS + 1)) == (

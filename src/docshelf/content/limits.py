@@ -7,9 +7,15 @@ before a limit existed is cut at the limit where it is presented (see `presenter
 
 from __future__ import annotations
 
-# A page's markdown, in UTF-8 bytes. The parser is linear in the text, so this bounds the time
-# one write (and one uncached read) of a page can take to well under a second.
-MAX_MARKDOWN_BYTES = 1024 * 1024
+# A page's markdown, in UTF-8 bytes. Parsing is linear in the text, at ~2.5 us a character for
+# markdown-it-py (benchmarks/RESULTS.md), so this bounds one parse to about a second.
+MAX_MARKDOWN_BYTES = 512 * 1024
+
+# Characters that start inline markup ([ ] ! < * _ ` ~ & and backslash) in a page's inline
+# content (code blocks and fences do not count). Each costs the parser 10-35 us, ten times any
+# other character: this bounds a body made of nothing else to about a second as well. Ordinary
+# pages hold a few percent of them.
+MAX_MARKUP = 50_000
 
 # Block containers (block quotes and list items) nested inside each other. Deeper content would
 # be silently dropped by the parser, and a JSON document nests two levels per container.

@@ -35,7 +35,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
-from docshelf.content.limits import MAX_BLOCK_NESTING, MAX_LINKS, MAX_MARKDOWN_BYTES
+from docshelf.content.limits import MAX_BLOCK_NESTING, MAX_LINKS, MAX_MARKDOWN_BYTES, MAX_MARKUP
 
 __all__ = [
     "Link",
@@ -115,6 +115,18 @@ class _Scan:
     link_labels: set[str] = field(default_factory=set)
     srcmap: _SrcMap | None = None
     content: str | None = None
+    markup: int = 0  # markup characters in inline content (see MAX_MARKUP)
+    budget: int | None = None  # stop parsing once `markup` passes it
+
+
+class _OverBudget(Exception):
+    pass
+
+
+# The characters that start inline rules. markdown-it-py spends 10-35 us on each (it tries every
+# rule there, and brackets start label walks), against ~2.5 us for any other character; only
+# inline content is counted, so code blocks and fences cost nothing.
+_MARKUP = "[]!<*_`~&\\"
 
 
 _SCAN = "docshelf_scan"
@@ -348,6 +360,9 @@ def _core_inline(state: StateCore) -> None:
                 srcmap = token.meta.get(_SCAN)
                 scan.srcmap = srcmap if isinstance(srcmap, _SrcMap) else None
                 scan.content = token.content
+                scan.markup += sum(map(token.content.count, _MARKUP))
+                if scan.budget is not None and scan.markup > scan.budget:
+                    raise _OverBudget
             state.md.inline.parse(token.content, state.md, state.env, token.children)
     if scan is not None:
         scan.srcmap, scan.content = None, None
@@ -534,11 +549,14 @@ class _Memo(Generic[T]):
 class _Analysis:
     dests: tuple[_Dest, ...]
     nesting: int  # the deepest block quote / list item nesting
+    markup: int  # markup characters in inline content
 
 
+# Links and limits from the scanner's parse; the document and the sections from one parse by
+# the plain parser (indexing asks for the sections when a page is written, so the document of
+# a page whose links need no rendering is ready for its first read).
 _ANALYSES: _Memo[_Analysis] = _Memo(_MEMO_CHARS)
-_DOCUMENTS: _Memo[bytes] = _Memo(_MEMO_CHARS)
-_SECTIONS: _Memo[tuple[Section, ...]] = _Memo(_MEMO_CHARS)
+_RENDERED: _Memo[tuple[bytes, tuple[Section, ...]]] = _Memo(_MEMO_CHARS)
 
 
 def _nesting(tokens: list[Token]) -> int:
@@ -558,7 +576,15 @@ def check(markdown: str) -> str | None:
     size = len(markdown.encode("utf-8", "surrogatepass"))
     if size > MAX_MARKDOWN_BYTES:
         return f"markdown is {size} bytes; a page holds at most {MAX_MARKDOWN_BYTES}"
-    analysis = _analyze(markdown)
+    try:
+        analysis = _ANALYSES.get(markdown, _budgeted_analysis)
+    except _OverBudget:
+        analysis = None
+    if analysis is None or analysis.markup > MAX_MARKUP:
+        return (
+            f"markdown holds more than {MAX_MARKUP} markup characters outside code "
+            f"({' '.join(_MARKUP)}); a page holds at most {MAX_MARKUP}"
+        )
     if analysis.nesting > MAX_BLOCK_NESTING:
         return (
             f"markdown nests block quotes or lists {analysis.nesting} deep; "
@@ -573,17 +599,21 @@ def _analyze(markdown: str) -> _Analysis:
     return _ANALYSES.get(markdown, _compute_analysis)
 
 
+def _budgeted_analysis(markdown: str) -> _Analysis:
+    return _compute_analysis(markdown, MAX_MARKUP)
+
+
 def _scan(markdown: str) -> list[_Dest]:
     """Every destination, in order, with offsets into `markdown` itself."""
     return list(_analyze(markdown).dests)
 
 
-def _compute_analysis(markdown: str) -> _Analysis:
+def _compute_analysis(markdown: str, budget: int | None = None) -> _Analysis:
     # markdown-it turns \r\n into \n before anything else; doing it here keeps the offsets of
     # the text it parses accountable. \r and NUL become one character each, so stay aligned.
     collapsed = [m.start() - i for i, m in enumerate(_CRLF.finditer(markdown))]
     source = _CRLF.sub("\n", markdown).replace("\r", "\n").replace("\0", "\ufffd")
-    scan = _Scan(source)
+    scan = _Scan(source, budget=budget)
     tokens = _SCANNER.parse(source, {_SCAN: scan})
 
     def original(pos: int) -> int:
@@ -600,7 +630,7 @@ def _compute_analysis(markdown: str) -> _Analysis:
             image = d.label in scan.image_labels and d.label not in scan.link_labels
         start, end = original(d.start), original(d.end)
         out.append(dataclasses.replace(d, start=start, end=end, image=image))
-    return _Analysis(tuple(out), _nesting(tokens))
+    return _Analysis(tuple(out), _nesting(tokens), scan.markup)
 
 
 def iter_links(markdown: str) -> list[Link]:
@@ -857,15 +887,15 @@ def to_document(markdown: str) -> JSON:
     before that limit) are flattened into the deepest one allowed.
 
     Kept per text as JSON bytes: each call returns a fresh copy the caller may change."""
-    return orjson.loads(_DOCUMENTS.get(markdown, _document_bytes))  # type: ignore[no-any-return]
+    return orjson.loads(_RENDERED.get(markdown, _render)[0])  # type: ignore[no-any-return]
 
 
-def _document_bytes(markdown: str) -> bytes:
-    return orjson.dumps(_document(markdown))
-
-
-def _document(markdown: str) -> JSON:
+def _render(markdown: str) -> tuple[bytes, tuple[Section, ...]]:
     tokens = _DOC.parse(markdown)
+    return orjson.dumps(_document(tokens)), _sections(tokens)
+
+
+def _document(tokens: list[Token]) -> JSON:
     root: list[JSON] = []
     # Each open container: its node list, and where its children sit.
     stack: list[tuple[list[JSON], _Where]] = [(root, "top")]
@@ -967,11 +997,10 @@ def split_sections(markdown: str) -> list[Section]:
     """`markdown` cut at its top-level headings (headings inside quotes or lists are body text).
     Text before the first heading is a section of its own when there is any. Anchors are
     GitHub's: a repeated one gets "-1", "-2"... as github-slugger numbers them."""
-    return list(_SECTIONS.get(markdown, _sections))
+    return list(_RENDERED.get(markdown, _render)[1])
 
 
-def _sections(markdown: str) -> tuple[Section, ...]:
-    tokens = _DOC.parse(markdown)
+def _sections(tokens: list[Token]) -> tuple[Section, ...]:
     sections: list[Section] = []
     anchor: str | None = None
     title: str | None = None
