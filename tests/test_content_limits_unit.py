@@ -24,7 +24,7 @@ from docshelf.content.limits import (
     MAX_PAGE_DEPTH,
 )
 from docshelf.content.presenter import nest_pages
-from docshelf.imports.convert import ConversionError, from_zip
+from docshelf.imports.convert import ConversionError, from_markdown, from_zip
 
 # -- linear link labels ---------------------------------------------------------------------------
 
@@ -255,3 +255,16 @@ def test_summary_imports_up_to_the_depth() -> None:
             f"SUMMARY.md nests pages {MAX_IMPORT_DEPTH + 1} levels deep; "
             f"an import holds at most {MAX_IMPORT_DEPTH}"
         )
+
+
+def test_imported_pages_over_the_body_limits_are_refused_first() -> None:
+    """Checked before the importer parses a page for its title: that parse is not bounded."""
+    with pytest.raises(ConversionError) as info:
+        from_markdown(b"[" * (MAX_MARKUP + 1), "x.md")
+    assert str(info.value).startswith(f"x.md: markdown holds more than {MAX_MARKUP} markup")
+    with pytest.raises(ConversionError) as info:
+        from_zip(make_zip({"big.md": b"a" * (MAX_MARKDOWN_BYTES + 1)}))
+    assert str(info.value) == (
+        f"big.md: markdown is {MAX_MARKDOWN_BYTES + 1} bytes; "
+        f"a page holds at most {MAX_MARKDOWN_BYTES}"
+    )

@@ -30,7 +30,7 @@ from markdown_it.token import Token
 from markdownify import MarkdownConverter
 
 from docshelf.content.limits import MAX_IMPORT_DEPTH
-from docshelf.content.markdown import commonmark, rewrite_links
+from docshelf.content.markdown import check, commonmark, rewrite_links
 
 __all__ = [
     "ConversionError",
@@ -119,6 +119,15 @@ def _drop_front_matter(text: str) -> str:
     return text
 
 
+def _checked(text: str, name: str) -> str:
+    """`text` if it is within the limits on a page's body. Checked before anything else reads
+    it: that check stops early on text made to be slow, the full parses after it do not."""
+    problem = check(text)
+    if problem is not None:
+        raise ConversionError(f"{name}: {problem}")
+    return text
+
+
 def _split_title(text: str) -> tuple[str | None, str]:
     """The first top-level `# heading` as plain text, and the page without it."""
     body = _drop_front_matter(text)
@@ -147,7 +156,7 @@ def from_markdown(data: bytes, name: str) -> Imported:
     without its extension."""
     if b"\0" in data:
         raise ConversionError(f"{name} is not a text file")
-    title, body = _split_title(_decode(data))
+    title, body = _split_title(_checked(_decode(data), name))
     page = ImportedPage("p1", None, title or _stem(name) or "Untitled", body)
     return Imported((page,), (), 1, ())
 
@@ -334,7 +343,7 @@ class _Archive:
     def page(
         self, path: str, parent: int | None, title: str | None = None, fallback: str | None = None
     ) -> int:
-        heading, body = _split_title(self.texts[path])
+        heading, body = _split_title(_checked(self.texts[path], path))
         name = title or heading or fallback or _stem(path)
         return self.add(_Draft(parent, name, body, source=path))
 
