@@ -55,6 +55,12 @@ from docshelf.kit.migrate import upgrade  # noqa: E402
 
 BASE = "http://bench"
 
+# ~3 % markup characters, a link every ~170 characters: a link-rich page.
+PROSE = (
+    "Some words of text with a *few* [links](https://e.com/x) in them, as pages have, "
+    "and a second sentence, longer, that says a little more about the same **thing**.\n"
+)
+
 PATTERNS: dict[str, Callable[[int], str]] = {
     "[ x N": lambda n: "[" * n,
     "![ x N": lambda n: "![" * (n // 2),
@@ -71,9 +77,7 @@ PATTERNS: dict[str, Callable[[int], str]] = {
     "> x N": lambda n: ">" * n,
     "nested lists": lambda n: "".join("  " * (i % 40) + "- a\n" for i in range(n // 40)),
     "[a]: /x refs": lambda n: "".join(f"[a{i}]: /x\n" for i in range(n // 12)),
-    "prose + links": lambda n: (
-        "Some *text* with a [link](https://e.com/x) and `code`.\n" * (n // 55)
-    ),
+    "prose + links": lambda n: (PROSE * (n // len(PROSE) + 1))[:n],
 }
 
 
