@@ -518,15 +518,16 @@ T = TypeVar("T")
 
 # What the helpers derive from a text depends on nothing else, so it is kept per process by the
 # text's hash: a page is parsed once when written and reads reuse that, however often they come.
-# The bound is on the source texts' length; what is derived is a small multiple of it.
-_MEMO_CHARS = 32 * 1024 * 1024
+# Each memo is bounded by an estimate of the bytes it holds.
+_MEMO_BYTES = 32 * 1024 * 1024
 
 
 class _Memo(Generic[T]):
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, size: Callable[[T], int]) -> None:
         self._items: OrderedDict[bytes, tuple[T, int]] = OrderedDict()
         self._size = 0
         self._capacity = capacity
+        self._size_of = size
 
     def get(self, text: str, compute: Callable[[str], T]) -> T:
         key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
@@ -535,7 +536,7 @@ class _Memo(Generic[T]):
             self._items.move_to_end(key)
             return hit[0]
         value = compute(text)
-        cost = len(text) + 64
+        cost = self._size_of(value) + 100
         if cost <= self._capacity:
             self._items[key] = (value, cost)
             self._size += cost
@@ -555,8 +556,11 @@ class _Analysis:
 # Links and limits from the scanner's parse; the document and the sections from one parse by
 # the plain parser (indexing asks for the sections when a page is written, so the document of
 # a page whose links need no rendering is ready for its first read).
-_ANALYSES: _Memo[_Analysis] = _Memo(_MEMO_CHARS)
-_RENDERED: _Memo[tuple[bytes, tuple[Section, ...]]] = _Memo(_MEMO_CHARS)
+_ANALYSES: _Memo[_Analysis] = _Memo(_MEMO_BYTES, lambda a: 200 * len(a.dests))
+_RENDERED: _Memo[tuple[bytes, tuple[Section, ...]]] = _Memo(
+    2 * _MEMO_BYTES,
+    lambda r: len(r[0]) + sum(len(s.body) + len(s.title or "") + 100 for s in r[1]),
+)
 
 
 def _nesting(tokens: list[Token]) -> int:
