@@ -272,9 +272,22 @@ async def test_trees_stored_deeper_than_the_limit_still_read(
     path = "/".join(f"l{i}" for i in range(1, 151))
     r = await client.get(f"{base}/path/{path}", headers=reader.headers)
     assert r.status_code == 200 and r.json()["id"] == ids[-1] and r.json()["pages"] == []
-    # Nothing more can be added below the limit.
+    # Nothing more can be added below the limit, and nothing moved deeper; a move that makes
+    # nothing deeper is fine, even there.
     r = await live(client, sid, editor, insert(into=ids[-1]))
     assert r.status_code == 400 and "151 levels deep" in r.text
+    r = await live(
+        client, sid, editor, {"operation": "update_page", "page": ids[-1], "into": ids[100]}
+    )
+    assert r.status_code == 200, r.text
+    r = await live(
+        client, sid, editor, {"operation": "update_page", "page": ids[-1], "into": ids[110]}
+    )
+    assert r.status_code == 400 and "112 levels deep" in r.text
+    r = await live(
+        client, sid, editor, {"operation": "update_page", "page": ids[120], "into": ids[10]}
+    )
+    assert r.status_code == 200, r.text
 
 
 # -- imports --------------------------------------------------------------------------------------

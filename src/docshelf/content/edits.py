@@ -252,8 +252,10 @@ class Editor:
                 raise ChangeError(f"{where}: a page cannot move under one of its descendants")
             if page["type"] == "group":
                 raise ChangeError(f"{where}: group pages belong at the root")
-            if new_parent != old_parent:
-                depth = await self.snap.depth(target["id"]) + await self.snap.height(page["id"])
+            # Only a move deeper can break the limit; measuring the subtree costs a load of it.
+            target_depth = await self.snap.depth(target["id"])
+            if new_parent != old_parent and target_depth >= await self.snap.depth(page["id"]):
+                depth = target_depth + await self.snap.height(page["id"])
                 if depth > MAX_PAGE_DEPTH:
                     raise self._too_deep(where, depth)
         slug = page["slug"]

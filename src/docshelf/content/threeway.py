@@ -125,7 +125,12 @@ async def _check_depth(ours: Snapshot, result: Snapshot) -> None:
         old = before.get(pid)
         if old is not None and old["parent"] == after[pid]["parent"]:
             continue
-        depth = await result.depth(pid) + await result.height(pid) - 1
+        here = await result.depth(pid)
+        # Not deeper than in ours: whatever sits below it deeper than in ours was placed
+        # differently too, and is measured on its own.
+        if old is not None and here <= await ours.depth(pid):
+            continue
+        depth = here + await result.height(pid) - 1
         if depth > MAX_PAGE_DEPTH:
             raise BadRequest(f"page {pid!r}: merging {too_deep(depth)}")
 
