@@ -21,6 +21,7 @@ from PIL import Image, UnidentifiedImageError
 
 import docshelf.content.markdown as md
 from docshelf.blobs import blob_key
+from docshelf.content.limits import MAX_PAGE_DEPTH, too_deep
 from docshelf.content.schemas import (
     Change,
     DeletePage,
@@ -144,7 +145,14 @@ class Editor:
             raise ChangeError(
                 f"{where}: JSON documents are not accepted; send the page body as {{markdown}}"
             )
-        return document.markdown or ""
+        text = document.markdown or ""
+        problem = md.check(text)
+        if problem is not None:
+            raise ChangeError(f"{where}: {problem}")
+        return text
+
+    def _too_deep(self, where: str, depth: int) -> ChangeError:
+        return ChangeError(f"{where}: {too_deep(depth)}")
 
     async def import_page(
         self, *, ref: str, parent: str | None, title: str, markdown: str, kind: str
@@ -171,6 +179,9 @@ class Editor:
     async def _insert_page(self, change: InsertPage, where: str, kind: str = "document") -> None:
         text = self._markdown(change.document, where)
         node = await self._parent_node(change.into, where)
+        depth = await self.snap.depth(node["id"]) + 1
+        if depth > MAX_PAGE_DEPTH:
+            raise self._too_deep(where, depth)
         kids: list[list[str]] = list(node["children"])
         at = len(kids) if change.at is None else change.at
         if at > len(kids):
@@ -241,6 +252,12 @@ class Editor:
                 raise ChangeError(f"{where}: a page cannot move under one of its descendants")
             if page["type"] == "group":
                 raise ChangeError(f"{where}: group pages belong at the root")
+            # Only a move deeper can break the limit; measuring the subtree costs a load of it.
+            target_depth = await self.snap.depth(target["id"])
+            if new_parent != old_parent and target_depth >= await self.snap.depth(page["id"]):
+                depth = target_depth + await self.snap.height(page["id"])
+                if depth > MAX_PAGE_DEPTH:
+                    raise self._too_deep(where, depth)
         slug = page["slug"]
         if "slug" in given:
             if change.slug is None:
@@ -331,6 +348,9 @@ class Editor:
             )
             node = await self.snap.node(parent)
             assert node is not None
+            depth = await self.snap.depth(node["id"]) + 1
+            if depth > MAX_PAGE_DEPTH:
+                raise self._too_deep(where, depth)
             kids = [list(k) for k in node["children"]]
             slug = _free_slug(old["slug"], {s for _, s in kids})
             old_node = await old_snap.node(old["parent"])

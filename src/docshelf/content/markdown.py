@@ -17,23 +17,31 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import hashlib
 import re
+import types
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
-from markdown_it import MarkdownIt
+import orjson
+from markdown_it import MarkdownIt, helpers
 from markdown_it.common.utils import normalizeReference, unescapeAll
-from markdown_it.helpers import parseLinkDestination, parseLinkLabel
+from markdown_it.helpers import parseLinkDestination
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from docshelf.content.limits import MAX_BLOCK_NESTING, MAX_LINKS, MAX_MARKDOWN_BYTES, MAX_MARKUP
+
 __all__ = [
     "Link",
     "Section",
+    "check",
+    "commonmark",
     "iter_links",
     "rewrite_links",
     "slugify",
@@ -107,6 +115,18 @@ class _Scan:
     link_labels: set[str] = field(default_factory=set)
     srcmap: _SrcMap | None = None
     content: str | None = None
+    markup: int = 0  # markup characters in inline content (see MAX_MARKUP)
+    budget: int | None = None  # stop parsing once `markup` passes it
+
+
+class _OverBudget(Exception):
+    pass
+
+
+# The characters that start inline rules. markdown-it-py spends 10-35 us on each (it tries every
+# rule there, and brackets start label walks), against ~2.5 us for any other character; only
+# inline content is counted, so code blocks and fences cost nothing.
+_MARKUP = "[]!<*_`~&\\"
 
 
 _SCAN = "docshelf_scan"
@@ -229,7 +249,7 @@ def _note_link(state: StateInline, start: int, end: int, maximum: int, image: bo
     # and leaves the state as it was.
     saved = state.pos, state.posMax
     state.posMax = maximum
-    label_end = parseLinkLabel(state, label_start - 1, not image)
+    label_end = _link_label(state, label_start - 1, not image)
     state.pos, state.posMax = saved
     if label_end < 0:
         return
@@ -340,9 +360,115 @@ def _core_inline(state: StateCore) -> None:
                 srcmap = token.meta.get(_SCAN)
                 scan.srcmap = srcmap if isinstance(srcmap, _SrcMap) else None
                 scan.content = token.content
+                scan.markup += sum(map(token.content.count, _MARKUP))
+                if scan.budget is not None and scan.markup > scan.budget:
+                    raise _OverBudget
             state.md.inline.parse(token.content, state.md, state.env, token.children)
     if scan is not None:
         scan.srcmap, scan.content = None, None
+
+
+# -- link labels in linear time --------------------------------------------------------------------
+
+# markdown-it finds where a link label ends by walking from its "[" token by token; a "[" met on
+# the way is tried as a link first, whose own walk runs ahead. Nothing remembers how those walks
+# ended, so every unclosed "[" walked again over what the brackets after it had already walked:
+# cost ~ brackets x maxNesting x tokens between them (20,000 "[" took ~1 s per parse, 1 MB of them
+# about a minute). Here each walk's outcome is kept per inline parse, and a walk that meets a
+# bracket whose outcome is known takes it over: jumps past its label, or fails with it. Every
+# token is then stepped over by a bounded number of walks. Outcomes are exactly markdown-it's.
+
+_EXHAUSTED = -1  # reached the end of the text with the label still open
+_NESTED = -2  # met a link inside a link's label (or the nesting bound)
+_LABELS = "_docshelf_labels"
+
+
+def _link_label(state: StateInline, start: int, disable_nested: bool = False) -> int:
+    """`markdown_it.helpers.parseLinkLabel`, with the same answers."""
+    memo: dict[tuple[int, int, bool], int] = vars(state).setdefault(_LABELS, {})
+    key = (start, state.posMax, disable_nested)
+    outcome = memo.get(key)
+    if outcome is None:
+        old = state.pos
+        try:
+            outcome = _walk_label(state, start, disable_nested, memo)
+        finally:
+            state.pos = old
+        memo[key] = outcome
+    return outcome if outcome >= 0 else -1
+
+
+def _walk_label(
+    state: StateInline, start: int, disable_nested: bool, memo: dict[tuple[int, int, bool], int]
+) -> int:
+    src, end = state.src, state.posMax
+    state.pos = start + 1
+    level = 1
+    while state.pos < end:
+        marker = src[state.pos]
+        if marker == "]":
+            level -= 1
+            if level == 0:
+                return state.pos
+        before = state.pos
+        state.md.inline.skipToken(state)
+        if marker != "[":
+            continue
+        if before != state.pos - 1:
+            if disable_nested:
+                return _NESTED
+            continue
+        # A "[" that opened no link: skipToken has just run (or once ran) the link rule on it,
+        # whose walk covered what follows with one level more than ours.
+        inner = memo.get((before, end, True))
+        if inner == _NESTED:
+            # Its walk stopped on a link (or the nesting bound), and ours would follow it there:
+            # a link's label fails just the same; an image's label may hold links.
+            if disable_nested:
+                return _NESTED
+            inner = _image_like_walk(state, before, memo)
+        if inner is None or inner == _NESTED:
+            level += 1  # not known: walk on as markdown-it does
+        elif inner == _EXHAUSTED:
+            return _EXHAUSTED  # it never closed, so neither can we
+        else:
+            state.pos = inner + 1  # its label, closed: level back where it was
+    return _EXHAUSTED
+
+
+def _image_like_walk(
+    state: StateInline, at: int, memo: dict[tuple[int, int, bool], int]
+) -> int | None:
+    """The walk of a label that may hold links, from the "[" at `at`, if the nesting bound
+    leaves room for it; it counts as one level, as skipToken's own recursion does."""
+    if state.level + 1 >= state.md.options["maxNesting"]:
+        return None
+    state.level += 1
+    saved = state.pos
+    try:
+        end = _link_label(state, at, False)
+    finally:
+        state.level -= 1
+        state.pos = saved
+    return end if end >= 0 else memo.get((at, state.posMax, False))
+
+
+def _linear_helpers() -> types.ModuleType:
+    module = types.ModuleType("docshelf_markdown_helpers")
+    module.__dict__.update(vars(helpers))
+    module.parseLinkLabel = _link_label  # type: ignore[attr-defined]
+    return module
+
+
+_HELPERS = _linear_helpers()
+
+
+def commonmark(max_nesting: int) -> MarkdownIt:
+    """A plain CommonMark parser whose link labels are found in linear time, for other modules
+    that read markdown's structure (imports)."""
+    md = MarkdownIt("commonmark", {"maxNesting": max_nesting})
+    md.helpers = _HELPERS
+    return md
 
 
 class _Permissive(MarkdownIt):
@@ -356,7 +482,9 @@ def _parser(cls: type[MarkdownIt]) -> MarkdownIt:
     # Content nested deeper than maxNesting is silently dropped. The CommonMark preset's 20 is
     # reached by about ten levels of list (each costs two); markdown-it's default preset allows
     # 100, which Python's recursion limit still affords (see the pathological-input tests).
-    return cls("commonmark", {"maxNesting": 100}).enable("strikethrough")
+    md = cls("commonmark", {"maxNesting": 100}).enable("strikethrough")
+    md.helpers = _HELPERS
+    return md
 
 
 def _scanner() -> MarkdownIt:
@@ -384,14 +512,113 @@ _DOC = _parser(MarkdownIt)
 _CRLF = re.compile(r"\r\n")
 
 
+# -- one parse per text ---------------------------------------------------------------------------
+
+T = TypeVar("T")
+
+# What the helpers derive from a text depends on nothing else, so it is kept per process by the
+# text's hash: a page is parsed once when written and reads reuse that, however often they come.
+# Each memo is bounded by an estimate of the bytes it holds.
+_MEMO_BYTES = 32 * 1024 * 1024
+
+
+class _Memo(Generic[T]):
+    def __init__(self, capacity: int, size: Callable[[T], int]) -> None:
+        self._items: OrderedDict[bytes, tuple[T, int]] = OrderedDict()
+        self._size = 0
+        self._capacity = capacity
+        self._size_of = size
+
+    def get(self, text: str, compute: Callable[[str], T]) -> T:
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        hit = self._items.get(key)
+        if hit is not None:
+            self._items.move_to_end(key)
+            return hit[0]
+        value = compute(text)
+        cost = self._size_of(value) + 100
+        if cost <= self._capacity:
+            self._items[key] = (value, cost)
+            self._size += cost
+            while self._size > self._capacity:
+                _, (_, old) = self._items.popitem(last=False)
+                self._size -= old
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class _Analysis:
+    dests: tuple[_Dest, ...]
+    nesting: int  # the deepest block quote / list item nesting
+    markup: int  # markup characters in inline content
+
+
+# Links and limits from the scanner's parse; the document and the sections from one parse by
+# the plain parser (indexing asks for the sections when a page is written, so the document of
+# a page whose links need no rendering is ready for its first read).
+_ANALYSES: _Memo[_Analysis] = _Memo(_MEMO_BYTES, lambda a: 200 * len(a.dests))
+_RENDERED: _Memo[tuple[bytes, tuple[Section, ...]]] = _Memo(
+    2 * _MEMO_BYTES,
+    lambda r: len(r[0]) + sum(len(s.body) + len(s.title or "") + 100 for s in r[1]),
+)
+
+
+def _nesting(tokens: list[Token]) -> int:
+    depth = deepest = 0
+    for token in tokens:
+        if token.type in ("blockquote_open", "list_item_open"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token.type in ("blockquote_close", "list_item_close"):
+            depth -= 1
+    return deepest
+
+
+def check(markdown: str) -> str | None:
+    """What makes `markdown` exceed the limits on a page's body, or None. Linear time; the parse
+    it takes is the one later helpers reuse."""
+    size = len(markdown.encode("utf-8", "surrogatepass"))
+    if size > MAX_MARKDOWN_BYTES:
+        return f"markdown is {size} bytes; a page holds at most {MAX_MARKDOWN_BYTES}"
+    try:
+        analysis = _ANALYSES.get(markdown, _budgeted_analysis)
+    except _OverBudget:
+        analysis = None
+    if analysis is None or analysis.markup > MAX_MARKUP:
+        return (
+            f"markdown holds more than {MAX_MARKUP} markup characters outside code "
+            f"({' '.join(_MARKUP)}); a page holds at most {MAX_MARKUP}"
+        )
+    if analysis.nesting > MAX_BLOCK_NESTING:
+        return (
+            f"markdown nests block quotes or lists {analysis.nesting} deep; "
+            f"at most {MAX_BLOCK_NESTING} levels are allowed"
+        )
+    if len(analysis.dests) > MAX_LINKS:
+        return f"markdown holds {len(analysis.dests)} links; a page holds at most {MAX_LINKS}"
+    return None
+
+
+def _analyze(markdown: str) -> _Analysis:
+    return _ANALYSES.get(markdown, _compute_analysis)
+
+
+def _budgeted_analysis(markdown: str) -> _Analysis:
+    return _compute_analysis(markdown, MAX_MARKUP)
+
+
 def _scan(markdown: str) -> list[_Dest]:
     """Every destination, in order, with offsets into `markdown` itself."""
+    return list(_analyze(markdown).dests)
+
+
+def _compute_analysis(markdown: str, budget: int | None = None) -> _Analysis:
     # markdown-it turns \r\n into \n before anything else; doing it here keeps the offsets of
     # the text it parses accountable. \r and NUL become one character each, so stay aligned.
     collapsed = [m.start() - i for i, m in enumerate(_CRLF.finditer(markdown))]
     source = _CRLF.sub("\n", markdown).replace("\r", "\n").replace("\0", "\ufffd")
-    scan = _Scan(source)
-    _SCANNER.parse(source, {_SCAN: scan})
+    scan = _Scan(source, budget=budget)
+    tokens = _SCANNER.parse(source, {_SCAN: scan})
 
     def original(pos: int) -> int:
         return pos + bisect.bisect_right(collapsed, pos - 1)
@@ -407,7 +634,7 @@ def _scan(markdown: str) -> list[_Dest]:
             image = d.label in scan.image_labels and d.label not in scan.link_labels
         start, end = original(d.start), original(d.end)
         out.append(dataclasses.replace(d, start=start, end=end, image=image))
-    return out
+    return _Analysis(tuple(out), _nesting(tokens), scan.markup)
 
 
 def iter_links(markdown: str) -> list[Link]:
@@ -660,16 +887,30 @@ def to_document(markdown: str) -> JSON:
     quotes, code, images, dividers; bold, italic, strikethrough and code marks; links.
     Raw HTML is kept as text. Anything GitBook would not allow where it stands is flattened to
     what it would: code in a quote becomes a code-marked paragraph, an image outside the top
-    level an inline image."""
+    level an inline image. Containers nested deeper than MAX_BLOCK_NESTING (only in text stored
+    before that limit) are flattened into the deepest one allowed.
+
+    Kept per text as JSON bytes: each call returns a fresh copy the caller may change."""
+    return orjson.loads(_RENDERED.get(markdown, _render)[0])  # type: ignore[no-any-return]
+
+
+def _render(markdown: str) -> tuple[bytes, tuple[Section, ...]]:
     tokens = _DOC.parse(markdown)
+    return orjson.dumps(_document(tokens)), _sections(tokens)
+
+
+def _document(tokens: list[Token]) -> JSON:
     root: list[JSON] = []
     # Each open container: its node list, and where its children sit.
     stack: list[tuple[list[JSON], _Where]] = [(root, "top")]
+    cut = 0  # containers opened past the nesting bound and not closed yet
     i = 0
     while i < len(tokens):
         token = tokens[i]
         kind = token.type
         nodes, where = stack[-1]
+        # A list and its items are two entries each; a quote one.
+        too_deep = len(stack) > 2 * MAX_BLOCK_NESTING
         if kind in ("paragraph_open", "heading_open"):
             inline = tokens[i + 1] if i + 1 < len(tokens) else None
             children = (inline.children or []) if inline and inline.type == "inline" else []
@@ -687,14 +928,24 @@ def to_document(markdown: str) -> JSON:
             start = token.attrGet("start")
             if kind == "ordered_list_open" and start is not None:
                 data["start"] = int(start)
+            if too_deep:
+                cut += 1
+                i += 1
+                continue
             node = _block("list-ordered" if kind == "ordered_list_open" else "list-unordered", [])
             node["data"] = data
             nodes.append(node)
             stack.append((node["nodes"], "item"))
         elif kind in ("list_item_open", "blockquote_open"):
+            if too_deep:
+                cut += 1
+                i += 1
+                continue
             node = _block("list-item" if kind == "list_item_open" else "blockquote", [])
             nodes.append(node)
             stack.append((node["nodes"], "item" if kind == "list_item_open" else "quote"))
+        elif cut and kind.endswith("_close") and kind != "paragraph_close":
+            cut -= 1  # the close of a container that was flattened
         elif kind in ("bullet_list_close", "ordered_list_close") and len(stack) > 1:
             stack.pop()
         elif kind in ("list_item_close", "blockquote_close"):
@@ -750,7 +1001,10 @@ def split_sections(markdown: str) -> list[Section]:
     """`markdown` cut at its top-level headings (headings inside quotes or lists are body text).
     Text before the first heading is a section of its own when there is any. Anchors are
     GitHub's: a repeated one gets "-1", "-2"... as github-slugger numbers them."""
-    tokens = _DOC.parse(markdown)
+    return list(_RENDERED.get(markdown, _render)[1])
+
+
+def _sections(tokens: list[Token]) -> tuple[Section, ...]:
     sections: list[Section] = []
     anchor: str | None = None
     title: str | None = None
@@ -787,4 +1041,4 @@ def split_sections(markdown: str) -> list[Section]:
             parts.append(_TAG.sub("", token.content).strip())
         i += 1
     flush()
-    return sections
+    return tuple(sections)

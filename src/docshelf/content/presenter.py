@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from docshelf.content.limits import MAX_PAGE_DEPTH
 from docshelf.content.snapshot import Record
 from docshelf.kit.clock import isoformat
 
@@ -72,6 +73,33 @@ def present_page(
         if document is not None:
             out["document"] = document
     return out
+
+
+def nest_pages(
+    records: dict[str, Record],
+    root: Record,
+    top_path: str,
+    app_url: Callable[[str], str],
+    max_depth: int = MAX_PAGE_DEPTH,
+) -> list[dict[str, Any]]:
+    """The page tree under `root` as GitBook nests it (`pages` inside pages), paths computed on
+    the way down. Built without recursion and cut `max_depth` levels down: writes keep trees
+    within that, and a tree stored deeper before the limit existed still encodes (orjson stops
+    at 254 levels, and each page level is two). The pages cut off stay readable on their own."""
+    top: list[dict[str, Any]] = []
+    stack: list[tuple[Record, str, list[dict[str, Any]], int]] = [(root, top_path, top, 1)]
+    while stack:
+        node, prefix, out, depth = stack.pop()
+        for child_id, slug in node["children"]:
+            rec = records.get(child_id)
+            if rec is None:
+                continue
+            path = f"{prefix}{slug}"
+            pages: list[dict[str, Any]] = []
+            out.append(present_page(rec, path=path, pages=pages, app_url=app_url(child_id)))
+            if depth < max_depth:
+                stack.append((rec, path + "/", pages, depth + 1))
+    return top
 
 
 def present_file(rec: Record, download_url: str) -> dict[str, Any]:

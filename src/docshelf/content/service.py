@@ -35,6 +35,7 @@ from docshelf.content.lifecycle import collect_unless_kept
 from docshelf.content.presenter import (
     changed_file,
     changed_page,
+    nest_pages,
     present_file,
     present_page,
     present_revision,
@@ -90,26 +91,7 @@ def _page_app_url(ctx: Ctx, space_id: str, page_id: str) -> str:
 def _nest(
     ctx: Ctx, space_id: str, records: dict[str, Record], root: Record, top_path: str = ""
 ) -> list[dict[str, Any]]:
-    """The page tree under `root`, with paths computed on the way down."""
-
-    def build(node: Record, prefix: str) -> list[dict[str, Any]]:
-        out = []
-        for child_id, slug in node["children"]:
-            rec = records.get(child_id)
-            if rec is None:
-                continue
-            path = f"{prefix}{slug}"
-            out.append(
-                present_page(
-                    rec,
-                    path=path,
-                    pages=build(rec, path + "/"),
-                    app_url=_page_app_url(ctx, space_id, child_id),
-                )
-            )
-        return out
-
-    return build(root, top_path)
+    return nest_pages(records, root, top_path, lambda pid: _page_app_url(ctx, space_id, pid))
 
 
 async def _files_out(ctx: Ctx, space_id: str, files: list[Record]) -> list[dict[str, Any]]:

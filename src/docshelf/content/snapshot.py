@@ -99,6 +99,23 @@ class Snapshot:
                 out.append(page)
         return out
 
+    async def depth(self, page_id: str) -> int:
+        """How deep a page sits: the root 0, a top-level page 1."""
+        if not page_id:
+            return 0
+        return 1 + len(await self.ancestors(page_id))
+
+    async def height(self, page_id: str) -> int:
+        """Levels from the page down to its deepest descendant, itself included; one round trip
+        per level."""
+        height = 0
+        level = [page_id]
+        while level:
+            height += 1
+            records = await self.pages(level)
+            level = [cid for pid in level if pid in records for cid, _ in records[pid]["children"]]
+        return height
+
     async def path(self, page_id: str) -> str:
         page = await self.page(page_id)
         if page is None:

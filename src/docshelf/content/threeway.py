@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from docshelf.content import hamt
+from docshelf.content.limits import MAX_PAGE_DEPTH, too_deep
 from docshelf.content.merge import Conflict, merge
 from docshelf.content.model import Page, Tree
 from docshelf.content.snapshot import ROOT, Record, Snapshot
+from docshelf.kit.errors import BadRequest
 
 _TOKEN = "\x00text:"
 # Record fields the pure model does not carry; merged field by field (one side changed: take it).
@@ -108,7 +110,29 @@ async def merge_snapshots(base: Snapshot, ours: Snapshot, theirs: Snapshot, *, n
         merged = await _merge_pages(ours, *everything, changed=None, now=now)
         assert merged is not None
     pages_root, conflicts = merged
+    await _check_depth(ours, Snapshot(ours.store, pages_root, files_root))
     return Merged(pages_root, files_root, conflicts)
+
+
+async def _check_depth(ours: Snapshot, result: Snapshot) -> None:
+    """Refuse a result deeper than MAX_PAGE_DEPTH (both sides may be within it: theirs moves a
+    deep subtree under a page ours moved down). A page too deep in the result has an ancestor,
+    or is itself, placed differently than in ours, so only those pages' depths are measured."""
+    ids = [pid for pid in await hamt.diff(ours.store, ours.pages_root, result.pages_root) if pid]
+    before = await ours.pages(ids)
+    after = await result.pages(ids)
+    for pid in sorted(after):
+        old = before.get(pid)
+        if old is not None and old["parent"] == after[pid]["parent"]:
+            continue
+        here = await result.depth(pid)
+        # Not deeper than in ours: whatever sits below it deeper than in ours was placed
+        # differently too, and is measured on its own.
+        if old is not None and here <= await ours.depth(pid):
+            continue
+        depth = here + await result.height(pid) - 1
+        if depth > MAX_PAGE_DEPTH:
+            raise BadRequest(f"page {pid!r}: merging {too_deep(depth)}")
 
 
 async def _merge_pages(

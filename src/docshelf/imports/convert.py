@@ -26,11 +26,11 @@ from typing import Literal
 from urllib.parse import unquote, urljoin, urlsplit
 
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, Tag, XMLParsedAsHTMLWarning
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markdownify import MarkdownConverter
 
-from docshelf.content.markdown import rewrite_links
+from docshelf.content.limits import MAX_IMPORT_DEPTH
+from docshelf.content.markdown import check, commonmark, rewrite_links
 
 __all__ = [
     "SUMMARY_MAX_DEPTH",
@@ -85,7 +85,9 @@ class Imported:
 
 # -- markdown ----------------------------------------------------------------------------------
 
-_MD = MarkdownIt("commonmark")
+# A SUMMARY.md entry n levels deep is 2n+1 levels of tokens; past maxNesting markdown-it drops
+# content silently, so leave room to see (and refuse) one level more than an import may hold.
+_MD = commonmark(2 * MAX_IMPORT_DEPTH + 8)
 _FRONT_MATTER_KEY = re.compile(r"[A-Za-z0-9_-]+\s*:")
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 _SPACES = re.compile(r"\s+")
@@ -128,6 +130,15 @@ def _drop_front_matter(text: str) -> str:
     return text
 
 
+def _checked(text: str, name: str) -> str:
+    """`text` if it is within the limits on a page's body. Checked before anything else reads
+    it: that check stops early on text made to be slow, the full parses after it do not."""
+    problem = check(text)
+    if problem is not None:
+        raise ConversionError(f"{name}: {problem}")
+    return text
+
+
 def _split_title(text: str) -> tuple[str | None, str]:
     """The first top-level `# heading` as plain text, and the page without it."""
     body = _drop_front_matter(text)
@@ -156,7 +167,7 @@ def from_markdown(data: bytes, name: str) -> Imported:
     without its extension."""
     if b"\0" in data:
         raise ConversionError(f"{name} is not a text file")
-    title, body = _split_title(_decode(data))
+    title, body = _split_title(_checked(_decode(data), name))
     page = ImportedPage("p1", None, title or _stem(name) or "Untitled", body)
     return Imported((page,), (), 1, 1, ())
 
@@ -349,7 +360,7 @@ class _Archive:
     def page(
         self, path: str, parent: int | None, title: str | None = None, fallback: str | None = None
     ) -> int:
-        heading, body = _split_title(self.texts[path])
+        heading, body = _split_title(_checked(self.texts[path], path))
         name = title or heading or fallback or _stem(path)
         return self.add(_Draft(parent, name, body, source=path))
 
@@ -641,8 +652,35 @@ def from_zip(
         arc.total -= 1  # the table of contents is how the pages are read, not one of them
         _from_summary(arc, summary)
     else:
+        _check_folder_depth(arc.texts)
         _emit_folder(arc, _folder_tree(arc.texts), None)
     if not arc.drafts:
         where = f"{summary} lists no pages" if summary else "the archive holds no markdown files"
         raise ConversionError(f"nothing to import: {where}")
+    _check_depth(arc, summary)
     return _finish(arc)
+
+
+def _too_deep(what: str, depth: int) -> ConversionError:
+    return ConversionError(
+        f"{what} nests pages {depth} levels deep; an import holds at most {MAX_IMPORT_DEPTH}"
+    )
+
+
+def _check_folder_depth(texts: dict[str, str]) -> None:
+    """Before the folder walk (which recurses once per folder): a file n folders down becomes a
+    page n+1 levels deep, a README the page of its folder."""
+    for path in texts:
+        parts = path.split("/")
+        depth = len(parts) - (1 if _is_readme(path) and len(parts) > 1 else 0)
+        if depth > MAX_IMPORT_DEPTH:
+            raise _too_deep(path, depth)
+
+
+def _check_depth(arc: _Archive, summary: str | None) -> None:
+    depths: list[int] = []
+    for draft in arc.drafts:  # parents come before their children
+        depth = 1 if draft.parent is None else depths[draft.parent] + 1
+        if depth > MAX_IMPORT_DEPTH:
+            raise _too_deep(summary or draft.source or draft.folder or draft.title, depth)
+        depths.append(depth)
