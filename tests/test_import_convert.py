@@ -9,6 +9,7 @@ from typing import Literal
 
 import pytest
 
+from docshelf.content.limits import MAX_IMPORT_DEPTH
 from docshelf.imports.convert import (
     SUMMARY_MAX_DEPTH,
     ConversionError,
@@ -498,12 +499,16 @@ def _chain(depth: int) -> dict[str, str | bytes]:
 
 def test_deep_summaries_are_read_whole_or_refused() -> None:
     # markdown-it's default nesting limit used to drop everything below the tenth level.
-    deepest = from_zip(make_zip(_chain(SUMMARY_MAX_DEPTH)))
-    assert len(deepest.pages) == deepest.imported == deepest.total == SUMMARY_MAX_DEPTH
+    deepest = from_zip(make_zip(_chain(MAX_IMPORT_DEPTH)))
+    assert len(deepest.pages) == deepest.imported == deepest.total == MAX_IMPORT_DEPTH
     assert deepest.skipped == ()
     assert [p.parent for p in deepest.pages] == [None] + [
-        f"p{i}" for i in range(1, SUMMARY_MAX_DEPTH)
+        f"p{i}" for i in range(1, MAX_IMPORT_DEPTH)
     ]
+    # One level too deep is refused by the depth check; deeper still, by the reader itself.
+    with pytest.raises(ConversionError) as too_deep:
+        from_zip(make_zip(_chain(MAX_IMPORT_DEPTH + 1)))
+    assert str(too_deep.value).startswith(f"SUMMARY.md nests pages {MAX_IMPORT_DEPTH + 1} levels")
     with pytest.raises(ConversionError) as refused:
         from_zip(make_zip(_chain(SUMMARY_MAX_DEPTH + 1)))
     assert (

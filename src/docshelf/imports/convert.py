@@ -462,8 +462,10 @@ _NONE = -1  # a list item that made no page
 # list levels, so a deeper SUMMARY.md lost its tail). Tables of contents are read with room for
 # SUMMARY_MAX_DEPTH list levels (two tokens each, plus the item's paragraph), and one reaching
 # further is refused rather than imported in part.
-SUMMARY_MAX_DEPTH = 100
-_SUMMARY_MD = MarkdownIt("commonmark", {"maxNesting": 2 * SUMMARY_MAX_DEPTH + 2})
+# One level more than an import may hold, so a table of contents one level too deep is refused
+# by the depth check, which names the depth.
+SUMMARY_MAX_DEPTH = MAX_IMPORT_DEPTH + 1
+_SUMMARY_MD = commonmark(2 * SUMMARY_MAX_DEPTH + 2)
 
 
 def _summary_target(arc: _Archive, href: str) -> tuple[str | None, str]:
