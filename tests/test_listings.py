@@ -4,11 +4,18 @@ collection trees of any size, moves that write few rows."""
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import httpx
 import orjson
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.authz.content import ContentScope
+from docshelf.kit.clock import utcnow
+from docshelf.kit.db import unit_of_work
+from docshelf.models import collections, spaces
 from tests import factories
 from tests.helpers import error, snapshot
 
@@ -43,3 +50,108 @@ async def test_count_is_taken_on_the_first_page_and_carried(
             400, "Invalid query parameter 'page': not a cursor returned by this listing"
         )
     assert await snapshot(db) == before
+
+
+def _statement(clause: sa.ColumnElement[bool]) -> sa.Select[Any]:
+    table = collections if "collections" in str(clause) else spaces
+    return sa.select(sa.func.count()).select_from(table).where(clause)
+
+
+async def test_visibility_sql_has_one_parameter_per_list_whatever_the_tree(
+    db: AsyncEngine,
+) -> None:
+    """40,000 collections, each granted: the clauses still carry a handful of parameters (the
+    ids travel as one JSON array), and the database runs them."""
+    ids = [f"c{i:05d}" for i in range(40_000)]
+    scope = ContentScope(
+        org_id="o",
+        user_id="u",
+        is_member=True,
+        org_role="read",
+        tree={c: ("", "inherit") for c in ids},
+        grants={("collection", c): "admin" for c in ids} | {("space", c): "read" for c in ids},
+    )
+    clauses = [
+        scope.visible_spaces_clause(),
+        scope.visible_collections_clause(),
+        scope.administered_spaces_clause(),
+    ]
+    for dialect in (sqlite.dialect(), postgresql.dialect()):
+        for clause in clauses:
+            compiled = _statement(clause).compile(dialect=dialect)
+            assert len(compiled.params) < 12 and "json" in str(compiled).lower()
+            assert ")) = 1" not in str(compiled)
+    async with db.connect() as conn:
+        for clause in clauses:
+            assert (await conn.execute(_statement(clause))).scalar() == 0
+
+
+async def test_deep_and_wide_collection_trees(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    """A member granted the top of a 200-deep chain reads the space at its bottom (the space
+    request loads only that chain); 3,000 sibling collections list and page as before."""
+    org_id, (admin, reader) = await factories.org_with_members(db, None)
+    now = utcnow()
+    chain = [f"deep{i:04d}" for i in range(200)]
+    wide = [f"wide{i:04d}" for i in range(3000)]
+    async with unit_of_work(db) as conn:
+        rows = [
+            {
+                "id": cid,
+                "organization_id": org_id,
+                "parent_id": chain[i - 1] if i else None,
+                "title": cid,
+                "default_level": "inherit",
+                "position": 0,
+                "created_at": now,
+                "updated_at": now,
+            }
+            for i, cid in enumerate(chain)
+        ] + [
+            {
+                "id": cid,
+                "organization_id": org_id,
+                "parent_id": None,
+                "title": cid,
+                "default_level": "inherit",
+                "position": i + 1,
+                "created_at": now,
+                "updated_at": now,
+            }
+            for i, cid in enumerate(wide)
+        ]
+        await conn.execute(sa.insert(collections), rows)
+    space = await factories.api_space(
+        client, org_id, admin, parent=chain[-1], visibility="in-collection"
+    )
+    r = await client.get(f"/v1/spaces/{space['id']}", headers=reader.headers)
+    assert r.json() == error(404, "Space not found")
+    r = await client.post(
+        f"/v1/collections/{chain[0]}/permissions",
+        json={"role": "read", "users": [reader.id]},
+        headers=admin.headers,
+    )
+    assert r.status_code == 204, r.text
+    r = await client.get(f"/v1/spaces/{space['id']}", headers=reader.headers)
+    assert r.status_code == 200 and r.json()["id"] == space["id"]
+    r = await client.get(f"/v1/collections/{chain[-1]}/spaces", headers=reader.headers)
+    assert [s["id"] for s in r.json()["items"]] == [space["id"]]
+    r = await client.get(f"/v1/orgs/{org_id}/spaces", headers=reader.headers)
+    assert [s["id"] for s in r.json()["items"]] == [space["id"]]
+    r = await client.get(f"/v1/orgs/{org_id}/collections", headers=admin.headers)
+    assert r.json()["count"] == 3200
+
+    # Moving the top of the chain under its bottom is refused; the chain is unchanged.
+    before = await snapshot(db)
+    r = await client.post(
+        f"/v1/collections/{chain[0]}/move", json={"parent": chain[-1]}, headers=admin.headers
+    )
+    assert r.json() == error(
+        400, "Invalid body field 'parent': a collection cannot move into itself or a descendant"
+    )
+    assert await snapshot(db) == before
+    # Deleting the top removes the whole chain and soft-deletes the space.
+    r = await client.delete(f"/v1/collections/{chain[0]}", headers=admin.headers)
+    assert r.status_code == 205
+    async with db.connect() as conn:
+        left = (await conn.execute(sa.select(sa.func.count()).select_from(collections))).scalar()
+    assert left == 3000
