@@ -155,3 +155,84 @@ async def test_deep_and_wide_collection_trees(client: httpx.AsyncClient, db: Asy
     async with db.connect() as conn:
         left = (await conn.execute(sa.select(sa.func.count()).select_from(collections))).scalar()
     assert left == 3000
+
+
+async def _live(client: httpx.AsyncClient, sid: str, who: Any, changes: list[Any]) -> Any:
+    r = await client.post(
+        f"/v1/spaces/{sid}/content", json={"changes": changes}, headers=who.headers
+    )
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+async def test_revision_changes_are_bounded_by_limit_with_the_same_answers(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """Any `limit` shows a prefix of the whole list and the same total (`more`), whether the
+    changes are creations, deletions, moves, edits, record-only changes or files."""
+    org_id, (admin,) = await factories.org_with_members(db)
+    space = await factories.api_space(client, org_id, admin, editMode="live")
+    sid = space["id"]
+    ids: dict[str, str] = {}
+    for start in range(0, 240, 50):
+        body = await _live(
+            client,
+            sid,
+            admin,
+            [
+                {
+                    "operation": "insert_page",
+                    "title": f"Page {i}",
+                    "ref": f"p{i}",
+                    "document": {"markdown": f"text {i}"},
+                }
+                for i in range(start, min(start + 50, 240))
+            ],
+        )
+        ids |= {c["ref"]: c["page"]["id"] for c in body["changes"] if "ref" in c}
+    changes: list[Any] = []
+    for i in range(0, 240, 3):
+        changes.append({"operation": "delete_page", "page": ids[f"p{i}"]})
+    for i in range(1, 240, 6):
+        changes.append({"operation": "update_page", "page": ids[f"p{i}"], "title": f"T{i}"})
+    for i in range(2, 240, 9):
+        # A move and an edit: two changes for one page; its new parent shows nothing.
+        changes.append(
+            {
+                "operation": "update_page",
+                "page": ids[f"p{i}"],
+                "into": ids["p4"],
+                "document": {"markdown": "moved"},
+            }
+        )
+    changes.append(
+        {
+            "operation": "insert_files",
+            "files": [
+                {"name": f"f{i}.txt", "base64": "YQ==", "contentType": "text/plain"}
+                for i in range(5)
+            ],
+        }
+    )
+    changes += [
+        {"operation": "insert_page", "title": f"New {i}", "document": {"markdown": "n"}}
+        for i in range(30)
+    ]
+    cr = (await client.post(f"/v1/spaces/{sid}/change-requests", headers=admin.headers)).json()
+    for start in range(0, len(changes), 50):
+        r = await client.post(
+            f"/v1/spaces/{sid}/change-requests/{cr['id']}/content",
+            json={"changes": changes[start : start + 50]},
+            headers=admin.headers,
+        )
+        assert r.status_code == 200, r.text
+    url = f"/v1/spaces/{sid}/change-requests/{cr['id']}/changes"
+    whole = (await client.get(url, params={"limit": 1000}, headers=admin.headers)).json()
+    total = len(whole["changes"])
+    assert "more" not in whole
+    assert total == 80 + 40 + 2 * 27 + 5 + 30
+    assert [c["type"] for c in whole["changes"][-5:]] == ["file_created"] * 5
+    for limit in (0, 1, 10, 99, 100, 101, 150, 188, 209, 300):
+        got = (await client.get(url, params={"limit": limit}, headers=admin.headers)).json()
+        assert got["changes"] == whole["changes"][:limit]
+        assert got.get("more") == (total - limit if total > limit else None)
