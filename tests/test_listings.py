@@ -236,3 +236,86 @@ async def test_revision_changes_are_bounded_by_limit_with_the_same_answers(
         got = (await client.get(url, params={"limit": limit}, headers=admin.headers)).json()
         assert got["changes"] == whole["changes"][:limit]
         assert got.get("more") == (total - limit if total > limit else None)
+
+
+async def test_aggregate_equals_each_members_resolved_role(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """The aggregate, now one SQL statement per page, names exactly the members (and roles)
+    the in-memory resolver gives, for collections and spaces under several default levels."""
+    org_id, people = await factories.org_with_members(
+        db, None, "read", "comment", "edit", "create", "admin", "read"
+    )
+    admin, guest, reader, commenter, *_, other = people
+    h = admin.headers
+    team = (
+        await client.put(
+            f"/v1/orgs/{org_id}/teams",
+            json={"title": "T", "members": [guest.id, reader.id]},
+            headers=h,
+        )
+    ).json()["id"]
+    top = await factories.api_collection(client, org_id, admin, title="Top")
+    mid = await factories.api_collection(client, org_id, admin, title="Mid", parent=top["id"])
+    await client.patch(f"/v1/collections/{top['id']}", json={"defaultLevel": "comment"}, headers=h)
+    await client.patch(f"/v1/collections/{mid['id']}", json={"defaultLevel": "inherit"}, headers=h)
+    await client.post(
+        f"/v1/collections/{top['id']}/permissions",
+        json={"role": "review", "teams": [team]},
+        headers=h,
+    )
+    await client.post(
+        f"/v1/collections/{mid['id']}/permissions",
+        json={"role": "create", "users": [commenter.id]},
+        headers=h,
+    )
+    inside = await factories.api_space(client, org_id, admin, parent=mid["id"])
+    private = await factories.api_space(client, org_id, admin, visibility="private")
+    await client.post(
+        f"/v1/spaces/{private['id']}/permissions",
+        json={"role": "edit", "users": [other.id], "teams": [team]},
+        headers=h,
+    )
+    unlisted = await factories.api_space(client, org_id, admin, visibility="unlisted")
+    r = await client.patch(f"/v1/spaces/{unlisted['id']}", json={"defaultLevel": "read"}, headers=h)
+    assert r.status_code == 200, r.text
+    targets = [
+        ("collection", top["id"], "collections"),
+        ("collection", mid["id"], "collections"),
+        ("space", inside["id"], "spaces"),
+        ("space", private["id"], "spaces"),
+        ("space", unlisted["id"], "spaces"),
+    ]
+    async with db.connect() as conn:
+        for kind, tid, path in targets:
+            expected = {}
+            for who in people:
+                scope = await ContentScope.load(conn, org_id, who.id)
+                if kind == "collection":
+                    got = scope.collection_role(tid)
+                else:
+                    row = (
+                        (await conn.execute(sa.select(spaces).where(spaces.c.id == tid)))
+                        .mappings()
+                        .one()
+                    )
+                    got = scope.space_role(row)
+                if got is not None:
+                    expected[who.id] = got
+            for role in (None, "read", "review", "create", "admin"):
+                params: dict[str, Any] = {"limit": 2}
+                if role:
+                    params["role"] = role
+                seen: dict[str, str] = {}
+                while True:
+                    r = await client.get(
+                        f"/v1/{path}/{tid}/permissions/aggregate", params=params, headers=h
+                    )
+                    body = r.json()
+                    seen |= {i["user"]["id"]: i["permission"] for i in body["items"]}
+                    want = {u: x for u, x in expected.items() if role is None or x == role}
+                    assert body["count"] == len(want)
+                    if "next" not in body:
+                        break
+                    params["page"] = body["next"]["page"]
+                assert seen == want, (kind, tid, role)
