@@ -241,8 +241,7 @@ def _page_change_count(a: Record, b: Record) -> int:
     only change is its children shows nothing)."""
     moved = a["parent"] != b["parent"]
     edited = any(
-        a.get(name) != b.get(name)
-        for name in ("title", "description", "slug", "emoji", "markdown")
+        a.get(name) != b.get(name) for name in ("title", "description", "slug", "emoji", "markdown")
     )
     return int(moved) + int(edited)
 
@@ -323,9 +322,7 @@ async def _page_changes(
                 attributes[name] = change
         if a.get("markdown") != b.get("markdown"):
             attributes["document"] = {
-                k: v
-                for k, v in (("before", a.get("markdown")), ("after", b.get("markdown")))
-                if v
+                k: v for k, v in (("before", a.get("markdown")), ("after", b.get("markdown"))) if v
             }
         if attributes:
             out.append({"type": "page_edited", "page": page, "attributes": attributes})
