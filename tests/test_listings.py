@@ -13,6 +13,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.authz.content import ContentScope
+from docshelf.collection import ordering
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import unit_of_work
 from docshelf.models import collections, spaces
@@ -319,3 +320,42 @@ async def test_aggregate_equals_each_members_resolved_role(
                         break
                     params["page"] = body["next"]["page"]
                 assert seen == want, (kind, tid, role)
+
+
+async def test_a_move_writes_one_row_until_a_gap_closes(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    folder = await factories.api_collection(client, org_id, admin, title="Folder")
+    items = [
+        ("space", (await factories.api_space(client, org_id, admin, parent=folder["id"]))["id"])
+        for _ in range(8)
+    ]
+
+    async def positions() -> dict[str, int]:
+        async with db.connect() as conn:
+            rows = await conn.execute(sa.select(spaces.c.id, spaces.c.position))
+            return {r.id: r.position for r in rows}
+
+    async def order() -> list[Any]:
+        async with db.connect() as conn:
+            return await ordering.siblings(conn, org_id, folder["id"])
+
+    assert await order() == items
+    expected = list(items)
+    # Moving the last one before the second again and again halves one gap until it closes;
+    # the order always matches the pure placement.
+    for _ in range(14):
+        before = await positions()
+        moving = expected[-1]
+        r = await client.post(
+            f"/v1/spaces/{moving[1]}/move",
+            json={"position": {"before": {"type": "space", "space": expected[1][1]}}},
+            headers=admin.headers,
+        )
+        assert r.status_code == 200, r.text
+        expected = ordering.place(expected, moving, before=expected[1], after=None)
+        assert await order() == expected
+        after = await positions()
+        changed = {k for k in after if after[k] != before[k]}
+        assert changed == {moving[1]} or changed == {i for _, i in expected[1:]}

@@ -160,14 +160,13 @@ async def move_item(
         await require_container(ctx, org_id, None)
     before, after = body.position.anchors() if body.position else (None, None)
     await ordering.lock_parent(ctx.conn, org_id, target)
-    order = ordering.place(
-        await ordering.siblings(ctx.conn, org_id, target), item, before=before, after=after
-    )
+    current = await ordering.positions(ctx.conn, org_id, target)
+    order = ordering.place(list(current), item, before=before, after=after)
     table = collections if item[0] == "collection" else spaces
     await ctx.conn.execute(
         sa.update(table).where(table.c.id == item[1]).values(parent_id=target, updated_at=utcnow())
     )
-    await ordering.write_order(ctx.conn, order)
+    await ordering.write_order(ctx.conn, order, item, current)
     return target
 
 
