@@ -16,7 +16,7 @@ from docshelf.authz.content import ContentScope
 from docshelf.collection import ordering
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import unit_of_work
-from docshelf.models import collections, spaces
+from docshelf.models import collections, content_objects, spaces
 from tests import factories
 from tests.helpers import error, snapshot
 
@@ -359,3 +359,89 @@ async def test_a_move_writes_one_row_until_a_gap_closes(
         after = await positions()
         changed = {k for k in after if after[k] != before[k]}
         assert changed == {moving[1]} or changed == {i for _, i in expected[1:]}
+
+
+async def test_duplicate_copies_what_the_head_reaches(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """A space with history: the copy holds the head's objects only, reads the same content,
+    lists the same links and finds the same pages, and edits on from there."""
+    org_id, (admin,) = await factories.org_with_members(db)
+    space = await factories.api_space(client, org_id, admin, editMode="live")
+    sid = space["id"]
+    body = await _live(
+        client,
+        sid,
+        admin,
+        [
+            {
+                "operation": "insert_page",
+                "title": f"Page {i}",
+                "ref": f"p{i}",
+                "document": {"markdown": f"zebra {i} [next](page-{i + 1}.md) [gone](gone.md)"},
+            }
+            for i in range(6)
+        ],
+    )
+    ids = {c["ref"]: c["page"]["id"] for c in body["changes"] if "ref" in c}
+    for round_ in range(3):  # history the copy must not carry
+        await _live(
+            client,
+            sid,
+            admin,
+            [
+                {
+                    "operation": "update_page",
+                    "page": ids["p0"],
+                    "document": {"markdown": f"old text {round_}"},
+                }
+            ],
+        )
+    await _live(client, sid, admin, [{"operation": "delete_page", "page": ids["p5"]}])
+    r = await client.post(f"/v1/spaces/{sid}/duplicate", headers=admin.headers)
+    assert r.status_code in (200, 201), r.text
+    cid = r.json()["id"]
+
+    async def objects_of(space_id: str) -> int:
+        async with db.connect() as conn:
+            return int(
+                (
+                    await conn.execute(
+                        sa.select(sa.func.count())
+                        .select_from(content_objects)
+                        .where(content_objects.c.space_id == space_id)
+                    )
+                ).scalar_one()
+            )
+
+    assert 0 < await objects_of(cid) < await objects_of(sid)
+    for path in ("content/pages", f"content/page/{ids['p0']}", f"content/page/{ids['p1']}"):
+        a = (await client.get(f"/v1/spaces/{sid}/{path}", headers=admin.headers)).json()
+        b = (await client.get(f"/v1/spaces/{cid}/{path}", headers=admin.headers)).json()
+        text = orjson.dumps(a.get("pages", a.get("markdown"))).decode()
+        assert text.replace(sid, cid) == orjson.dumps(b.get("pages", b.get("markdown"))).decode()
+
+    def shape(listing: dict[str, Any]) -> list[Any]:
+        return [
+            (i["status"], [loc["page"]["id"] for loc in i["locationReferences"]])
+            for i in listing["items"]
+        ]
+
+    la = (await client.get(f"/v1/spaces/{sid}/links", headers=admin.headers)).json()
+    lb = (await client.get(f"/v1/spaces/{cid}/links", headers=admin.headers)).json()
+    assert shape(la) == shape(lb) and la["count"] == lb["count"] and la["stats"] == lb["stats"]
+    sa_ = (
+        await client.get(
+            f"/v1/spaces/{sid}/search", params={"query": "zebra"}, headers=admin.headers
+        )
+    ).json()
+    sb = (
+        await client.get(
+            f"/v1/spaces/{cid}/search", params={"query": "zebra"}, headers=admin.headers
+        )
+    ).json()
+    assert sb["count"] == sa_["count"] == 4
+    # The copy edits on from its head, and its index follows.
+    await _live(client, cid, admin, [{"operation": "delete_page", "page": ids["p3"]}])
+    lb = (await client.get(f"/v1/spaces/{cid}/links", headers=admin.headers)).json()
+    assert lb["stats"]["broken"]["total"] == la["stats"]["broken"]["total"] + 1

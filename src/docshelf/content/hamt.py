@@ -137,6 +137,23 @@ async def items(reader: ObjectReader, root: str | None) -> dict[str, str]:
     return entries
 
 
+async def walk(reader: ObjectReader, root: str | None) -> tuple[set[str], dict[str, str]]:
+    """Every node hash of the trie and every entry: what a copy of this map needs."""
+    nodes: set[str] = set()
+    entries: dict[str, str] = {}
+    frontier = [root] if root is not None else []
+    while frontier:
+        nodes.update(frontier)
+        loaded = await _load(reader, frontier)
+        frontier = []
+        for node in loaded.values():
+            if isinstance(node, _Leaf):
+                entries.update(node.entries)
+            else:
+                frontier.extend(h for h in node.children.values() if h not in nodes)
+    return nodes, entries
+
+
 async def count(reader: ObjectReader, root: str | None) -> int:
     if root is None:
         return 0

@@ -195,6 +195,27 @@ async def stats(conn: AsyncConnection, space_id: str) -> tuple[int, int]:
     return (0, 0) if row is None else (int(row.total), int(row.broken))
 
 
+async def copy_space(conn: AsyncConnection, source: str, target: str) -> None:
+    """A duplicated space's links and counts: the source's, whose main the copy starts from."""
+    names = [c.name for c in page_links.c if c.name != "space_id"]
+    await conn.execute(
+        sa.insert(page_links).from_select(
+            ["space_id", *names],
+            sa.select(sa.literal(target), *[page_links.c[n] for n in names]).where(
+                page_links.c.space_id == source
+            ),
+        )
+    )
+    await conn.execute(
+        sa.insert(page_link_stats).from_select(
+            ["space_id", "total", "broken"],
+            sa.select(sa.literal(target), page_link_stats.c.total, page_link_stats.c.broken).where(
+                page_link_stats.c.space_id == source
+            ),
+        )
+    )
+
+
 # Reading
 
 
