@@ -226,12 +226,8 @@ def in_app(base: str) -> sa.ColumnElement[bool]:
     )
 
 
-def _where(
-    space_id: str, page_id: str | None, status: str | None, base: str
-) -> list[sa.ColumnElement[bool]]:
+def _where(space_id: str, status: str | None, base: str) -> list[sa.ColumnElement[bool]]:
     where = [page_links.c.space_id == space_id]
-    if page_id is not None:
-        where.append(page_links.c.page_id == page_id)
     if status == "broken":
         where.append(page_links.c.status == "broken")
     elif status == "ok":
@@ -253,15 +249,14 @@ async def groups(
     conn: AsyncConnection,
     space_id: str,
     *,
-    page_id: str | None,
     status: str | None,
     base: str,
     after: tuple[str, str] | None,
     limit: int,
 ) -> list[Group]:
-    """One page of listing groups in (sort_key, group_hash) order: an index range, grouped as
-    it is read."""
-    where = _where(space_id, page_id, status, base)
+    """One page of a space's listing groups in (sort_key, group_hash) order: an index range,
+    grouped as it is read."""
+    where = _where(space_id, status, base)
     order = (page_links.c.sort_key, page_links.c.group_hash)
     if after is not None:
         where.append(sa.tuple_(*order) > sa.tuple_(sa.literal(after[0]), sa.literal(after[1])))
@@ -285,13 +280,27 @@ async def groups(
     ]
 
 
-async def count_groups(
-    conn: AsyncConnection, space_id: str, *, page_id: str | None, status: str | None, base: str
-) -> int:
+async def count_groups(conn: AsyncConnection, space_id: str, *, status: str, base: str) -> int:
     stmt = sa.select(sa.func.count(sa.distinct(page_links.c.group_hash))).where(
-        *_where(space_id, page_id, status, base)
+        *_where(space_id, status, base)
     )
     return int((await conn.execute(stmt)).scalar_one())
+
+
+async def groups_of_page(conn: AsyncConnection, space_id: str, page_id: str) -> list[Group]:
+    """Every listing group of one page's links, in listing order."""
+    rows = await conn.execute(
+        sa.select(page_links).where(
+            page_links.c.space_id == space_id, page_links.c.page_id == page_id
+        )
+    )
+    found = {
+        (r.sort_key, r.group_hash): Group(
+            r.sort_key, r.group_hash, Row(r.kind, r.target, r.anchor), r.status
+        )
+        for r in rows
+    }
+    return [found[k] for k in sorted(found)]
 
 
 async def pages_of_groups(

@@ -49,6 +49,16 @@ class _Locations:
         self.sign = sign
         self.base = ctx.base_url.rstrip("/") + "/"
 
+    async def prefetch(self, page_ids: set[str], file_ids: set[str]) -> None:
+        """Reads the pages (and their ancestors, for paths) and files a listing page presents,
+        one batch per tree level, instead of one look-up each."""
+        snap = self.t.snap
+        await snap.files(file_ids)
+        wanted = set(page_ids)
+        while wanted:
+            found = await snap.pages(wanted)
+            wanted = {r["parent"] for r in found.values() if r.get("parent")} - set(found)
+
     async def page(self, page_id: str, anchor: str | None = None) -> dict[str, Any] | None:
         rec = await self.t.snap.page(page_id)
         if rec is None:
@@ -104,6 +114,12 @@ def _after(params: PageParams) -> tuple[str, str] | None:
     return str(after[0]), str(after[1])
 
 
+def _stored_status(group: repository.Group, base: str) -> str:
+    if group.row.kind == "url" and group.row.target.startswith(base):
+        return "in-app"
+    return group.status
+
+
 async def _judge(loc: _Locations, group: repository.Group) -> tuple[Status, dict[str, Any] | None]:
     """The status of one listed group, confirmed against the head (the stored status decides
     filters and counts; the location is read here anyway)."""
@@ -124,7 +140,7 @@ async def _listing(
     loc: _Locations, params: PageParams, status: Status | None, page_id: str | None
 ) -> dict[str, Any]:
     """One page of groups read from the index in order: the work is the page's rows, the
-    counts come from the maintained per-space row (a page's own links are few)."""
+    space's counts come from its maintained row (a page's own links are few: read whole)."""
     conn, space_id, base = loc.ctx.conn, loc.t.space.row["id"], loc.base
     after = _after(params)
     if page_id is None:
@@ -134,39 +150,36 @@ async def _listing(
         elif status == "broken":
             count = broken
         else:
-            in_app = await repository.count_groups(
-                conn, space_id, page_id=None, status="in-app", base=base
-            )
+            in_app = await repository.count_groups(conn, space_id, status="in-app", base=base)
             count = in_app if status == "in-app" else total - broken - in_app
+        chunk = (
+            await repository.groups(
+                conn, space_id, status=status, base=base, after=after, limit=params.limit + 1
+            )
+            if params.limit
+            else []
+        )
     else:
-        total = await repository.count_groups(
-            conn, space_id, page_id=page_id, status=None, base=base
-        )
-        broken = await repository.count_groups(
-            conn, space_id, page_id=page_id, status="broken", base=base
-        )
-        count = await repository.count_groups(
-            conn, space_id, page_id=page_id, status=status, base=base
-        )
-    chunk = (
-        await repository.groups(
-            conn,
-            space_id,
-            page_id=page_id,
-            status=status,
-            base=base,
-            after=after,
-            limit=params.limit + 1,
-        )
-        if params.limit
-        else []
-    )
+        # A page's own links are few: read them all (by primary key), count and page here.
+        groups = await repository.groups_of_page(conn, space_id, page_id)
+        total = len(groups)
+        broken = sum(1 for g in groups if g.status == "broken")
+        shown = [g for g in groups if status is None or _stored_status(g, base) == status]
+        count = len(shown)
+        chunk = [g for g in shown if after is None or (g.sort_key, g.group_hash) > after][
+            : params.limit + 1 if params.limit else 0
+        ]
     more = len(chunk) > params.limit
     chunk = chunk[: params.limit]
     if page_id is None:
         holders = await repository.pages_of_groups(conn, space_id, [g.group_hash for g in chunk])
     else:
         holders = {g.group_hash: [page_id] for g in chunk}
+    await loc.prefetch(
+        {g.row.target for g in chunk if g.row.kind == "page"}
+        | {p for pages in holders.values() for p in pages},
+        {g.row.target for g in chunk if g.row.kind == "file"},
+    )
     items = []
     for group in chunk:
         state, where = await _judge(loc, group)
