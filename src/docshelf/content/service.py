@@ -249,48 +249,56 @@ def _page_change_count(a: Record, b: Record) -> int:
 async def _semantic_changes(
     ctx: Ctx, space_id: str, before: Snapshot, after: Snapshot, limit: int
 ) -> tuple[list[dict[str, Any]], int]:
-    """The first `limit` changes, in page id then file id order, and how many there are.
+    """The first `limit` changes (pages, then files, each in the maps' key-hash order) and how
+    many there are.
 
-    Only the shown changes are presented (paths, parents); the rest are counted from the map
-    diffs, which skip shared subtrees: a created or deleted page or file is one change without
-    reading it, and only pages present on both sides are read to see what changed."""
+    The diffs are read lazily: only the leaves holding the shown changes are read and presented
+    (paths, parents); the rest are counted, pages or files present on one side only from the
+    maps' entry counts without descending, and only records changed in place are read to see
+    what changed. Work follows `limit` and the size of in-place edits, not the space."""
     out: list[dict[str, Any]] = []
     total = 0
-    page_diff = await hamt.diff(after.store, before.pages_root, after.pages_root)
-    page_diff.pop(ROOT, None)
-    ids = sorted(page_diff)
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start : start + _CHUNK]
-        if len(out) > limit:
-            # Past the shown changes: count them.
-            both = [p for p in chunk if None not in page_diff[p]]
-            total += len(chunk) - len(both)
-            if both:
-                old, new = await before.pages(both), await after.pages(both)
-                total += sum(_page_change_count(old[p], new[p]) for p in both)
-            continue
-        old = await before.pages(chunk)
-        new = await after.pages(chunk)
-        for pid in chunk:
+    pages = hamt.DiffWalker(after.store, before.pages_root, after.pages_root)
+    root_seen = False
+    while len(out) <= limit and (batch := await pages.next_batch()) is not None:
+        root_seen = root_seen or any(key == ROOT for key, _, _ in batch)
+        ids = [key for key, _, _ in batch if key != ROOT]
+        old = await before.pages(ids)
+        new = await after.pages(ids)
+        for pid in ids:
             found = await _page_changes(before, after, pid, old.get(pid), new.get(pid))
             total += len(found)
             out += found
-    file_diff = await hamt.diff(after.store, before.files_root, after.files_root)
-    fids = sorted(file_diff)
-    shown = fids[: max(0, limit + 1 - len(out))]
-    total += len(fids)
-    if shown:
-        old_files = await before.files(shown)
-        new_files = await after.files(shown)
-        sign = await downloads.signer(ctx.conn, ctx.base_url, space_id)
-        for fid in shown:
+    one_sided, in_place = await pages.rest()
+    if not root_seen:
+        # The root record is no page: a space's first revision creates it.
+        in_place.pop(ROOT, None)
+        if (before.pages_root is None) != (after.pages_root is None):
+            one_sided -= 1
+    total += one_sided
+    ids = sorted(in_place)
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        old, new = await before.pages(chunk), await after.pages(chunk)
+        total += sum(_page_change_count(old[p], new[p]) for p in chunk)
+
+    files = hamt.DiffWalker(after.store, before.files_root, after.files_root)
+    sign = None
+    while len(out) <= limit and (fbatch := await files.next_batch()) is not None:
+        fids = [key for key, _, _ in fbatch]
+        old_files, new_files = await before.files(fids), await after.files(fids)
+        sign = sign or await downloads.signer(ctx.conn, ctx.base_url, space_id)
+        for fid in fids:
             fa, fb = old_files.get(fid), new_files.get(fid)
+            total += 1
             if fa is None and fb is not None:
                 out.append({"type": "file_created", "file": changed_file(fb, sign(fb))})
             elif fb is None and fa is not None:
                 out.append({"type": "file_deleted", "file": changed_file(fa, sign(fa))})
             elif fb is not None:
                 out.append({"type": "file_edited", "file": changed_file(fb, sign(fb))})
+    one_sided, in_place = await files.rest()
+    total += one_sided + len(in_place)
     return out[:limit], total
 
 
