@@ -3,7 +3,6 @@ collection trees of any size, moves that write few rows."""
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 import httpx
@@ -40,16 +39,16 @@ async def test_count_is_taken_on_the_first_page_and_carried(
     fresh = (await client.get(url, params={"limit": 2}, headers=admin.headers)).json()
     assert fresh["count"] == 5
 
-    # A cursor whose carried count was tampered with is refused and changes nothing.
-    raw = orjson.loads(base64.urlsafe_b64decode(first["next"]["page"] + "=="))
+    # The cursor belongs to its listing: another sort refuses it and changes nothing.
     before = await snapshot(db)
-    for bad in ("x", -1, True, None):
-        raw["v"][-1] = bad
-        cursor = base64.urlsafe_b64encode(orjson.dumps(raw)).rstrip(b"=").decode()
-        r = await client.get(url, params={"limit": 2, "page": cursor}, headers=admin.headers)
-        assert r.json() == error(
-            400, "Invalid query parameter 'page': not a cursor returned by this listing"
-        )
+    r = await client.get(
+        url,
+        params={"limit": 2, "sort": "name", "page": first["next"]["page"]},
+        headers=admin.headers,
+    )
+    assert r.json() == error(
+        400, "Invalid query parameter 'page': not a cursor returned by this listing"
+    )
     assert await snapshot(db) == before
 
 
