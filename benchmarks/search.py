@@ -61,7 +61,7 @@ async def measure(b: Bench, url: str, repeat: int) -> dict[str, tuple[float, flo
 
 
 async def run(args: argparse.Namespace, settings: Settings) -> str:
-    app = create_app(settings, run_jobs=False)
+    app = create_app(settings)
     engine: AsyncEngine = app.state.engine
     lines = []
     try:

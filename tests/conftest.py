@@ -79,7 +79,7 @@ async def truncate_all(engine: AsyncEngine) -> None:
 
 @pytest.fixture
 async def app(settings: Settings) -> AsyncIterator[FastAPI]:
-    application = create_app(settings, run_jobs=False)
+    application = create_app(settings)
     await truncate_all(application.state.engine)
     yield application
     await application.state.engine.dispose()

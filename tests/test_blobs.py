@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import itertools
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.server import ThreadedMotoServer
 
-from docshelf.blobs import BlobStore, LocalBlobStore, S3BlobStore, open_blob_store
+from docshelf.blobs import CHUNK, BlobStore, LocalBlobStore, S3BlobStore, open_blob_store
 from docshelf.config import Settings
 
 ACCESS_KEY = "testing-access-key"
@@ -132,6 +133,22 @@ async def test_missing_blob(store: BlobStore) -> None:
     assert await store.exists(key) is False
 
 
+async def test_open_streams_in_chunks(store: BlobStore) -> None:
+    data = os.urandom(2 * CHUNK + 5)
+    key = await store.put(data)
+    opened = await store.open(key)
+    assert opened is not None and opened.size == len(data)
+    chunks = [chunk async for chunk in opened.chunks]
+    assert b"".join(chunks) == data
+    assert max(len(c) for c in chunks) <= CHUNK  # never the whole blob at once
+    empty = await store.open(await store.put(b""))
+    assert empty is not None and empty.size == 0
+    assert [chunk async for chunk in empty.chunks] == []
+    assert await store.open(hashlib.sha256(b"never stored").hexdigest()) is None
+    with pytest.raises(ValueError, match="malformed blob key"):
+        await store.open("../" + "0" * 61)
+
+
 async def test_exists(store: BlobStore) -> None:
     key = await store.put(b"present")
     assert await store.exists(key) is True
@@ -197,6 +214,14 @@ async def test_local_layout_fans_out_under_data_dir(tmp_path: Path) -> None:
     store = open_blob_store(Settings(data_dir=tmp_path))
     key = await store.put(b"layout")
     assert (tmp_path / "blobs" / key[:2] / key[2:4] / key).read_bytes() == b"layout"
+    # Nobody else's to read, whatever the umask.
+    for path in (
+        tmp_path / "blobs",
+        tmp_path / "blobs" / key[:2],
+        tmp_path / "blobs" / key[:2] / key[2:4],
+    ):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "blobs" / key[:2] / key[2:4] / key).stat().st_mode) == 0o600
 
 
 async def test_local_blob_dir_setting(tmp_path: Path) -> None:

@@ -176,3 +176,43 @@ async def test_worker_process_runs_queued_jobs(
         out = _stop(proc)
     assert proc.returncode == 0, out
     assert "job runner" in out and "stopped" in out
+
+
+async def test_serve_keeps_the_data_directory_private(
+    db: AsyncEngine, settings: Settings, tmp_path: Path
+) -> None:
+    port = _free_port()
+    data = tmp_path / "data"
+    env = _env(settings, data, DOCSHELF_PORT=str(port))
+    del env["DOCSHELF_DATABASE_URL"]  # SQLite inside the data directory, whatever the suite uses
+    db_file = data / "docshelf.db"
+    private = [data, db_file, Path(f"{db_file}-wal"), Path(f"{db_file}-shm"), data / "blobs"]
+    proc, _ = _serve_until_ready(env, port)
+    try:
+        token = (data / "admin-token").read_text().strip()
+        # A request through the server's own connections: its WAL files are open meanwhile.
+        async with httpx.AsyncClient() as http:
+            r = await http.get(
+                f"http://127.0.0.1:{port}/v1/orgs", headers={"Authorization": f"Bearer {token}"}
+            )
+        assert r.status_code == 200
+        modes = {str(p): oct(stat.S_IMODE(p.stat().st_mode)) for p in private}
+    finally:
+        out = _stop(proc)
+    assert modes == {
+        str(data): "0o700",
+        str(db_file): "0o600",
+        f"{db_file}-wal": "0o600",
+        f"{db_file}-shm": "0o600",
+        str(data / "blobs"): "0o700",
+    }
+    assert "readable by other users" not in out
+
+    # Opened up by hand: left so, but every start says which paths and how to close them.
+    data.chmod(0o755)
+    db_file.chmod(0o644)
+    proc, _ = _serve_until_ready(env, port)
+    out = _stop(proc)
+    assert f"{data} is readable by other users (mode 0755); run: chmod 700 {data}" in out
+    assert f"{db_file} is readable by other users (mode 0644); run: chmod 600 {db_file}" in out
+    assert stat.S_IMODE(data.stat().st_mode) == 0o755

@@ -109,7 +109,7 @@ async def limited_client(
     s = settings.model_copy(
         update={"rate_limit": 3, "rate_limit_window": 60, "rate_limit_storage": request.param}
     )
-    app = create_app(s, run_jobs=False)
+    app = create_app(s)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url=BASE) as c:
         c.headers["X-Engine"] = app.state.engine.url.drivername
@@ -148,7 +148,7 @@ async def test_database_rate_limit_is_exact_across_processes(
     """Two app instances (two pools, as two API processes) share one budget per token."""
     me = await factories.user(db)
     s = settings.model_copy(update={"rate_limit": 10, "rate_limit_storage": "database"})
-    apps = [create_app(s, run_jobs=False) for _ in range(2)]
+    apps = [create_app(s) for _ in range(2)]
     clients = [
         httpx.AsyncClient(transport=httpx.ASGITransport(app=a), base_url=BASE, headers=me.headers)
         for a in apps

@@ -116,7 +116,12 @@ async def test_import_each_source(
         assert r.headers["location"].endswith(f"/revisions/{result['revision']}")
         head = (await client.get(f"/v1/spaces/{sid}", headers=reader.headers)).json()
         assert head["revision"] == result["revision"]
-    assert result == {"revision": result["revision"], "importedResources": 4, "totalResources": 4}
+    assert result == {
+        "revision": result["revision"],
+        "importedResources": 4,
+        "totalResources": 4,
+        "skipped": [],
+    }
     pages = (await client.get(f"/v1/spaces/{sid}/content/pages", headers=reader.headers)).json()
     assert tree(pages["pages"]) == [
         ("Guide", "document", []),

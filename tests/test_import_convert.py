@@ -10,16 +10,19 @@ from typing import Literal
 import pytest
 
 from docshelf.imports.convert import (
+    SUMMARY_MAX_DEPTH,
     ConversionError,
     Imported,
     ImportedFile,
     ImportedPage,
+    Skipped,
     from_html,
     from_markdown,
     from_zip,
 )
 
 PNG = b"\x89PNG\r\n\x1a\n-fake"
+UNSUPPORTED = "unsupported file type: .{} files are not imported, only markdown and images"
 
 
 def make_zip(files: dict[str, str | bytes], *, directories: bool = False) -> bytes:
@@ -88,10 +91,18 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             ),
             files=(),
             total=8,
+            imported=7,
             skipped=(
-                "SUMMARY.md: guides/missing.md not found, imported as an empty page",
-                'SUMMARY.md: "API" links to https://api.example.com, not to a page',
-                "guides/unlisted.md: not listed in SUMMARY.md",
+                Skipped(
+                    "guides/missing.md",
+                    'listed in SUMMARY.md as "Missing" but not in the archive: '
+                    "imported as an empty page",
+                ),
+                Skipped(
+                    "https://api.example.com",
+                    'listed in SUMMARY.md as "API": an external link, not a page of the archive',
+                ),
+                Skipped("guides/unlisted.md", "markdown not listed in SUMMARY.md"),
             ),
         ),
     ),
@@ -113,7 +124,14 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             ),
             files=(),
             total=3,
-            skipped=("SUMMARY.md: guide.md is listed more than once, imported as an empty page",),
+            imported=3,
+            skipped=(
+                Skipped(
+                    "guide.md",
+                    'listed in SUMMARY.md as "Again" but listed more than once: '
+                    "imported as an empty page",
+                ),
+            ),
         ),
     ),
     "folders and READMEs": (
@@ -140,6 +158,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             ),
             files=(ImportedFile("f1", "logo.png", "image/png", PNG),),
             total=8,
+            imported=8,
             skipped=(),
         ),
     ),
@@ -161,8 +180,15 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                 page("p3", "p2", "Intro", "![](./f1)\n"),
             ),
             files=(ImportedFile("f1", "shot.webp", "image/webp", b"RIFFwebp"),),
-            total=4,
-            skipped=("notes.docx: not markdown or an image",),
+            total=8,
+            imported=3,
+            skipped=(
+                Skipped(".gitbook/includes/snippet.md", "GitBook metadata, not a page or an image"),
+                Skipped(".gitbook.yaml", "hidden file"),
+                Skipped(".DS_Store", "hidden file"),
+                Skipped("__MACOSX/", "macOS metadata folder"),
+                Skipped("notes.docx", UNSUPPORTED.format("docx")),
+            ),
         ),
     ),
     "links and images between imported pages and files": (
@@ -213,6 +239,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                 ImportedFile("f2", "photo.JPG", "image/jpeg", b"\xff\xd8jpeg"),
             ),
             total=5,
+            imported=5,
             skipped=(),
         ),
     ),
@@ -222,7 +249,8 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             pages=(page("p1", None, "Home", "Home\n"),),
             files=(),
             total=2,
-            skipped=("a.md: not listed in summary.md",),
+            imported=1,
+            skipped=(Skipped("a.md", "markdown not listed in summary.md"),),
         ),
     ),
     "lower-case README first at the root": (
@@ -231,6 +259,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             pages=(page("p1", None, "Home", "[a](./p2)\n"), page("p2", None, "a", "A\n")),
             files=(),
             total=2,
+            imported=2,
             skipped=(),
         ),
     ),
@@ -246,11 +275,12 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             pages=(page("p1", None, "Home", ""),),
             files=(),
             total=5,
+            imported=1,
             skipped=(
-                "notes.docx: not markdown or an image",
-                "data/table.csv: not markdown or an image",
-                "binary.md: not a text file",
-                "clip.mp4: not markdown or an image",
+                Skipped("notes.docx", UNSUPPORTED.format("docx")),
+                Skipped("data/table.csv", UNSUPPORTED.format("csv")),
+                Skipped("binary.md", "not a text file"),
+                Skipped("clip.mp4", UNSUPPORTED.format("mp4")),
             ),
         ),
     ),
@@ -391,7 +421,7 @@ MARKDOWN_CASES: dict[str, tuple[bytes, str, ImportedPage]] = {
     ("data", "name", "expected"), MARKDOWN_CASES.values(), ids=MARKDOWN_CASES.keys()
 )
 def test_from_markdown(data: bytes, name: str, expected: ImportedPage) -> None:
-    assert from_markdown(data, name) == Imported((expected,), (), 1, ())
+    assert from_markdown(data, name) == Imported((expected,), (), 1, 1, ())
 
 
 def test_from_markdown_refuses_binary() -> None:
@@ -456,4 +486,27 @@ HTML_CASES: dict[str, tuple[bytes, str, ImportedPage]] = {
 
 @pytest.mark.parametrize(("data", "url", "expected"), HTML_CASES.values(), ids=HTML_CASES.keys())
 def test_from_html(data: bytes, url: str, expected: ImportedPage) -> None:
-    assert from_html(data, url) == Imported((expected,), (), 1, ())
+    assert from_html(data, url) == Imported((expected,), (), 1, 1, ())
+
+
+def _chain(depth: int) -> dict[str, str | bytes]:
+    """A SUMMARY.md whose every entry nests in the one before."""
+    lines = [f"{'  ' * i}* [P{i}](p{i}.md)" for i in range(depth)]
+    files: dict[str, str | bytes] = {f"p{i}.md": f"Body {i}\n" for i in range(depth)}
+    return {"SUMMARY.md": "\n".join(lines) + "\n", **files}
+
+
+def test_deep_summaries_are_read_whole_or_refused() -> None:
+    # markdown-it's default nesting limit used to drop everything below the tenth level.
+    deepest = from_zip(make_zip(_chain(SUMMARY_MAX_DEPTH)))
+    assert len(deepest.pages) == deepest.imported == deepest.total == SUMMARY_MAX_DEPTH
+    assert deepest.skipped == ()
+    assert [p.parent for p in deepest.pages] == [None] + [
+        f"p{i}" for i in range(1, SUMMARY_MAX_DEPTH)
+    ]
+    with pytest.raises(ConversionError) as refused:
+        from_zip(make_zip(_chain(SUMMARY_MAX_DEPTH + 1)))
+    assert (
+        str(refused.value)
+        == f"SUMMARY.md nests its entries more than {SUMMARY_MAX_DEPTH} levels deep"
+    )

@@ -14,7 +14,7 @@ from docshelf.content.endpoints import router as content_router
 from docshelf.custom_field.endpoints import router as custom_field_router
 from docshelf.imports.endpoints import router as import_router
 from docshelf.invite.endpoints import router as invite_router
-from docshelf.kit.context import request_context
+from docshelf.kit.context import authenticated_actor
 from docshelf.links.endpoints import router as links_router
 from docshelf.member.endpoints import router as member_router
 from docshelf.meta.endpoints import router as meta_router
@@ -64,6 +64,6 @@ def mount_v1(app: FastAPI) -> None:
     """Each domain router is included once, straight under /v1: one level of routing to match."""
     for router in AUTHENTICATED_ROUTERS:
         # Secure by default: a route authenticates even if its handler never asks who calls.
-        app.include_router(router, prefix="/v1", dependencies=[Depends(request_context)])
+        app.include_router(router, prefix="/v1", dependencies=[Depends(authenticated_actor)])
     for router in PUBLIC_ROUTERS:
         app.include_router(router, prefix="/v1")

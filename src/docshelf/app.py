@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import logging
@@ -11,26 +10,34 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from docshelf import __version__
+from docshelf import __version__, datadir
 from docshelf import tasks as _tasks  # noqa: F401  (registers every job kind)
 from docshelf.api import mount_v1
-from docshelf.auth.tokens import is_well_formed
+from docshelf.auth.header import scope_bearer_token
 from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
 from docshelf.content.lifecycle import use_blob_store
 from docshelf.fetch import Fetcher
-from docshelf.kit.db import create_engine
+from docshelf.kit import offload
+from docshelf.kit.db import create_engine, is_busy_error
 from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
-from docshelf.kit.validation import describe_validation_error
+from docshelf.kit.pagination import load_cursor_key, use_cursor_key
+from docshelf.kit.validation import describe_validation_error, request_line_error
 from docshelf.ratelimit.service import DatabaseStorage, MemoryStorage, RateLimiter, Storage
-from docshelf.worker.runner import JobRunner
 
 log = logging.getLogger("docshelf")
+
+_BUSY = "The server is busy with other writes; retry shortly"
+
+
+def _as_dict(headers: list[tuple[bytes, bytes]]) -> dict[str, str] | None:
+    return {k.decode(): v.decode() for k, v in headers} or None
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSON:
@@ -38,8 +45,10 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 
 
 class EdgeMiddleware:
-    """Pure ASGI, before any routing: body size cap (413) and per-token rate limiting (429 and
-    the X-RateLimit-* headers on every answer to a token-bearing request)."""
+    """Pure ASGI, before any routing: body size cap (413), the Authorization header (400 for two,
+    401 for a malformed one), per-token rate limiting (429 and the X-RateLimit-* headers on every
+    answer to a token-bearing request), control characters in the path or query (400), and the
+    install's cursor-signing key for the request."""
 
     def __init__(self, app: ASGIApp, *, max_body: int) -> None:
         self.app = app
@@ -60,15 +69,17 @@ class EdgeMiddleware:
             return
 
         extra: list[tuple[bytes, bytes]] = []
-        limiter: RateLimiter = scope["app"].state.limiter
-        auth = headers.get(b"authorization", b"")
-        presented = auth[7:].strip()
-        if (
-            auth[:7].lower() == b"bearer "
-            and limiter.limit > 0
-            and is_well_formed(presented.decode("latin-1"))
-        ):
-            key = hashlib.sha256(presented).hexdigest()[:40]
+        try:
+            # The one reading of Authorization; authentication takes the same token from the
+            # request's state, so the token counted here is the token that is authenticated.
+            token = scope_bearer_token(scope)
+        except DocshelfError as exc:
+            await _error(exc.status, exc.message, exc.headers)(scope, receive, send)
+            return
+        state = scope["app"].state
+        limiter: RateLimiter = state.limiter
+        if token is not None and limiter.limit > 0:
+            key = hashlib.sha256(token.encode()).hexdigest()[:40]
             try:
                 verdict = await limiter.enforce(key)
             except DocshelfError as exc:
@@ -76,6 +87,25 @@ class EdgeMiddleware:
                 return
             if verdict is not None:
                 extra = [(k.lower().encode(), v.encode()) for k, v in verdict.headers().items()]
+
+        # The route templates only name the parameter in the message, on this rare path.
+        refused = request_line_error(scope, lambda: scope["app"].openapi()["paths"])
+        if refused is not None:
+            await _error(400, refused, _as_dict(extra))(scope, receive, send)
+            return
+
+        cursor_key = getattr(state, "cursor_key", None)
+        if cursor_key is None:
+            try:
+                cursor_key = state.cursor_key = await load_cursor_key(state.engine)
+            except Exception as exc:
+                if not is_busy_error(exc):
+                    raise
+                await _error(503, _BUSY, {"Retry-After": "1", **(_as_dict(extra) or {})})(
+                    scope, receive, send
+                )
+                return
+        use_cursor_key(cursor_key)
 
         received = 0
         too_large = False
@@ -143,6 +173,15 @@ def _install_error_handlers(app: FastAPI) -> None:
         log.info("unique violation answered as 409: %s", exc.orig)
         return _error(409, "Conflict: a concurrent request already created or changed this")
 
+    @app.exception_handler(sa_exc.DBAPIError)
+    @app.exception_handler(sa_exc.TimeoutError)
+    async def _busy(request: Request, exc: Exception) -> JSON:
+        # Lock or pool contention: not the caller's fault and nothing was written.
+        if not is_busy_error(exc):
+            return await _unexpected(request, exc)
+        log.warning("busy on %s %s: %s", request.method, request.url.path, exc)
+        return _error(503, _BUSY, {"Retry-After": "1"})
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSON:
         log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
@@ -155,23 +194,20 @@ def _rate_limit_storage(settings: Settings, engine: Any) -> Storage:
     return MemoryStorage()
 
 
-def create_app(settings: Settings | None = None, *, run_jobs: bool | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The API. Jobs never run on its event loop: `docshelf serve` starts the job runner in a
+    process of its own (cli/serve.py), or `docshelf worker` runs it elsewhere."""
     settings = settings or get_settings()
-    run_jobs = settings.run_jobs_in_server if run_jobs is None else run_jobs
+    offload.configure(
+        workers=settings.offload_workers, memory_bytes=settings.offload_memory_mb * 1024 * 1024
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runner_task: asyncio.Task[None] | None = None
-        runner: JobRunner | None = None
-        if run_jobs:
-            runner = JobRunner(app.state.engine)
-            runner_task = asyncio.create_task(runner.run_forever())
         try:
             yield
         finally:
-            if runner is not None and runner_task is not None:
-                runner.stop()
-                await runner_task
+            offload.shutdown()
             await app.state.engine.dispose()
 
     app = FastAPI(
@@ -183,6 +219,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool | None = None
         docs_url="/docs",
         redoc_url=None,
     )
+    datadir.prepare(settings)  # also when an ASGI server loads the app without `docshelf serve`
     engine = create_engine(settings)
     app.state.settings = settings
     app.state.engine = engine

@@ -29,6 +29,13 @@ class Settings(BaseSettings):
     rate_limit_storage: str = ""
     # Run the job runner inside `serve`; turn off when `docshelf worker` runs separately.
     run_jobs_in_server: bool = True
+    # Seconds a write waits for a lock (SQLite's write lock, a PostgreSQL row lock) or for a
+    # pooled connection before it answers 503 with Retry-After instead of waiting on.
+    lock_timeout: float = Field(default=5.0, gt=0, le=600)
+    # Worker processes for heavy work off the event loop (kit/offload.py) and the memory each
+    # may use (MB); conversions past that fail cleanly instead of swapping the host.
+    offload_workers: int = Field(default=1, ge=1, le=64)
+    offload_memory_mb: int = Field(default=1024, ge=128)
     server: str = "granian"
     workers: int = 1
     log_level: str = "info"

@@ -10,6 +10,8 @@ import hashlib
 import os
 import re
 import tempfile
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,6 +19,9 @@ if TYPE_CHECKING:
     from docshelf.config import Settings
 
 _KEY = re.compile(r"[0-9a-f]{64}")
+# Large enough that a thread hop per chunk costs little, small enough that a download of any
+# size holds only this much in memory.
+CHUNK = 256 * 1024
 
 
 def blob_key(data: bytes) -> str:
@@ -31,10 +36,29 @@ def check_key(key: object) -> str:
     return key
 
 
+@dataclass(frozen=True)
+class OpenBlob:
+    """A blob being read: its size (for Content-Length) and its bytes in chunks. Iterating the
+    chunks to the end, or closing them early, releases the file or the connection."""
+
+    size: int
+    chunks: AsyncIterator[bytes]
+
+
+async def _chunks(read: Callable[[int], bytes], close: Callable[[], None]) -> AsyncIterator[bytes]:
+    try:
+        while chunk := await asyncio.to_thread(read, CHUNK):
+            yield chunk
+    finally:
+        await asyncio.to_thread(close)
+
+
 class BlobStore(Protocol):
     async def put(self, data: bytes) -> str: ...
 
     async def get(self, key: str) -> bytes | None: ...
+
+    async def open(self, key: str) -> OpenBlob | None: ...
 
     async def delete(self, key: str) -> None: ...
 
@@ -52,13 +76,14 @@ def _fsync_dir(path: Path) -> None:
 
 def _make_dirs(root: Path, path: Path) -> None:
     """Create the fan-out directories below root, syncing each parent whose entries changed, so a
-    blob that survives a crash is also reachable after it."""
-    root.mkdir(parents=True, exist_ok=True)
+    blob that survives a crash is also reachable after it. Directories are 0700 and files 0600
+    (mkstemp's mode, kept by the rename): file bytes are nobody else's to read."""
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
     current = root
     for part in path.relative_to(root).parts:
         child = current / part
         try:
-            child.mkdir()
+            child.mkdir(mode=0o700)
         except FileExistsError:
             pass
         else:
@@ -84,6 +109,14 @@ class LocalBlobStore:
 
     async def get(self, key: str) -> bytes | None:
         return await asyncio.to_thread(self._read, self.path_for(key))
+
+    async def open(self, key: str) -> OpenBlob | None:
+        path = self.path_for(key)
+        try:
+            f = await asyncio.to_thread(path.open, "rb")
+        except FileNotFoundError:
+            return None
+        return OpenBlob(os.fstat(f.fileno()).st_size, _chunks(f.read, f.close))
 
     async def delete(self, key: str) -> None:
         await asyncio.to_thread(self._unlink, self.path_for(key))
@@ -191,6 +224,13 @@ class S3BlobStore:
     async def get(self, key: str) -> bytes | None:
         return await asyncio.to_thread(self._get, self.object_name(key))
 
+    async def open(self, key: str) -> OpenBlob | None:
+        response = await asyncio.to_thread(self._get_object, self.object_name(key))
+        if response is None:
+            return None
+        body = response["Body"]
+        return OpenBlob(int(response["ContentLength"]), _chunks(body.read, body.close))
+
     async def delete(self, key: str) -> None:
         name = self.object_name(key)
         # S3 answers 204 for an absent key too.
@@ -206,16 +246,22 @@ class S3BlobStore:
         md5 = base64.b64encode(hashlib.md5(data, usedforsecurity=False).digest()).decode()
         self._client.put_object(Bucket=self.bucket, Key=name, Body=data, ContentMD5=md5)
 
-    def _get(self, name: str) -> bytes | None:
+    def _get_object(self, name: str) -> dict[str, Any] | None:
         from botocore.exceptions import ClientError
 
         try:
-            response = self._client.get_object(Bucket=self.bucket, Key=name)
+            response: dict[str, Any] = self._client.get_object(Bucket=self.bucket, Key=name)
         except ClientError as exc:
             # Only NoSuchKey: a missing bucket is also a 404, and must not pass for a missing blob.
             if exc.response.get("Error", {}).get("Code") == "NoSuchKey":
                 return None
             raise
+        return response
+
+    def _get(self, name: str) -> bytes | None:
+        response = self._get_object(name)
+        if response is None:
+            return None
         body = response["Body"]
         try:
             data: bytes = body.read()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +28,14 @@ def _settings(data_dir: Path | None = None) -> Settings:
         get_settings.cache_clear()
         os.environ["DOCSHELF_DATA_DIR"] = str(data_dir)
     return settings
+
+
+def _migrate(settings: Settings) -> None:
+    """Every command that opens the database creates what is missing privately first."""
+    from docshelf import datadir
+
+    datadir.prepare(settings)
+    upgrade(settings)
 
 
 def _in_transaction(settings: Settings, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
@@ -90,24 +97,11 @@ def serve(settings: Settings, host: str | None, port: int | None, data_dir: Path
 @click.pass_obj
 def worker(settings: Settings) -> None:
     """Run the job runner on its own (set DOCSHELF_RUN_JOBS_IN_SERVER=false on the API)."""
-    from docshelf import tasks as _tasks  # noqa: F401
-    from docshelf.worker.runner import JobRunner
+    from docshelf.worker.process import run_worker
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
-    upgrade(settings)
-
-    async def run() -> None:
-        engine = create_engine(settings)
-        runner = JobRunner(engine)
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, runner.stop)
-        try:
-            await runner.run_forever()
-        finally:
-            await engine.dispose()
-
-    asyncio.run(run())
+    _migrate(settings)
+    run_worker(settings)
 
 
 @main.group()
@@ -119,7 +113,7 @@ def db() -> None:
 @click.pass_obj
 def db_upgrade(settings: Settings) -> None:
     """Apply pending migrations."""
-    upgrade(settings)
+    _migrate(settings)
     click.echo("Database is up to date.")
 
 
@@ -136,7 +130,7 @@ def user_create(settings: Settings, email: str, name: str | None) -> None:
     """Create a user."""
     from docshelf.user.service import create_user
 
-    upgrade(settings)
+    _migrate(settings)
     user_id = _in_transaction(settings, lambda conn: create_user(conn, email=email, name=name))
     click.echo(user_id)
 
@@ -162,7 +156,7 @@ def org_create(settings: Settings, title: str, owner: str) -> None:
         body = CreateOrganization(title=title)
     except ValidationError as exc:
         raise click.ClickException(f"Invalid title: {exc.errors()[0]['msg']}") from exc
-    upgrade(settings)
+    _migrate(settings)
 
     async def work(conn: AsyncConnection) -> str:
         return await create_organization(conn, await require_by_email(conn, owner), body)
@@ -183,7 +177,7 @@ def token_create(settings: Settings, email: str) -> None:
     from docshelf.auth.service import create_token
     from docshelf.user.service import require_by_email
 
-    upgrade(settings)
+    _migrate(settings)
 
     async def work(conn: AsyncConnection) -> str:
         return await create_token(conn, await require_by_email(conn, email))
@@ -200,7 +194,7 @@ def token_revoke(settings: Settings, value: str) -> None:
     """Revoke an API token at once."""
     from docshelf.auth.service import revoke_token
 
-    upgrade(settings)
+    _migrate(settings)
     _in_transaction(settings, lambda conn: revoke_token(conn, value.strip()))
     click.echo("Token revoked.")
 
@@ -227,7 +221,7 @@ def import_command(settings: Settings, space_id: str, source: str, email: str | 
     from docshelf.imports import service as import_service
     from docshelf.user.service import require_by_email
 
-    upgrade(settings)
+    _migrate(settings)
     use_blob_store(open_blob_store(settings))
     try:
         if import_cli.is_url(source):
@@ -237,11 +231,11 @@ def import_command(settings: Settings, space_id: str, source: str, email: str | 
     except DocshelfError as exc:
         raise click.ClickException(exc.message) from exc
     click.echo(
-        f"{len(imported.pages)} pages and {len(imported.files)} files to import "
-        f"({imported.total} resources seen)"
+        f"{len(imported.pages)} pages and {len(imported.files)} files to import: "
+        f"{imported.imported} of {imported.total} resources, {len(imported.skipped)} skipped"
     )
-    for note in imported.skipped:
-        click.echo(f"skipped: {note}")
+    for skipped in imported.skipped:
+        click.echo(f"skipped {skipped.path}: {skipped.reason}")
 
     with click.progressbar(length=len(imported.pages), label="Importing pages") as bar:
 

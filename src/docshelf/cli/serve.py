@@ -7,10 +7,12 @@ import logging
 
 import click
 
+from docshelf import datadir
 from docshelf.bootstrap import bootstrap_if_empty
 from docshelf.config import Settings
 from docshelf.kit.db import create_engine
 from docshelf.kit.migrate import upgrade
+from docshelf.worker.process import start_worker_process, stop_worker_process
 
 
 def _bootstrap(settings: Settings) -> None:
@@ -34,9 +36,21 @@ def _bootstrap(settings: Settings) -> None:
 
 def run_server(settings: Settings) -> None:
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    datadir.prepare(settings)
+    for warning in datadir.warnings(settings):
+        logging.getLogger("docshelf").warning(warning)
     upgrade(settings)
     _bootstrap(settings)
     click.echo(f"Docshelf serving on http://{settings.host}:{settings.port} ({settings.server})")
+    worker = start_worker_process(settings) if settings.run_jobs_in_server else None
+    try:
+        _serve(settings)
+    finally:
+        if worker is not None:
+            stop_worker_process(worker)
+
+
+def _serve(settings: Settings) -> None:
     if settings.server == "granian":
         from granian.constants import Interfaces
         from granian.log import LogLevels

@@ -2,7 +2,9 @@
 
 The token names the space and the blob and carries the file's name and type, signed with a key
 kept in the database (every process signs alike). It is unguessable without the key and stops
-working when it expires; serving it also checks that the space still references the blob.
+working when it expires. Serving it also checks, in one query on two primary keys, that the
+space exists, is not deleted and still references the blob: deleting or purging a space stops
+its links at once, not when they expire.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ async def open_token(conn: AsyncConnection, token: str) -> dict[str, Any]:
         .where(
             space_blobs.c.space_id == claims["s"],
             space_blobs.c.blob_key == claims["b"],
+            spaces.c.deleted_at.is_(None),
         )
     )
     if held.first() is None:

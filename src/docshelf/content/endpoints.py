@@ -3,8 +3,9 @@ from typing import Annotated, Literal
 from urllib.parse import quote
 
 from fastapi import Depends, Query, Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
+from docshelf.change_request.schemas import ChangeRequestOut
 from docshelf.content import service
 from docshelf.content.schemas import (
     ChangesOut,
@@ -18,10 +19,10 @@ from docshelf.content.schemas import (
     RevisionOut,
 )
 from docshelf.content.service import Where
-from docshelf.kit.context import Context
+from docshelf.kit.context import Context, StagedContext
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.pagination import Paging
-from docshelf.kit.routing import domain_router
+from docshelf.kit.routing import domain_router, staged
 
 router = domain_router(tags=["content"])
 public_router = domain_router(tags=["content"])
@@ -134,25 +135,27 @@ _reads(REVISION, _revision, "a revision")
         "Answers `{revision, changes, insertedFiles?}`."
     ),
 )
-async def write_live(spaceId: str, body: ContentChanges, ctx: Context) -> JSON:
-    return ok(await service.write_live(ctx, spaceId, body))
+@staged
+async def write_live(spaceId: str, body: ContentChanges, st: StagedContext) -> JSON:
+    return ok(await service.write_live(st, spaceId, body))
 
 
 @router.post(
     CR + "/content",
-    response_model=ContentUpdateOut,
+    # compat=true (the default, as GitBook) answers the change request; compat=false answers
+    # GitBook's ChangeRequestContentUpdate.
+    response_model=ChangeRequestOut | ContentUpdateOut,
     summary="Edit the content of a change request",
 )
+@staged
 async def write_change_request(
     spaceId: str,
     changeRequestId: str,
     body: ContentChanges,
-    ctx: Context,
+    st: StagedContext,
     compat: bool = True,
 ) -> JSON:
-    return ok(
-        await service.write_change_request(ctx, spaceId, changeRequestId, body, compat=compat)
-    )
+    return ok(await service.write_change_request(st, spaceId, changeRequestId, body, compat=compat))
 
 
 @router.post(CR + "/merge", response_model=MergeOut, summary="Merge a change request")
@@ -195,16 +198,18 @@ async def revision_changes(
     response_class=Response,
 )
 async def download(token: str, request: Request) -> Response:
-    data, content_type, name = await service.download(
+    blob, content_type, name = await service.download(
         request.state.conn, request.app.state.blobs, token
     )
     # Only raster images render inline: anything else (HTML, SVG) could run script on our origin.
     inline = content_type in _INLINE
     disposition = "inline" if inline else "attachment"
-    return Response(
-        data,
+    # Streamed chunk by chunk: a download holds one chunk in memory, whatever the file's size.
+    return StreamingResponse(
+        blob.chunks,
         media_type=content_type,
         headers={
+            "Content-Length": str(blob.size),
             "Content-Disposition": f"{disposition}; filename*=UTF-8''{quote(name, safe='')}",
             "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "sandbox; default-src 'none'",

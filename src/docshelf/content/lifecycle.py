@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.blobs import BlobStore, open_blob_store
 from docshelf.config import get_settings
 from docshelf.content import hamt, objects, repository
+from docshelf.kit.db import unit_of_work
 from docshelf.links import repository as links
-from docshelf.models import space_blobs, spaces
+from docshelf.models import import_stages, space_blobs, spaces
 from docshelf.search import engine as search
 from docshelf.worker.queue import enqueue
 from docshelf.worker.registry import task
@@ -100,31 +104,53 @@ async def copy_content(
     return revision_id
 
 
+# A collection job holds the locks of its keys while it deletes their bytes: a bounded batch
+# keeps that short and within PostgreSQL's lock table.
+COLLECT_BATCH = 100
+
+
 async def release_space(conn: AsyncConnection, space_id: str) -> None:
     """Before a space's rows go: schedules the collection of the blobs only it referenced.
     Collected after commit, by a job, so a rolled-back purge never loses bytes."""
-    keys = (
-        await conn.execute(
-            sa.select(space_blobs.c.blob_key).where(space_blobs.c.space_id == space_id)
-        )
-    ).scalars()
-    wanted = sorted(keys)
+    keys = sa.union(
+        sa.select(space_blobs.c.blob_key).where(space_blobs.c.space_id == space_id),
+        sa.select(import_stages.c.blob_key).where(import_stages.c.space_id == space_id),
+    )
+    wanted = sorted((await conn.execute(keys)).scalars())
     await search.drop_space(conn, space_id)  # SQLite's FTS5 table has no foreign key to cascade
-    if wanted:
-        await enqueue(conn, COLLECT_BLOBS, {"keys": wanted})
+    await schedule_collection(conn, wanted)
+
+
+async def schedule_collection(conn: AsyncConnection, keys: list[str]) -> None:
+    """Collects, after commit, whichever of these blobs nothing references by then."""
+    for i in range(0, len(keys), COLLECT_BATCH):
+        await enqueue(conn, COLLECT_BLOBS, {"keys": keys[i : i + COLLECT_BATCH]})
+
+
+@asynccontextmanager
+async def collect_unless_kept(engine: AsyncEngine, keys: set[str]) -> AsyncIterator[None]:
+    """Around a write that references bytes put before it (`repository.put_blobs`): when the
+    write fails, the bytes are handed to the collector, which deletes whichever nothing
+    references, so a refused batch leaves nothing behind in the blob store."""
+    try:
+        yield
+    except BaseException:
+        if keys:
+            with contextlib.suppress(Exception):
+                async with unit_of_work(engine) as conn:
+                    await schedule_collection(conn, sorted(keys))
+        raise
 
 
 @task(COLLECT_BLOBS)
 async def collect_blobs(conn: AsyncConnection, payload: dict[str, Any]) -> None:
-    await repository.lock_blobs(conn)
-    keys = list(payload["keys"])
-    held = set(
-        (
-            await conn.execute(
-                sa.select(space_blobs.c.blob_key).where(space_blobs.c.blob_key.in_(keys))
-            )
-        ).scalars()
-    )
+    """The collecting half of the blob protocol: under each key's lock (an upload referencing it
+    meanwhile waits, then finds the bytes gone and puts them back), bytes whose last reference
+    is gone are deleted. The references are rows already deleted and committed (purge, end of
+    an import); the bytes go last, so a failure here only leaves bytes for a retry."""
+    keys = sorted(set(payload["keys"]))
+    await repository.lock_blob_keys(conn, keys)
+    held = await repository.held_blobs(conn, keys)
     store = blob_store()
     for key in keys:
         if key not in held:

@@ -1,18 +1,20 @@
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.blobs import blob_key, check_key
 from docshelf.content.objects import ObjectStore
 from docshelf.content.snapshot import Snapshot
 from docshelf.kit.db import upsert_insert
 from docshelf.kit.errors import Forbidden
 from docshelf.kit.ids import new_id
-from docshelf.models import change_requests, revisions, space_blobs, spaces
+from docshelf.models import change_requests, import_stages, revisions, space_blobs, spaces
 
 
 async def get(conn: AsyncConnection, space_id: str, revision_id: str) -> sa.RowMapping | None:
@@ -85,24 +87,113 @@ async def set_head(conn: AsyncConnection, space_id: str, revision_id: str, now: 
     )
 
 
+async def put_blobs(store: Any, blobs: Iterable[bytes]) -> set[str]:
+    """Puts bytes before any transaction opens (no lock waits on the blob store); the keys go
+    to `store_blobs(..., put=...)` in the write that follows. Bytes that nothing comes to
+    reference are collected (`content.lifecycle.forget_put`)."""
+    return set(await asyncio.gather(*(store.put(data) for data in blobs)))
+
+
 async def store_blobs(
-    conn: AsyncConnection, store: Any, space_id: str, blobs: Mapping[str, bytes]
+    conn: AsyncConnection,
+    store: Any,
+    space_id: str,
+    blobs: Mapping[str, bytes],
+    *,
+    put: Collection[str] = (),
 ) -> None:
     """Stores a successful batch's file bytes and records that the space references them.
-    Under the blob lock, so the collector cannot delete a blob between this check-and-put and
-    the reference that protects it; put is idempotent, so bytes already there are kept."""
+    Keys in `put` were put before the transaction and are not put again."""
+    rows = [{"space_id": space_id, "blob_key": k} for k in sorted(blobs)]
+    stmt = upsert_insert(conn.dialect.name, space_blobs).on_conflict_do_nothing()
+    await _put_and_reference(conn, store, blobs, stmt, rows, put=put)
+
+
+async def stage_blob(
+    conn: AsyncConnection,
+    store: Any,
+    space_id: str,
+    revision_id: str,
+    data: bytes,
+    *,
+    put: Collection[str] = (),
+) -> str:
+    """Stores a large import's archive until the job creating `revision_id` drops it."""
+    key = blob_key(data)
+    row = {"revision_id": revision_id, "space_id": space_id, "blob_key": key}
+    await _put_and_reference(conn, store, {key: data}, sa.insert(import_stages), [row], put=put)
+    return key
+
+
+async def unstage_blob(conn: AsyncConnection, revision_id: str) -> str | None:
+    """Drops a finished import's stage; returns the key it held, for the collector."""
+    stmt = (
+        sa.delete(import_stages)
+        .where(import_stages.c.revision_id == revision_id)
+        .returning(import_stages.c.blob_key)
+    )
+    return (await conn.execute(stmt)).scalar_one_or_none()
+
+
+async def _put_and_reference(
+    conn: AsyncConnection,
+    store: Any,
+    blobs: Mapping[str, bytes],
+    stmt: Any,
+    rows: list[dict[str, Any]],
+    *,
+    put: Collection[str] = (),
+) -> None:
+    """The upload half of the blob protocol (ARCHITECTURE.md, "Files"). Bytes first, under no
+    lock: a put is idempotent, its key being the bytes' SHA-256. Then the reference, under the
+    blobs' own locks, held until commit, so the collector either runs before (and the bytes are
+    checked again below) or after (and sees the reference)."""
     if not blobs:
         return
-    await lock_blobs(conn)
     for key, data in blobs.items():
-        if not await store.exists(key):
+        if key not in put:
             await store.put(data)
-    stmt = upsert_insert(conn.dialect.name, space_blobs).on_conflict_do_nothing()
-    await conn.execute(stmt, [{"space_id": space_id, "blob_key": k} for k in sorted(blobs)])
-
-
-async def lock_blobs(conn: AsyncConnection) -> None:
-    """Serialises blob uploads with blob collection on PostgreSQL (SQLite writers are serial
-    already), so a blob is never deleted between an upload finding it and referencing it."""
+    await lock_blob_keys(conn, blobs)
+    await conn.execute(stmt, rows)
     if conn.dialect.name == "postgresql":
-        await conn.execute(sa.text("SELECT pg_advisory_xact_lock(727001)"))
+        # A collector holding a key's lock between our put and our lock has deleted the bytes;
+        # nothing can delete them again before we commit, so putting them back now is enough.
+        # (SQLite writers are serial: no collector ran since our put.)
+        for key, data in blobs.items():
+            if not await store.exists(key):
+                await store.put(data)
+
+
+async def held_blobs(conn: AsyncConnection, keys: list[str]) -> set[str]:
+    """The keys still referenced by a space or a pending import."""
+    referenced = sa.union(
+        sa.select(space_blobs.c.blob_key).where(space_blobs.c.blob_key.in_(keys)),
+        sa.select(import_stages.c.blob_key).where(import_stages.c.blob_key.in_(keys)),
+    )
+    return set((await conn.execute(referenced)).scalars())
+
+
+_BLOB_LOCK_SPACE = 727002  # the first key of the two-key advisory locks taken on blobs
+
+
+def _lock_id(key: str) -> int:
+    return int.from_bytes(bytes.fromhex(check_key(key)[:8]), "big", signed=True)
+
+
+async def lock_blob_keys(conn: AsyncConnection, keys: Iterable[str]) -> None:
+    """One transaction-level advisory lock per blob on PostgreSQL (SQLite writers are serial
+    already), taken in ascending order so that two holders of several never deadlock. Uploads
+    of other blobs never wait for them."""
+    if conn.dialect.name != "postgresql":
+        return
+    ids = sorted(
+        {int.from_bytes(bytes.fromhex(check_key(k)[:8]), "big", signed=True) for k in keys}
+    )
+    if ids:
+        await conn.execute(
+            sa.text(
+                "SELECT pg_advisory_xact_lock(:space, t.id) "
+                "FROM unnest(CAST(:ids AS integer[])) WITH ORDINALITY AS t(id, n) ORDER BY t.n"
+            ),
+            {"space": _BLOB_LOCK_SPACE, "ids": ids},
+        )

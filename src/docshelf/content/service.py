@@ -3,8 +3,13 @@ writes into change requests or live onto main, merge and update."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import binascii
+import contextlib
 import posixpath
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -13,12 +18,20 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.authz.guard import not_found, require
+from docshelf.blobs import OpenBlob
 from docshelf.change_request import policy as cr_policy
 from docshelf.change_request import repository as cr_repository
 from docshelf.change_request.presenter import present_change_request
 from docshelf.content import downloads, hamt, indexing, repository
 from docshelf.content import markdown as md
-from docshelf.content.edits import Editor, Outcome, page_link_targets, render_links
+from docshelf.content.edits import (
+    MAX_URL_FILES,
+    Editor,
+    Outcome,
+    page_link_targets,
+    render_links,
+)
+from docshelf.content.lifecycle import collect_unless_kept
 from docshelf.content.presenter import (
     changed_file,
     changed_page,
@@ -26,11 +39,11 @@ from docshelf.content.presenter import (
     present_page,
     present_revision,
 )
-from docshelf.content.schemas import MEDIA_TYPE, ContentChanges
+from docshelf.content.schemas import MEDIA_TYPE, ContentChanges, InsertFiles
 from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.content.threeway import merge_snapshots
 from docshelf.kit.clock import isoformat, utcnow
-from docshelf.kit.context import Ctx
+from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.errors import BadRequest, Conflict, Forbidden
 from docshelf.kit.pagination import PageParams, page_in_memory
 from docshelf.space import policy as space_policy
@@ -346,6 +359,35 @@ def require_content_edit(space: SpaceAccess) -> None:
     require(cr_policy.can_edit(space.role, space.row["edit_mode"]), "You cannot edit this space")
 
 
+FetchedFile = tuple[bytes, str | None] | BadRequest
+
+
+async def _fetch_file(fetcher: Any, url: str) -> FetchedFile:
+    try:
+        fetched = await fetcher.fetch(url)
+    except BadRequest as exc:
+        return exc
+    if not 200 <= fetched.status < 300:
+        return BadRequest(f"the URL answered HTTP {fetched.status}")
+    ctype = fetched.content_type
+    valid = ctype and len(ctype) <= 255 and "\n" not in ctype and re.match(MEDIA_TYPE, ctype)
+    return fetched.body, ctype if valid else None
+
+
+async def prefetch_files(fetcher: Any, body: ContentChanges) -> dict[str, FetchedFile]:
+    """Fetches the batch's files given by URL before any transaction opens, so no lock waits on
+    the network. Only the first MAX_URL_FILES distinct URLs are fetched: the editor refuses a
+    batch with more before it would ask for the rest. A failed fetch is kept as its error and
+    raised by the editor at the change that named it, as before."""
+    urls: list[str] = []
+    for change in body.changes:
+        if isinstance(change, InsertFiles):
+            urls += [f.url for f in change.files if f.url is not None and f.url not in urls]
+    urls = urls[:MAX_URL_FILES]
+    results = await asyncio.gather(*(_fetch_file(fetcher, u) for u in urls))
+    return dict(zip(urls, results, strict=True))
+
+
 async def _apply(
     ctx: Ctx,
     space_id: str,
@@ -353,18 +395,16 @@ async def _apply(
     body: ContentChanges,
     *,
     revert_to: str | None,
+    staged: StagedFiles,
 ) -> tuple[Snapshot, Outcome]:
     snap = repository.snapshot(ctx.conn, head)
     blobs = ctx.state.blobs
-    fetcher = ctx.state.fetcher
 
     async def fetch_file(url: str) -> tuple[bytes, str | None]:
-        fetched = await fetcher.fetch(url)
-        if not 200 <= fetched.status < 300:
-            raise BadRequest(f"the URL answered HTTP {fetched.status}")
-        ctype = fetched.content_type
-        valid = ctype and len(ctype) <= 255 and "\n" not in ctype and re.match(MEDIA_TYPE, ctype)
-        return fetched.body, ctype if valid else None
+        result = staged.fetched[url]
+        if isinstance(result, BadRequest):
+            raise result
+        return result
 
     async def load_snapshot(revision_id: str) -> Snapshot | None:
         row = await repository.get(ctx.conn, space_id, revision_id)
@@ -379,7 +419,7 @@ async def _apply(
     )
     outcome = await editor.apply(body.changes)
     await snap.commit()
-    await repository.store_blobs(ctx.conn, blobs, space_id, outcome.blobs)
+    await repository.store_blobs(ctx.conn, blobs, space_id, outcome.blobs, put=staged.put)
     return snap, outcome
 
 
@@ -419,8 +459,53 @@ async def _update_body(
     return body
 
 
+@dataclass
+class StagedFiles:
+    fetched: dict[str, FetchedFile]
+    # Keys of the bytes already in the blob store.
+    put: set[str]
+
+
+async def _staged_files(
+    st: Staged, body: ContentChanges, check: Callable[[Ctx], Awaitable[None]]
+) -> StagedFiles:
+    """The batch's files, fetched and put in the blob store with no transaction open, once the
+    caller is known to be allowed (a refused caller makes us fetch and store nothing)."""
+    files = [f for c in body.changes if isinstance(c, InsertFiles) for f in c.files]
+    if not files:
+        return StagedFiles({}, set())
+    async with st.read() as ctx:
+        await check(ctx)
+    fetched = await prefetch_files(st.state.fetcher, body)
+    data = [r[0] for r in fetched.values() if not isinstance(r, BadRequest)]
+    for f in files:
+        if f.base64 is not None:
+            with contextlib.suppress(binascii.Error, ValueError):
+                data.append(base64.b64decode(f.base64, validate=True))
+    return StagedFiles(fetched, await repository.put_blobs(st.state.blobs, data))
+
+
 async def write_change_request(
-    ctx: Ctx, space_id: str, cr_ref: str, body: ContentChanges, *, compat: bool
+    st: Staged, space_id: str, cr_ref: str, body: ContentChanges, *, compat: bool
+) -> dict[str, Any]:
+    async def check(ctx: Ctx) -> None:
+        space = await space_policy.load(ctx, space_id)
+        if await cr_repository.get(ctx.conn, space_id, cr_ref) is None:
+            not_found("Change request")
+        require_content_edit(space)
+
+    staged = await _staged_files(st, body, check)
+    async with collect_unless_kept(st.engine, staged.put), st.write() as ctx:
+        return await _write_change_request(ctx, space_id, cr_ref, body, compat, staged)
+
+
+async def _write_change_request(
+    ctx: Ctx,
+    space_id: str,
+    cr_ref: str,
+    body: ContentChanges,
+    compat: bool,
+    staged: StagedFiles,
 ) -> dict[str, Any]:
     space = await space_policy.load(ctx, space_id)
     found = await cr_repository.get(ctx.conn, space_id, cr_ref)
@@ -438,6 +523,7 @@ async def write_change_request(
         head,
         body,
         revert_to=cr["revision_merged_ancestor"] or cr["revision_initial"],
+        staged=staged,
     )
     now = utcnow()
     revision_id = await repository.insert(
@@ -461,13 +547,27 @@ async def write_change_request(
     return await _update_body(ctx, space_id, outcome, presented)
 
 
-async def write_live(ctx: Ctx, space_id: str, body: ContentChanges) -> dict[str, Any]:
-    space = await space_policy.load(ctx, space_id)
+def _require_live(space: SpaceAccess) -> None:
     require_content_edit(space)
     if space.row["edit_mode"] != "live":
         raise Forbidden(
             "Live editing is off for this space: set editMode to live, or use a change request"
         )
+
+
+async def write_live(st: Staged, space_id: str, body: ContentChanges) -> dict[str, Any]:
+    async def check(ctx: Ctx) -> None:
+        _require_live(await space_policy.load(ctx, space_id))
+
+    staged = await _staged_files(st, body, check)
+    async with collect_unless_kept(st.engine, staged.put), st.write() as ctx:
+        return await _write_live(ctx, space_id, body, staged)
+
+
+async def _write_live(
+    ctx: Ctx, space_id: str, body: ContentChanges, staged: StagedFiles
+) -> dict[str, Any]:
+    _require_live(await space_policy.load(ctx, space_id))
     head_id = await repository.lock_space(ctx.conn, space_id)
     if await space_repository.edit_mode(ctx.conn, space_id) != "live":
         raise Forbidden(
@@ -477,7 +577,7 @@ async def write_live(ctx: Ctx, space_id: str, body: ContentChanges) -> dict[str,
     assert head is not None
     parents = list(head["parents"])
     snap, outcome = await _apply(
-        ctx, space_id, head, body, revert_to=parents[0] if parents else None
+        ctx, space_id, head, body, revert_to=parents[0] if parents else None, staged=staged
     )
     now = utcnow()
     revision_id = await repository.insert(
@@ -633,9 +733,9 @@ async def update(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     return {"revision": done.revision_id, "result": "update"}
 
 
-async def download(conn: AsyncConnection, blobs: Any, token: str) -> tuple[bytes, str, str]:
+async def download(conn: AsyncConnection, blobs: Any, token: str) -> tuple[OpenBlob, str, str]:
     claims = await downloads.open_token(conn, token)
-    data = await blobs.get(claims["b"])
-    if data is None:
+    opened: OpenBlob | None = await blobs.open(claims["b"])
+    if opened is None:
         not_found("File")
-    return data, str(claims["t"]), str(claims["n"])
+    return opened, str(claims["t"]), str(claims["n"])

@@ -33,10 +33,12 @@ from markdownify import MarkdownConverter
 from docshelf.content.markdown import rewrite_links
 
 __all__ = [
+    "SUMMARY_MAX_DEPTH",
     "ConversionError",
     "Imported",
     "ImportedFile",
     "ImportedPage",
+    "Skipped",
     "from_html",
     "from_markdown",
     "from_zip",
@@ -65,11 +67,20 @@ class ImportedPage:
 
 
 @dataclass(frozen=True)
+class Skipped:
+    """Something of the source that was not imported, or only in part, and why."""
+
+    path: str  # the entry in the source, or the target a table of contents names
+    reason: str
+
+
+@dataclass(frozen=True)
 class Imported:
     pages: tuple[ImportedPage, ...]  # parents before children, siblings in order
     files: tuple[ImportedFile, ...]
-    total: int  # files considered: markdown, images and the skipped ones
-    skipped: tuple[str, ...]  # "<what>: <why>", one per thing left out or imported only in part
+    total: int  # the source's files, each either imported or in `skipped`
+    imported: int  # the source's files that became a page or a file
+    skipped: tuple[Skipped, ...]  # every file left out, every table-of-contents entry not kept
 
 
 # -- markdown ----------------------------------------------------------------------------------
@@ -147,7 +158,7 @@ def from_markdown(data: bytes, name: str) -> Imported:
         raise ConversionError(f"{name} is not a text file")
     title, body = _split_title(_decode(data))
     page = ImportedPage("p1", None, title or _stem(name) or "Untitled", body)
-    return Imported((page,), (), 1, ())
+    return Imported((page,), (), 1, 1, ())
 
 
 # -- HTML --------------------------------------------------------------------------------------
@@ -219,7 +230,7 @@ def from_html(data: bytes, url: str) -> Imported:
     if markdown:
         markdown += "\n"
     page = ImportedPage("p1", None, title or fallback or "Untitled", markdown)
-    return Imported((page,), (), 1, ())
+    return Imported((page,), (), 1, 1, ())
 
 
 # -- zip ---------------------------------------------------------------------------------------
@@ -263,19 +274,25 @@ def _parts(name: str) -> tuple[str, ...]:
     return parts
 
 
-def _ignored(parts: tuple[str, ...]) -> bool:
-    """Operating-system litter and tool metadata, not part of the content."""
-    if not parts or "__MACOSX" in parts:
-        return True
+def _ignored(parts: tuple[str, ...]) -> Skipped | None:
+    """Operating-system litter and tool metadata, not part of the content: what to report (a
+    whole hidden folder at once, so a .git folder is one line, not thousands)."""
+    if "__MACOSX" in parts:
+        folder = "/".join(parts[: parts.index("__MACOSX") + 1]) + "/"
+        return Skipped(folder, "macOS metadata folder")
     for i, part in enumerate(parts):
         if not part.startswith("."):
             continue
         # GitBook keeps uploaded images in .gitbook/assets/ and pages link to them there; the
         # rest of that folder (reusable blocks, settings) has no place in a page tree.
         if part == ".gitbook" and i < len(parts) - 1:
-            return _extension(parts[-1]) not in _IMAGE_TYPES
-        return True
-    return False
+            if _extension(parts[-1]) in _IMAGE_TYPES:
+                return None
+            return Skipped("/".join(parts), "GitBook metadata, not a page or an image")
+        if i < len(parts) - 1:
+            return Skipped("/".join(parts[: i + 1]) + "/", "hidden folder")
+        return Skipped("/".join(parts), "hidden file")
+    return None
 
 
 @dataclass
@@ -322,7 +339,7 @@ class _Archive:
     images: dict[str, str]  # image paths -> their content type
     data: dict[str, bytes]  # image bytes by path
     total: int
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
     drafts: list[_Draft] = field(default_factory=list)
 
     def add(self, draft: _Draft) -> int:
@@ -344,11 +361,19 @@ def _open(data: bytes) -> zipfile.ZipFile:
         raise ConversionError("not a valid zip archive") from e
 
 
-def _entries(archive: zipfile.ZipFile, max_files: int) -> list[tuple[str, zipfile.ZipInfo]]:
+def _entries(
+    archive: zipfile.ZipFile, max_files: int, ignored: dict[str, Skipped]
+) -> tuple[list[tuple[str, zipfile.ZipInfo]], int]:
+    """The content's entries, the ignored ones reported into `ignored` (one line per hidden
+    folder), and how many files were ignored."""
     kept: list[tuple[tuple[str, ...], zipfile.ZipInfo]] = []
+    litter: list[Skipped] = []
     for info in archive.infolist():
         parts = _parts(info.filename)
-        if info.is_dir() or _ignored(parts):
+        if info.is_dir() or not parts:
+            continue
+        if (why := _ignored(parts)) is not None:
+            litter.append(why)
             continue
         kept.append((parts, info))
         if len(kept) > max_files:
@@ -358,34 +383,41 @@ def _entries(archive: zipfile.ZipFile, max_files: int) -> list[tuple[str, zipfil
     tops = {parts[0] for parts, _ in kept}
     if len(tops) == 1 and all(len(parts) > 1 for parts, _ in kept):
         kept = [(parts[1:], info) for parts, info in kept]
-    return [("/".join(parts), info) for parts, info in kept]
+        top = next(iter(tops)) + "/"
+        litter = [Skipped(w.path.removeprefix(top), w.reason) for w in litter]
+    for why in litter:
+        ignored.setdefault(why.path, why)
+    return [("/".join(parts), info) for parts, info in kept], len(litter)
 
 
 def _load(data: bytes, max_files: int, max_total_bytes: int) -> _Archive:
     archive = _open(data)
     with archive:
-        entries = _entries(archive, max_files)
+        ignored: dict[str, Skipped] = {}
+        entries, litter = _entries(archive, max_files, ignored)
         budget = _Budget(max_total_bytes)
         texts: dict[str, str] = {}
         images: dict[str, str] = {}
         blobs: dict[str, bytes] = {}
-        skipped: list[str] = []
+        skipped = list(ignored.values())
         for path, info in entries:
             ext = _extension(path)
             if path in texts or path in images:
-                skipped.append(f"{path}: appears twice in the archive, kept the first")
+                skipped.append(Skipped(path, "appears twice in the archive, kept the first"))
             elif ext in _MARKDOWN or ext in _IMAGE_TYPES:
                 content = budget.read(archive, info, path)
                 if ext in _IMAGE_TYPES:
                     images[path] = _IMAGE_TYPES[ext]
                     blobs[path] = content
                 elif b"\0" in content:
-                    skipped.append(f"{path}: not a text file")
+                    skipped.append(Skipped(path, "not a text file"))
                 else:
                     texts[path] = _decode(content)
             else:
-                skipped.append(f"{path}: not markdown or an image")
-    return _Archive(texts, images, blobs, len(entries), skipped)
+                kind = f".{ext} files" if ext else "files without an extension"
+                why = f"unsupported file type: {kind} are not imported, only markdown and images"
+                skipped.append(Skipped(path, why))
+    return _Archive(texts, images, blobs, len(entries) + litter, skipped)
 
 
 def _external(target: str) -> bool:
@@ -415,6 +447,12 @@ def _find_readme(texts: dict[str, str], folder: str) -> str | None:
 
 _PENDING = -2  # a list item whose entry has not been read yet
 _NONE = -1  # a list item that made no page
+# markdown-it stops reading, silently, what is nested deeper than maxNesting (20 by default: ten
+# list levels, so a deeper SUMMARY.md lost its tail). Tables of contents are read with room for
+# SUMMARY_MAX_DEPTH list levels (two tokens each, plus the item's paragraph), and one reaching
+# further is refused rather than imported in part.
+SUMMARY_MAX_DEPTH = 100
+_SUMMARY_MD = MarkdownIt("commonmark", {"maxNesting": 2 * SUMMARY_MAX_DEPTH + 2})
 
 
 def _summary_target(arc: _Archive, href: str) -> tuple[str | None, str]:
@@ -429,7 +467,13 @@ def _summary_target(arc: _Archive, href: str) -> tuple[str | None, str]:
 
 
 def _from_summary(arc: _Archive, summary: str) -> None:
-    tokens = _MD.parse(arc.texts.pop(summary))
+    tokens = _SUMMARY_MD.parse(arc.texts.pop(summary))
+    # A block opened at the last level is one whose content markdown-it did not read.
+    deepest = max((t.level for t in tokens if t.type != "inline"), default=0)
+    if deepest >= _SUMMARY_MD.options.maxNesting - 1:
+        raise ConversionError(
+            f"{summary} nests its entries more than {SUMMARY_MAX_DEPTH} levels deep"
+        )
     used: set[str] = set()
     items: list[int] = []  # the open list items: a draft index, _PENDING or _NONE
     group: int | None = None
@@ -448,7 +492,7 @@ def _from_summary(arc: _Archive, summary: str) -> None:
             parent = next((item for item in reversed(items[:-1]) if item >= 0), group)
             items[-1] = _summary_entry(arc, summary, token.children or [], parent, used)
     for path in sorted(set(arc.texts) - used):
-        arc.skipped.append(f"{path}: not listed in {summary}")
+        arc.skipped.append(Skipped(path, f"markdown not listed in {summary}"))
 
 
 def _summary_entry(
@@ -462,17 +506,21 @@ def _summary_entry(
     title = _plain(children[start + 1 : end])
     href = str(children[start].attrGet("href") or "")
     if _external(href):
-        arc.skipped.append(f'{summary}: "{title}" links to {href}, not to a page')
+        why = f'listed in {summary} as "{title}": an external link, not a page of the archive'
+        arc.skipped.append(Skipped(href, why))
         return _NONE
     path, shown = _summary_target(arc, href)
     if path is not None and path in arc.texts and path not in used:
         used.add(path)
         return arc.page(path, parent, title)
     if path is not None and path in used:
-        why = f"{path} is listed more than once"
+        why = "listed more than once"
+    elif path is None:
+        why = "outside the archive"
     else:
-        why = f"{shown} not found"
-    arc.skipped.append(f"{summary}: {why}, imported as an empty page")
+        why = "not in the archive"
+    where = f'listed in {summary} as "{title}"'
+    arc.skipped.append(Skipped(path or shown, f"{where} but {why}: imported as an empty page"))
     return arc.add(_Draft(parent, title or _stem(shown) or "Untitled", ""))
 
 
@@ -575,7 +623,9 @@ def _finish(arc: _Archive) -> Imported:
         ImportedFile(ref, posixpath.basename(path), arc.images[path], arc.data[path])
         for path, ref in file_refs.items()
     )
-    return Imported(tuple(pages), files, arc.total, tuple(arc.skipped))
+    used = {draft.source for draft in arc.drafts if draft.source is not None}
+    imported = len(used) + len(files)
+    return Imported(tuple(pages), files, arc.total, imported, tuple(arc.skipped))
 
 
 def from_zip(

@@ -1,11 +1,11 @@
 from typing import Annotated, Literal
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 
 from docshelf.imports import service
-from docshelf.kit.context import Context
+from docshelf.kit.context import StagedContext
 from docshelf.kit.http import JSON, ok
-from docshelf.kit.routing import domain_router
+from docshelf.kit.routing import domain_router, staged
 from docshelf.kit.schemas import Body, Out
 
 router = domain_router(tags=["content"])
@@ -29,10 +29,25 @@ class ImportContent(Body):
     source: Source
 
 
+class SkippedResource(Out):
+    path: str = Field(description="The entry of the source, or the target a SUMMARY.md names")
+    reason: str = Field(description="Why it was not imported (or only as an empty page)")
+
+
 class ImportResult(Out):
     revision: str
-    importedResources: int
-    totalResources: int
+    importedResources: int = Field(
+        description="Files of the source imported, as a page (markdown) or a file (image)"
+    )
+    totalResources: int = Field(
+        description="Files of the source, SUMMARY.md aside: each is imported or in `skipped`"
+    )
+    skipped: list[SkippedResource] = Field(
+        description=(
+            "Docshelf extension: every file of the source left out (hidden folders count as "
+            "one entry) and every SUMMARY.md entry not imported as written, with the reason"
+        )
+    )
 
 
 @router.post(
@@ -44,10 +59,12 @@ class ImportResult(Out):
         "Sources: markdown (one page), zip (markdown files and images, structured by SUMMARY.md "
         "or by folders and README.md files), html (one page). The URL is fetched through the "
         "SSRF-guarded fetcher. Imports of more than 200 resources are applied by a background "
-        "job; the answer then names the revision the job creates."
+        "job; the answer then names the revision the job creates. `skipped` lists what was "
+        "left out and why; a SUMMARY.md nested deeper than 100 levels is refused."
     ),
 )
-async def import_content(spaceId: str, body: ImportContent, ctx: Context) -> JSON:
-    result = await service.import_content(ctx, spaceId, body.url, body.source)
-    location = ctx.api_url(f"spaces/{spaceId}/revisions/{result['revision']}")
+@staged
+async def import_content(spaceId: str, body: ImportContent, st: StagedContext) -> JSON:
+    result = await service.import_content(st, spaceId, body.url, body.source)
+    location = f"{st.base_url}/v1/spaces/{spaceId}/revisions/{result['revision']}"
     return ok(result, 201, headers={"Location": location})

@@ -8,21 +8,21 @@ the revision the job will create.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.blobs import blob_key
 from docshelf.content import indexing, repository
 from docshelf.content.edits import Editor
-from docshelf.content.lifecycle import blob_store
+from docshelf.content.lifecycle import blob_store, collect_unless_kept, schedule_collection
 from docshelf.content.service import require_content_edit
 from docshelf.content.snapshot import Snapshot
 from docshelf.fetch import Fetcher
 from docshelf.imports.convert import ConversionError, Imported, from_html, from_markdown, from_zip
+from docshelf.kit import offload
 from docshelf.kit.clock import isoformat, utcnow
-from docshelf.kit.context import Ctx
+from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.ids import new_id
 from docshelf.space import policy as space_policy
@@ -55,6 +55,7 @@ async def apply(
     author_id: str | None,
     revision_id: str | None = None,
     progress: Callable[[int], None] | None = None,
+    put: Collection[str] = (),
 ) -> str:
     """Adds the imported pages after main's top-level pages, as one new revision of main."""
     head_id = await repository.lock_space(conn, space_id)
@@ -91,7 +92,7 @@ async def apply(
             progress(1)
     outcome = await editor.finish()
     await snap.commit()
-    await repository.store_blobs(conn, store, space_id, outcome.blobs)
+    await repository.store_blobs(conn, store, space_id, outcome.blobs, put=put)
     new_id_ = await repository.insert(
         conn,
         space_id=space_id,
@@ -108,54 +109,111 @@ async def apply(
     return new_id_
 
 
-async def import_content(ctx: Ctx, space_id: str, url: str, source: str) -> dict[str, Any]:
-    space = await space_policy.load(ctx, space_id)
-    require_content_edit(space)
+CONVERT_TIMEOUT = 120.0
+
+
+async def convert_offloaded(source: str, data: bytes, name: str) -> Imported:
+    """Converts in a worker process (kit.offload): a large or hostile archive costs the API's
+    event loop nothing, and conversion past CONVERT_TIMEOUT is stopped."""
+    try:
+        return await offload.run(convert, source, data, name, seconds=CONVERT_TIMEOUT)
+    except offload.OffloadTimeout:
+        raise BadRequest(
+            f"Cannot import this {source} content: converting it took longer than "
+            f"{CONVERT_TIMEOUT:g} s"
+        ) from None
+    except (offload.OffloadCrashed, MemoryError):
+        raise BadRequest(
+            f"Cannot import this {source} content: converting it needed more memory than allowed"
+        ) from None
+
+
+def _check_source(source: str) -> None:
     if source not in SUPPORTED:
         raise BadRequest(
             f"Invalid body field 'source': importing from {source!r} is not supported; "
             f"use one of {', '.join(SUPPORTED)}"
         )
-    fetcher = Fetcher.from_settings(ctx.state.settings, max_bytes=MAX_IMPORT_BYTES)
+
+
+async def _check(ctx: Ctx, space_id: str) -> None:
+    require_content_edit(await space_policy.load(ctx, space_id))
+
+
+async def import_content(st: Staged, space_id: str, url: str, source: str) -> dict[str, Any]:
+    # Access first, so a refused caller makes us fetch nothing; then the fetch and the
+    # conversion with no transaction open; then one short write, where access is checked again.
+    async with st.read() as ctx:
+        await _check(ctx, space_id)
+    _check_source(source)
+    fetcher = Fetcher.from_settings(st.state.settings, max_bytes=MAX_IMPORT_BYTES)
     fetched = await fetcher.fetch(url)
     if not 200 <= fetched.status < 300:
         raise BadRequest(f"Cannot import {url}: it answered HTTP {fetched.status}")
     name = fetched.url.rstrip("/").rsplit("/", 1)[-1] or "index"
-    imported = convert(source, fetched.body, name)
+    imported = await convert_offloaded(source, fetched.body, name)
     count = len(imported.pages) + len(imported.files)
     if count == 0:
         raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
-    if count > LARGE_IMPORT:
-        revision_id = new_id()
-        key = blob_key(fetched.body)
-        await repository.store_blobs(ctx.conn, blob_store(), space_id, {key: fetched.body})
-        await enqueue(
-            ctx.conn,
-            IMPORT_JOB,
-            {
-                "space": space_id,
-                "blob": key,
-                "source": source,
-                "name": name,
-                "revision": revision_id,
-                "author": ctx.actor.user_id,
-            },
-        )
-    else:
-        revision_id = await apply(ctx.conn, space_id, imported, author_id=ctx.actor.user_id)
-    return {"revision": revision_id, "importedResources": count, "totalResources": imported.total}
+    large = count > LARGE_IMPORT
+    # The bytes go to the blob store before the write opens: the archive for a job, or the
+    # imported files for an import applied now.
+    put = await repository.put_blobs(
+        blob_store(), [fetched.body] if large else [f.data for f in imported.files]
+    )
+    async with collect_unless_kept(st.engine, put), st.write() as ctx:
+        await _check(ctx, space_id)
+        if large:
+            revision_id = new_id()
+            key = await repository.stage_blob(
+                ctx.conn, blob_store(), space_id, revision_id, fetched.body, put=put
+            )
+            await enqueue(
+                ctx.conn,
+                IMPORT_JOB,
+                {
+                    "space": space_id,
+                    "blob": key,
+                    "source": source,
+                    "name": name,
+                    "revision": revision_id,
+                    "author": st.actor.user_id,
+                },
+            )
+        else:
+            revision_id = await apply(
+                ctx.conn, space_id, imported, author_id=st.actor.user_id, put=put
+            )
+    return {
+        "revision": revision_id,
+        "importedResources": imported.imported,
+        "totalResources": imported.total,
+        "skipped": [{"path": s.path, "reason": s.reason} for s in imported.skipped],
+    }
 
 
-@task(IMPORT_JOB)
-async def run_import(conn: AsyncConnection, payload: dict[str, Any]) -> None:
-    if await space_repository.get(conn, payload["space"]) is None:
-        return  # purged meanwhile
+async def _unstage(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+    """The archive is no use once the job is over, whichever way it ended."""
+    key = await repository.unstage_blob(conn, payload["revision"])
+    if key is not None:
+        await schedule_collection(conn, [key])
+
+
+async def _prepare_import(payload: dict[str, Any]) -> Imported | None:
     data = await blob_store().get(payload["blob"])
     if data is None:
+        return None
+    return await convert_offloaded(payload["source"], data, payload["name"])
+
+
+@task(IMPORT_JOB, prepare=_prepare_import, on_give_up=_unstage)
+async def run_import(conn: AsyncConnection, payload: dict[str, Any], imported: Any) -> None:
+    if await space_repository.get(conn, payload["space"]) is None:
+        return  # purged meanwhile, and its stage with it
+    if imported is None or await repository.get(conn, payload["space"], payload["revision"]):
+        # The archive is gone, or a retry after a commit that already applied it.
+        await _unstage(conn, payload)
         return
-    imported = convert(payload["source"], data, payload["name"])
-    if await repository.get(conn, payload["space"], payload["revision"]) is not None:
-        return  # a retry after a commit that already applied it
     await apply(
         conn,
         payload["space"],
@@ -163,3 +221,4 @@ async def run_import(conn: AsyncConnection, payload: dict[str, Any]) -> None:
         author_id=payload["author"],
         revision_id=payload["revision"],
     )
+    await _unstage(conn, payload)

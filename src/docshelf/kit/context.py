@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from docshelf.auth.header import scope_bearer_token
 from docshelf.auth.service import Actor, authenticate
+from docshelf.kit.db import unit_of_work
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,12 +31,65 @@ class Ctx:
         return f"{self.base_url}/{path}"
 
 
-async def request_context(request: Request) -> Ctx:
-    """Authenticates the caller on the request's unit of work (kit.routing). Mounted on every
-    authenticated router, and cached by FastAPI, so handlers that take `Context` reuse it."""
-    conn: AsyncConnection = request.state.conn
-    actor = await authenticate(conn, request.headers.get("authorization"))
-    return Ctx(conn=conn, actor=actor, base_url=request.app.state.base_url, state=request.app.state)
+async def authenticated_actor(request: Request) -> Actor:
+    """Authenticates the caller on the request's unit of work (kit.routing); a staged write has
+    none yet and authenticates on a short read of its own. Mounted on every authenticated
+    router and cached by FastAPI, so the contexts below reuse it."""
+    # The token the edge middleware already read (and rate-limited): one reading of the header.
+    token = scope_bearer_token(request.scope)
+    conn: AsyncConnection | None = getattr(request.state, "conn", None)
+    if conn is not None:
+        return await authenticate(conn, token)
+    async with unit_of_work(request.app.state.engine, write=False) as own:
+        return await authenticate(own, token)
+
+
+async def request_context(
+    request: Request, actor: Annotated[Actor, Depends(authenticated_actor)]
+) -> Ctx:
+    return Ctx(
+        conn=request.state.conn,
+        actor=actor,
+        base_url=request.app.state.base_url,
+        state=request.app.state,
+    )
 
 
 Context = Annotated[Ctx, Depends(request_context)]
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """The caller of a write that does slow work first (fetching URLs, converting an import):
+    authenticated, but holding no connection. The service checks access in `read()`, does its
+    I/O and CPU work with no transaction open, then writes in one short `write()` transaction,
+    where it checks access again (it may have changed meanwhile)."""
+
+    engine: AsyncEngine
+    actor: Actor
+    base_url: str
+    state: Any
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[Ctx]:
+        async with unit_of_work(self.engine, write=False) as conn:
+            yield Ctx(conn=conn, actor=self.actor, base_url=self.base_url, state=self.state)
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[Ctx]:
+        async with unit_of_work(self.engine) as conn:
+            yield Ctx(conn=conn, actor=self.actor, base_url=self.base_url, state=self.state)
+
+
+async def staged_context(
+    request: Request, actor: Annotated[Actor, Depends(authenticated_actor)]
+) -> Staged:
+    return Staged(
+        engine=request.app.state.engine,
+        actor=actor,
+        base_url=request.app.state.base_url,
+        state=request.app.state,
+    )
+
+
+StagedContext = Annotated[Staged, Depends(staged_context)]

@@ -62,18 +62,24 @@ def create_engine(settings: Settings) -> AsyncEngine:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         # Few connections: SQLite has one writer anyway, and every aiosqlite connection is a
         # thread contending for the GIL (4 measured 40 % faster than 16 under load).
-        engine = create_async_engine(url, pool_size=4, max_overflow=0, pool_timeout=30)
-        _configure_sqlite(engine)
+        engine = create_async_engine(
+            url, pool_size=4, max_overflow=0, pool_timeout=settings.lock_timeout
+        )
+        _configure_sqlite(engine, busy_ms=int(settings.lock_timeout * 1000))
         return engine
     return create_async_engine(
         url,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_pool_size,
+        pool_timeout=settings.lock_timeout,
         pool_pre_ping=False,
+        # Set once per connection, so it costs no round trip per transaction: a write that
+        # waits longer than this for a row lock fails (SQLSTATE 55P03) and answers 503.
+        connect_args={"server_settings": {"lock_timeout": str(int(settings.lock_timeout * 1000))}},
     )
 
 
-def _configure_sqlite(engine: AsyncEngine) -> None:
+def _configure_sqlite(engine: AsyncEngine, *, busy_ms: int) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
         # Take transaction control from the driver so that BEGIN is ours (see _begin).
@@ -82,7 +88,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=10000")
+        cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
@@ -115,6 +121,27 @@ async def unit_of_work(
             conn = await conn.execution_options(read_only=True)
         async with conn.begin():
             yield conn
+
+
+# SQLSTATEs that mean "not now" rather than "wrong": lock_not_available (lock_timeout),
+# deadlock_detected, serialization_failure, query_canceled (statement_timeout).
+_BUSY_SQLSTATES = frozenset({"55P03", "40P01", "40001", "57014"})
+
+
+def is_busy_error(exc: BaseException) -> bool:
+    """Lock or pool contention: the request may succeed if retried, so it answers 503."""
+    if isinstance(exc, sa.exc.TimeoutError):  # no pooled connection within pool_timeout
+        return True
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    orig = exc.orig
+    sqlstate = getattr(orig, "sqlstate", None) or getattr(
+        getattr(orig, "__cause__", None), "sqlstate", None
+    )
+    if sqlstate in _BUSY_SQLSTATES:
+        return True
+    message = str(orig)
+    return "database is locked" in message or "database table is locked" in message
 
 
 def is_postgres(conn: AsyncConnection) -> bool:

@@ -58,5 +58,10 @@ class TooManyRequests(DocshelfError):
     default_message = "Rate limit exceeded"
 
 
+class ServiceUnavailable(DocshelfError):
+    status = 503
+    default_message = "The server is busy; retry shortly"
+
+
 def error_body(status: int, message: str) -> dict[str, dict[str, int | str]]:
     return {"error": {"code": status, "message": message}}

@@ -10,16 +10,21 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
+import secrets
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 import orjson
 import sqlalchemy as sa
 from fastapi import Depends, Query
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from docshelf.kit import instance
+from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import BadRequest
 
 DEFAULT_LIMIT = 50
@@ -79,11 +84,33 @@ def _encode_value(value: Any) -> Any:
     return value
 
 
+# Cursors are signed, so a forged one is refused wholesale; the values are still checked
+# against what encode_value can produce, so a bug in signing could not turn into a 500 either.
+_MAX_INT = 2**63 - 1
+_MAX_TEXT = 1024
+_MAC_BYTES = 16
+
+
 def _decode_value(value: Any) -> Any:
-    if isinstance(value, dict) and set(value) == {"t"} and isinstance(value["t"], str):
-        return datetime.fromisoformat(value["t"])
-    if isinstance(value, str | int | float) or value is None:
+    if value is None:
+        return None
+    if isinstance(value, bool | float):
+        raise ValueError("not a sort value")
+    if isinstance(value, int):
+        if not -_MAX_INT - 1 <= value <= _MAX_INT:
+            raise ValueError("integer out of range")
         return value
+    if isinstance(value, str):
+        # Only NUL, which no database text can hold: a signed cursor may carry a display name
+        # stored before control characters were refused, and must still page past it.
+        if len(value) > _MAX_TEXT or "\x00" in value:
+            raise ValueError("bad text")
+        return value
+    if isinstance(value, dict) and set(value) == {"t"} and isinstance(value["t"], str):
+        moment = datetime.fromisoformat(value["t"])
+        if moment.utcoffset() != timedelta(0):
+            raise ValueError("not a UTC time")
+        return moment
     raise ValueError("bad cursor value")
 
 
@@ -99,14 +126,46 @@ def _python_type(column: sa.ColumnElement[Any]) -> type:
         return object
 
 
+_KEY_SETTING = "cursor_hmac_key"
+# The install-wide key of this request (set by app.EdgeMiddleware). The default, a key of this
+# process, only serves code running outside a request (CLI): its cursors die with it.
+_PROCESS_KEY = secrets.token_bytes(32)
+_signing_key: ContextVar[bytes] = ContextVar("cursor_signing_key", default=_PROCESS_KEY)
+
+
+async def load_cursor_key(engine: AsyncEngine) -> bytes:
+    """The install-wide cursor key, created by the first process that asks: every process of
+    the install then accepts the cursors of every other. Read without a write lock; only the
+    very first request of an install writes it."""
+    async with unit_of_work(engine, write=False) as conn:
+        value = await instance.get(conn, _KEY_SETTING)
+    if value is None:
+        async with unit_of_work(engine) as conn:
+            value = await instance.get_or_create(
+                conn, _KEY_SETTING, lambda: secrets.token_urlsafe(32)
+            )
+    return value.encode()
+
+
+def use_cursor_key(key: bytes) -> None:
+    _signing_key.set(key)
+
+
+def _mac(raw: bytes) -> bytes:
+    return hmac.digest(_signing_key.get(), raw, "sha256")[:_MAC_BYTES]
+
+
 def encode_cursor(values: Sequence[Any], fingerprint: str) -> str:
     raw = orjson.dumps({"f": fingerprint, "v": [_encode_value(v) for v in values]})
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    return base64.urlsafe_b64encode(raw + _mac(raw)).rstrip(b"=").decode()
 
 
 def decode_cursor(page: str, fingerprint: str, size: int) -> list[Any]:
     try:
-        raw = base64.urlsafe_b64decode(page + "=" * (-len(page) % 4))
+        signed = base64.urlsafe_b64decode(page + "=" * (-len(page) % 4))
+        raw, mac = signed[:-_MAC_BYTES], signed[-_MAC_BYTES:]
+        if len(signed) <= _MAC_BYTES or not hmac.compare_digest(mac, _mac(raw)):
+            raise ValueError("not signed by this install")
         data = orjson.loads(raw)
         if not isinstance(data, dict) or data.get("f") != fingerprint:
             raise ValueError("cursor from another listing")

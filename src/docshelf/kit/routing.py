@@ -6,7 +6,7 @@ schedules separately."""
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request, Response
 from fastapi.routing import APIRoute
@@ -16,9 +16,22 @@ from docshelf.kit.db import unit_of_work
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def staged(endpoint: F) -> F:
+    """Marks a writing endpoint that fetches or converts before it writes. Its route opens no
+    unit of work: the service opens a short read, then one short write transaction, through
+    `kit.context.Staged`, so no lock is held while it waits on the network or the CPU."""
+    endpoint.__docshelf_staged__ = True  # type: ignore[attr-defined]
+    return endpoint
+
+
 class UnitOfWorkRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
+        if getattr(self.endpoint, "__docshelf_staged__", False):
+            return handler
 
         async def in_unit_of_work(request: Request) -> Response:
             engine = request.app.state.engine

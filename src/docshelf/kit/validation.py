@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import re
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.routing import compile_path
 
 _LOCATIONS = {
     "body": "body field",
@@ -40,3 +45,50 @@ def describe_validation_error(errors: Sequence[Any]) -> str:
     if field:
         return f"Invalid {where} '{field}': {message}"
     return f"Invalid {where}: {message}"
+
+
+# C0 controls and DEL. PostgreSQL text cannot hold NUL at all (SQLite would store it), and the
+# others have no business in ids, names or query values; tab, newline and carriage return stay
+# allowed in multi-line text (markdown, descriptions).
+# Unpaired surrogates (JSON escapes can carry them) are refused with the controls: no database or
+# UTF-8 encoder can store them.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+_CONTROLS_BUT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+CONTROLS_REFUSED = "control characters are not allowed"
+
+
+def has_controls(text: str, *, multiline: bool = False) -> bool:
+    return (_CONTROLS_BUT_LINES if multiline else _CONTROLS).search(text) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _template_regex(template: str) -> re.Pattern[str]:
+    return compile_path(template)[0]
+
+
+def request_line_error(
+    scope: MutableMapping[str, Any], templates: Callable[[], Iterable[str]]
+) -> str | None:
+    """The 400 message for control characters in the (percent-decoded) path or query string of
+    an ASGI request, naming the parameter (found by matching the app's path `templates()`); None
+    when there are none. Checked at the edge, so no route, present or future, ever passes such
+    a value to the database."""
+    path: str = scope.get("path", "")
+    if has_controls(path):
+        for template in templates():
+            match = _template_regex(template).match(path)
+            if match is None:
+                continue
+            for name, value in match.groupdict().items():
+                if has_controls(value):
+                    return f"Invalid path parameter '{name}': {CONTROLS_REFUSED}"
+        return f"Invalid path: {CONTROLS_REFUSED}"
+    query: bytes = scope.get("query_string", b"")
+    if query:
+        # Decoded exactly as Starlette's QueryParams will decode it for the endpoint.
+        for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+            if has_controls(name):
+                return f"Invalid query string: {CONTROLS_REFUSED}"
+            if has_controls(value):
+                return f"Invalid query parameter '{name}': {CONTROLS_REFUSED}"
+    return None

@@ -5,6 +5,7 @@ from docshelf.models.change_request import change_request_contributors, change_r
 from docshelf.models.collection import collections
 from docshelf.models.content import (
     content_objects,
+    import_stages,
     page_link_stats,
     page_links,
     revisions,
@@ -30,6 +31,7 @@ __all__ = [
     "content_objects",
     "custom_field_values",
     "custom_fields",
+    "import_stages",
     "instance_settings",
     "invites",
     "jobs",

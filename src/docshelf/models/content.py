@@ -54,6 +54,21 @@ space_blobs = sa.Table(
     sa.Index("ix_space_blobs_blob_key", "blob_key"),
 )
 
+# Archives of large imports, stored as blobs until their `content.import` job ends. Kept apart
+# from space_blobs so that dropping a stage never drops a file reference to the same bytes; the
+# blob collector keeps a blob while either table names it.
+import_stages = sa.Table(
+    "import_stages",
+    metadata,
+    sa.Column("revision_id", sa.String(32), primary_key=True),  # the revision the job creates
+    sa.Column(
+        "space_id", sa.String(32), sa.ForeignKey("spaces.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("blob_key", sa.String(64), nullable=False),
+    sa.Index("ix_import_stages_space_id", "space_id"),
+    sa.Index("ix_import_stages_blob_key", "blob_key"),
+)
+
 # Links found in the markdown of main's pages, kept current as main moves (content/indexing.py),
 # one row per link. Rows are stored grouped the way the listing shows them: a link to an anchor
 # of its own page is stored as a link to that page. `status` (ok or broken) is whether the

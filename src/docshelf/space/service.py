@@ -149,7 +149,10 @@ async def update(ctx: Ctx, space_id: str, body: UpdateSpace) -> dict[str, Any]:
     if body.visibility is not None:
         _check_visibility(body.visibility, access.row["parent_id"])
         values["visibility"] = body.visibility
-        if body.visibility == "share-link" and access.row["share_key"] is None:
+        if body.visibility != "share-link":
+            # A link handed out once must not come back to life when the space is shared again.
+            values["share_key"] = None
+        elif access.row["visibility"] != "share-link" or access.row["share_key"] is None:
             values["share_key"] = secrets.token_urlsafe(24)
     if values:
         values["updated_at"] = utcnow()

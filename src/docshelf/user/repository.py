@@ -11,8 +11,12 @@ USER_COLUMNS = (users.c.id, users.c.email, users.c.display_name, users.c.photo_u
 
 
 async def get_visible(conn: AsyncConnection, viewer_id: str, user_id: str) -> sa.RowMapping | None:
-    """A user is visible to themselves and to anyone sharing an organization with them."""
-    mine = sa.select(members.c.organization_id).where(members.c.user_id == viewer_id)
+    """A user is visible to themselves and to the full members (non-guests) of any organization
+    they belong to: exactly who the member routes show them to (member.policy.can_view_member),
+    so a guest reads no one else's e-mail here either."""
+    mine = sa.select(members.c.organization_id).where(
+        members.c.user_id == viewer_id, members.c.role.is_not(None)
+    )
     shared = sa.exists().where(members.c.user_id == users.c.id, members.c.organization_id.in_(mine))
     stmt = sa.select(*USER_COLUMNS).where(
         users.c.id == user_id, sa.or_(users.c.id == viewer_id, shared)

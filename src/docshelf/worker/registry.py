@@ -1,5 +1,7 @@
 """Job kinds and their handlers. A handler runs inside the job's unit of work: its writes and
-the job's completion commit together, or neither does."""
+the job's completion commit together, or neither does. Slow work that writes nothing (reading
+a blob, converting, fetching) goes in the kind's `prepare` step, which runs before that
+transaction opens, so no job holds a write lock while it waits or computes."""
 
 from __future__ import annotations
 
@@ -8,9 +10,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
-Handler = Callable[[AsyncConnection, dict[str, Any]], Awaitable[None]]
+Handler = Callable[..., Awaitable[None]]
+Prepare = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -19,15 +20,35 @@ class Schedule:
     every: timedelta
 
 
-_HANDLERS: dict[str, Handler] = {}
+@dataclass(frozen=True)
+class Kind:
+    # handler(conn, payload), or handler(conn, payload, prepared) when `prepare` is set.
+    handler: Handler
+    prepare: Prepare | None = None
+    # on_give_up(conn, payload)
+    on_give_up: Handler | None = None
+
+
+_KINDS: dict[str, Kind] = {}
 _SCHEDULES: list[Schedule] = []
 
 
-def task(kind: str, *, every: timedelta | None = None) -> Callable[[Handler], Handler]:
+def task(
+    kind: str,
+    *,
+    every: timedelta | None = None,
+    prepare: Prepare | None = None,
+    on_give_up: Handler | None = None,
+) -> Callable[[Handler], Handler]:
+    """`prepare(payload)` runs before the job's transaction opens and its result is passed to
+    the handler. `on_give_up` runs, in the transaction that marks the job failed, once its last
+    attempt has failed: the place to release what the job held (its handler's writes rolled
+    back)."""
+
     def register(fn: Handler) -> Handler:
-        if kind in _HANDLERS and _HANDLERS[kind] is not fn:
+        if kind in _KINDS and _KINDS[kind].handler is not fn:
             raise RuntimeError(f"job kind {kind!r} registered twice")
-        _HANDLERS[kind] = fn
+        _KINDS[kind] = Kind(fn, prepare, on_give_up)
         if every is not None:
             _SCHEDULES.append(Schedule(kind, every))
         return fn
@@ -35,8 +56,8 @@ def task(kind: str, *, every: timedelta | None = None) -> Callable[[Handler], Ha
     return register
 
 
-def handler_for(kind: str) -> Handler | None:
-    return _HANDLERS.get(kind)
+def kind_of(name: str) -> Kind | None:
+    return _KINDS.get(name)
 
 
 def schedules() -> list[Schedule]:

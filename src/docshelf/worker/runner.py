@@ -90,12 +90,16 @@ class JobRunner:
 
     async def _execute(self, job: sa.RowMapping) -> None:
         mine = sa.and_(jobs.c.id == job["id"], jobs.c.locked_by == self.worker_id)
-        handler = registry.handler_for(job["kind"])
+        kind = registry.kind_of(job["kind"])
         try:
-            if handler is None:
+            if kind is None:
                 raise LookupError(f"no handler for job kind {job['kind']!r}")
+            payload = dict(job["payload"])
+            args: tuple[Any, ...] = ()
+            if kind.prepare is not None:
+                args = (await kind.prepare(payload),)
             async with unit_of_work(self.engine) as conn:
-                await handler(conn, dict(job["payload"]))
+                await kind.handler(conn, payload, *args)
                 await conn.execute(
                     sa.update(jobs)
                     .where(mine)
@@ -115,6 +119,17 @@ class JobRunner:
                 values.update(status="failed", finished_at=utcnow(), dedupe_key=None)
             else:
                 values.update(status="queued", run_at=utcnow() + backoff(job["attempts"]))
+            give_up = kind.on_give_up if final and kind is not None else None
+            if give_up is not None:
+                try:
+                    async with unit_of_work(self.engine) as conn:
+                        await give_up(conn, dict(job["payload"]))
+                        await conn.execute(sa.update(jobs).where(mine).values(**values))
+                    return
+                except Exception as cleanup_exc:
+                    log.warning(
+                        "job %s (%s): cleanup failed: %s", job["id"], job["kind"], cleanup_exc
+                    )
             async with unit_of_work(self.engine) as conn:
                 await conn.execute(sa.update(jobs).where(mine).values(**values))
 

@@ -7,7 +7,7 @@ Links already indexed are grouped here; their status is taken as ok (unresolved:
 their page, or the page or file they point to, next changes on main.
 
 Revision ID: 0008
-Revises: 0007
+Revises: 0011 (re-chained after main's 0011 when main was merged in)
 Create Date: 2026-11-24
 """
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0008"
-down_revision: str | None = "0007"
+down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
