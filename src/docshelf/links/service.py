@@ -105,13 +105,20 @@ async def _context(ctx: Ctx, space_id: str) -> _Locations:
 _LISTING = "links:v2"
 
 
-def _after(params: PageParams) -> tuple[str, str] | None:
+def _after(params: PageParams) -> tuple[tuple[str, str], int] | None:
+    """The last group served and the count taken on the first page."""
     if params.page is None:
         return None
-    after = decode_cursor(params.page, _LISTING, 2)
-    if not all(isinstance(v, str) for v in after):
+    sort_key, group_hash, count = decode_cursor(params.page, _LISTING, 3)
+    if not (
+        isinstance(sort_key, str)
+        and isinstance(group_hash, str)
+        and isinstance(count, int)
+        and not isinstance(count, bool)
+        and count >= 0
+    ):
         raise BadRequest("Invalid query parameter 'page': not a cursor returned by this listing")
-    return str(after[0]), str(after[1])
+    return (sort_key, group_hash), count
 
 
 def _stored_status(group: repository.Group, base: str) -> str:
@@ -142,10 +149,13 @@ async def _listing(
     """One page of groups read from the index in order: the work is the page's rows, the
     space's counts come from its maintained row (a page's own links are few: read whole)."""
     conn, space_id, base = loc.ctx.conn, loc.t.space.row["id"], loc.base
-    after = _after(params)
+    cursor = _after(params)
+    after = None if cursor is None else cursor[0]
     if page_id is None:
         total, broken = await repository.stats(conn, space_id)
-        if status is None:
+        if cursor is not None:
+            count = cursor[1]  # as counted on the first page, like every keyset listing
+        elif status is None:
             count = total
         elif status == "broken":
             count = broken
@@ -199,7 +209,7 @@ async def _listing(
     }
     if more:
         last = chunk[-1]
-        body["next"] = {"page": encode_cursor([last.sort_key, last.group_hash], _LISTING)}
+        body["next"] = {"page": encode_cursor([last.sort_key, last.group_hash, count], _LISTING)}
     return body
 
 
