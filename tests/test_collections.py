@@ -587,4 +587,4 @@ async def test_concurrent_creations_get_distinct_positions(
     assert [r.status_code for r in results] == [201] * 6
     async with db.connect() as conn:
         positions = (await conn.execute(sa.select(spaces.c.position))).scalars().all()
-    assert sorted(positions) == list(range(6))
+    assert len(set(positions)) == 6

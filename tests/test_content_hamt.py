@@ -279,3 +279,48 @@ def test_diff_is_the_dict_difference(
         assert await hamt.diff(reader, a, None) == {k: (v, None) for k, v in da.items()}
 
     asyncio.run(run())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(KEYS, VALUES, max_size=250),
+    st.lists(BATCHES, max_size=3),
+    st.integers(min_value=0, max_value=300),
+)
+def test_lazy_diff_reads_a_prefix_and_accounts_for_the_rest(
+    start: dict[str, str], batches: list[dict[str, str | None]], stop: int
+) -> None:
+    """Batches taken until `stop` entries, then `rest`, account for exactly the diff: every
+    key once, in a fixed order, one-sided keys counted and in-place changes named."""
+
+    async def run() -> None:
+        reader = MemoryReader()
+        a = await apply(reader, None, start)
+        b = a
+        for batch in batches:
+            b = await apply(reader, b, batch)
+        expected = await hamt.diff(reader, a, b)
+        for x, y in ((a, b), (None, b), (a, None)):
+            want = await hamt.diff(reader, x, y)
+            walker = hamt.DiffWalker(reader, x, y)
+            seen: list[tuple[str, str | None, str | None]] = []
+            while len(seen) < stop and (found := await walker.next_batch()) is not None:
+                seen += found
+            one_sided, in_place = await walker.rest()
+            assert len({k for k, _, _ in seen}) == len(seen)
+            assert {k: (o, n) for k, o, n in seen} | in_place == {
+                k: v for k, v in want.items() if k in in_place or k in {s[0] for s in seen}
+            }
+            rest = {k: v for k, v in want.items() if k not in {s[0] for s in seen}}
+            assert one_sided == sum(1 for o, n in rest.values() if o is None or n is None)
+            assert in_place == {
+                k: v for k, v in rest.items() if v[0] is not None and v[1] is not None
+            }
+        full = hamt.DiffWalker(reader, a, b)
+        ordered = []
+        while (found := await full.next_batch()) is not None:
+            ordered += found
+        assert {k: (o, n) for k, o, n in ordered} == expected
+        assert await full.rest() == (0, {})
+
+    asyncio.run(run())

@@ -191,3 +191,88 @@ async def test_links_from_merges_and_renames(client: httpx.AsyncClient, db: Asyn
         await client.get(f"/v1/spaces/{sid}/content/page/{ids['b']}", headers=admin.headers)
     ).json()
     assert page["markdown"] == "[to a](alpha.md)"
+
+
+async def test_links_pages_and_statuses_kept_with_main(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """Paging through the listing gives what one big page gives, with the same count on every
+    page; statuses and stats follow pages leaving and coming back to main."""
+    org_id, (admin,) = await factories.org_with_members(db)
+    space = await factories.api_space(client, org_id, admin, editMode="live")
+    sid = space["id"]
+    first = await live(
+        client,
+        sid,
+        admin,
+        {"operation": "insert_page", "title": "Hub", "ref": "h", "document": {"markdown": "H"}},
+        *[
+            {
+                "operation": "insert_page",
+                "title": f"P{i}",
+                "ref": f"p{i}",
+                "document": {
+                    "markdown": f"[hub](hub.md) [x](https://e.com/{i}) [y](#s{i}) [z](nope{i}.md)"
+                },
+            }
+            for i in range(4)
+        ],
+    )
+    ids = refs(first)
+    url = f"/v1/spaces/{sid}/links"
+    whole = (await client.get(url, params={"limit": 1000}, headers=admin.headers)).json()
+    assert whole["count"] == 13  # hub, 4 urls, 4 anchors, 4 unresolved
+    assert whole["stats"] == {"total": 13, "broken": {"total": 4, "changeRequest": 0}}
+    hub = next(
+        i
+        for i in whole["items"]
+        if i.get("targetReference", {}).get("kind") == "page"
+        and i["targetReference"]["page"]["id"] == ids["h"]
+    )
+    assert [loc["page"]["title"] for loc in hub["locationReferences"]] == sorted(
+        [f"P{i}" for i in range(4)], key=lambda t: ids[t.lower()]
+    )
+    for status in (None, "ok", "broken", "in-app"):
+        params: dict[str, Any] = {"limit": 3}
+        if status:
+            params["status"] = status
+        seen: list[Any] = []
+        counts = set()
+        while True:
+            body = (await client.get(url, params=params, headers=admin.headers)).json()
+            seen += body["items"]
+            counts.add(body["count"])
+            assert body["stats"] == whole["stats"]
+            if "next" not in body:
+                break
+            params["page"] = body["next"]["page"]
+        expected = [i for i in whole["items"] if status is None or i["status"] == status]
+        assert seen == expected and counts == {len(expected)}
+
+    # The hub leaves main: the four links to it are one broken group; it comes back: ok again.
+    await live(client, sid, admin, {"operation": "delete_page", "page": ids["h"]})
+    body = (await client.get(url, params={"status": "broken"}, headers=admin.headers)).json()
+    assert body["count"] == 5 and body["stats"]["broken"]["total"] == 5
+    await live(
+        client,
+        sid,
+        admin,
+        {"operation": "revert_page", "page": ids["h"], "revision": first["revision"]},
+    )
+    again = (await client.get(url, params={"limit": 1000}, headers=admin.headers)).json()
+    assert again["stats"] == whole["stats"] and again["count"] == 13
+    assert [i["status"] for i in again["items"]] == [i["status"] for i in whole["items"]]
+
+    # A page's own listing pages alike.
+    page_url = f"/v1/spaces/{sid}/content/page/{ids['p0']}/links"
+    one = (await client.get(page_url, params={"limit": 2}, headers=admin.headers)).json()
+    assert one["count"] == 4 and len(one["items"]) == 2
+    assert one["stats"] == {"total": 4, "broken": {"total": 1, "changeRequest": 0}}
+    two = (
+        await client.get(
+            page_url, params={"limit": 2, "page": one["next"]["page"]}, headers=admin.headers
+        )
+    ).json()
+    assert two["count"] == 4 and "next" not in two
+    r = await client.get(url, params={"page": one["next"]["page"] + "x"}, headers=admin.headers)
+    assert r.status_code == 400

@@ -158,6 +158,26 @@ async def test_email_domain_lookup_answers_only_for_own_domain(
     r = await client.get("/v1/email-domains/acme.io/orgs", headers=admin.headers)
     assert r.json() == {"organizations": []}
 
+    # The indexed domain table follows the organizations' settings.
+    r = await client.post(
+        "/v1/orgs",
+        json={"title": "Second", "emailDomains": ["ACME.io", "x.io"]},
+        headers=admin.headers,
+    )
+    assert r.status_code == 201, r.text
+    second = r.json()["id"]
+    r = await client.get("/v1/email-domains/acme.io/orgs", headers=colleague.headers)
+    assert {o["id"] for o in r.json()["organizations"]} == {org_id, second}
+    await client.patch(
+        f"/v1/orgs/{org_id}", json={"emailDomains": ["other.io"]}, headers=admin.headers
+    )
+    await client.patch(f"/v1/orgs/{second}", json={"title": "Renamed"}, headers=admin.headers)
+    r = await client.get("/v1/email-domains/acme.io/orgs", headers=colleague.headers)
+    assert [o["id"] for o in r.json()["organizations"]] == [second]
+    await client.patch(f"/v1/orgs/{second}", json={"emailDomains": None}, headers=admin.headers)
+    r = await client.get("/v1/email-domains/acme.io/orgs", headers=colleague.headers)
+    assert r.json() == {"organizations": []}
+
 
 async def test_concurrent_claims_of_one_hostname(
     client: httpx.AsyncClient, db: AsyncEngine

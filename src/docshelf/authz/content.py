@@ -2,23 +2,69 @@
 
 `ContentScope.load` reads, in three small queries, everything the resolution needs: the caller's
 organization role, the organization's collection tree (ids, parents, default levels) and every
-grant the caller holds directly or through a team. Roles are then resolved in memory with
-`authz.roles`, and `visible_spaces_clause` turns the same rules into SQL so lists, counts and
-cursors never include what GET would answer 404 for.
+grant the caller holds directly or through a team. `ContentScope.near` reads only the collections
+above one place (one recursive query), which is all a space's or a collection's own role needs.
+Roles are then resolved in memory with `authz.roles`, and `visible_spaces_clause` turns the same
+rules into SQL so lists, counts and cursors never include what GET would answer 404 for; the ids
+it names travel as one JSON array parameter, whatever their number.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.visitors import InternalTraversal
 
 from docshelf.authz.roles import INHERIT, Role, highest, rank, resolve_default_level
 from docshelf.models import collections, content_grants, members, spaces, team_members
 
 ROOT = ""  # parent key of top-level content
+
+
+class _InIds(sa.ColumnElement[bool]):
+    """`column IN (the strings of one JSON array parameter)`: one bind parameter however many
+    ids, so a large organization never meets the drivers' parameter limits (32767 on
+    PostgreSQL) and the statement's cache key does not depend on the number of ids."""
+
+    __visit_name__ = "in_ids"
+    inherit_cache = True
+    type = sa.Boolean()
+    # A comparison already: SQLite must not get a trailing "= 1", which would hide the index.
+    _is_implicitly_boolean = True
+    _traverse_internals = [
+        ("column", InternalTraversal.dp_clauseelement),
+        ("ids", InternalTraversal.dp_clauseelement),
+    ]
+
+    def __init__(self, column: sa.ColumnElement[Any], ids: Collection[str]) -> None:
+        self.column = column
+        self.ids = sa.bindparam(
+            None, orjson.dumps(sorted(ids)).decode(), type_=sa.Text(), unique=True
+        )
+
+
+@compiles(_InIds)
+def _in_ids_sqlite(element: _InIds, compiler: SQLCompiler, **kw: Any) -> str:
+    column = compiler.process(element.column, **kw)
+    return f"{column} IN (SELECT value FROM json_each({compiler.process(element.ids, **kw)}))"
+
+
+@compiles(_InIds, "postgresql")
+def _in_ids_postgresql(element: _InIds, compiler: SQLCompiler, **kw: Any) -> str:
+    column = compiler.process(element.column, **kw)
+    ids = compiler.process(element.ids, **kw)
+    return f"{column} IN (SELECT jsonb_array_elements_text(CAST({ids} AS JSONB)))"
+
+
+def in_ids(column: sa.ColumnElement[Any], ids: Collection[str]) -> sa.ColumnElement[bool]:
+    return _InIds(column, ids) if ids else sa.false()
 
 
 def cap(org_role: str | None, level: str | None) -> str | None:
@@ -45,6 +91,29 @@ class ContentScope:
 
     @classmethod
     async def load(cls, conn: AsyncConnection, org_id: str, user_id: str) -> ContentScope:
+        """With the organization's whole collection tree: for listings across it."""
+        scope = await cls._for(conn, org_id, user_id)
+        rows = await conn.execute(
+            sa.select(collections.c.id, collections.c.parent_id, collections.c.default_level).where(
+                collections.c.organization_id == org_id
+            )
+        )
+        scope.tree = {r.id: (r.parent_id or ROOT, r.default_level) for r in rows}
+        return scope
+
+    @classmethod
+    async def near(
+        cls, conn: AsyncConnection, org_id: str, user_id: str, collection_id: str | None
+    ) -> ContentScope:
+        """With only `collection_id` and the collections above it: enough to resolve roles on
+        that collection and on what it directly holds."""
+        scope = await cls._for(conn, org_id, user_id)
+        if collection_id is not None:
+            scope.tree = await ancestors_of(conn, org_id, collection_id)
+        return scope
+
+    @classmethod
+    async def _for(cls, conn: AsyncConnection, org_id: str, user_id: str) -> ContentScope:
         role_row = (
             await conn.execute(
                 sa.select(members.c.role).where(
@@ -58,12 +127,6 @@ class ContentScope:
             is_member=role_row is not None,
             org_role=role_row.role if role_row is not None else None,
         )
-        rows = await conn.execute(
-            sa.select(collections.c.id, collections.c.parent_id, collections.c.default_level).where(
-                collections.c.organization_id == org_id
-            )
-        )
-        scope.tree = {r.id: (r.parent_id or ROOT, r.default_level) for r in rows}
         my_teams = sa.select(team_members.c.team_id).where(
             team_members.c.organization_id == org_id, team_members.c.user_id == user_id
         )
@@ -148,7 +211,7 @@ class ContentScope:
         if self.is_admin:
             return sa.true()
         visible = [c for c in self.tree if self.collection_role(c) is not None]
-        return collections.c.id.in_(visible) if visible else sa.false()
+        return in_ids(collections.c.id, visible)
 
     def administered_collections(self) -> list[str]:
         return [c for c in self.tree if self.collection_role(c) == "admin"]
@@ -162,7 +225,7 @@ class ContentScope:
             tid for (kind, tid), role in self.grants.items() if kind == "space" and role == "admin"
         ]
         parents = [c for c in self.tree if self._chain_grant(c) == "admin"]
-        return sa.or_(spaces.c.id.in_(direct), spaces.c.parent_id.in_(parents))
+        return sa.or_(in_ids(spaces.c.id, direct), in_ids(spaces.c.parent_id, parents))
 
     def visible_spaces_clause(self) -> sa.ColumnElement[bool]:
         if self.is_admin:
@@ -173,14 +236,14 @@ class ContentScope:
         direct = [tid for (kind, tid) in self.grants if kind == "space"]
         ors: list[sa.ColumnElement[bool]] = []
         if direct:
-            ors.append(spaces.c.id.in_(direct))
+            ors.append(in_ids(spaces.c.id, direct))
         if granted_parents:
-            ors.append(spaces.c.parent_id.in_(granted_parents))
+            ors.append(in_ids(spaces.c.parent_id, granted_parents))
         not_private = spaces.c.visibility != "private"
         inherits = sa.or_(spaces.c.default_level == INHERIT, spaces.c.visibility == "in-collection")
         if inheriting:
             in_parent = sa.or_(
-                spaces.c.parent_id.in_([p for p in inheriting if p is not None]),
+                in_ids(spaces.c.parent_id, [p for p in inheriting if p is not None]),
                 spaces.c.parent_id.is_(None) if None in inheriting else sa.false(),
             )
             ors.append(sa.and_(not_private, inherits, in_parent))
@@ -193,6 +256,35 @@ class ContentScope:
                 )
             )
         return sa.or_(*ors) if ors else sa.false()
+
+
+async def ancestors_of(
+    conn: AsyncConnection, org_id: str, collection_id: str
+) -> dict[str, tuple[str, str | None]]:
+    """The collection and those above it, as tree entries, in one recursive query (a cycle
+    cannot be stored: moves refuse one; UNION stops one anyway)."""
+    c = collections.c
+    start = sa.select(c.id, c.parent_id, c.default_level).where(
+        c.id == collection_id, c.organization_id == org_id
+    )
+    chain = start.cte("chain", recursive=True)
+    up = collections.alias("up")
+    chain = chain.union(
+        sa.select(up.c.id, up.c.parent_id, up.c.default_level).join(
+            chain, up.c.id == chain.c.parent_id
+        )
+    )
+    rows = await conn.execute(sa.select(chain))
+    return {r.id: (r.parent_id or ROOT, r.default_level) for r in rows}
+
+
+async def descendants_of(conn: AsyncConnection, collection_id: str) -> list[str]:
+    """The collection and every collection below it, in one recursive query."""
+    start = sa.select(collections.c.id).where(collections.c.id == collection_id)
+    tree = start.cte("tree", recursive=True)
+    down = collections.alias("down")
+    tree = tree.union(sa.select(down.c.id).join(tree, down.c.parent_id == tree.c.id))
+    return list((await conn.execute(sa.select(tree.c.id))).scalars())
 
 
 @dataclass(frozen=True, slots=True)

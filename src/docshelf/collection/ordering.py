@@ -1,6 +1,8 @@
 """Order among siblings: the collections and spaces sharing one parent (or the organization root)
-form one ordered list. Positions are renumbered 0..n-1 on every move, so they stay small and
-dense; a parent holds few enough children that this is cheap."""
+form one ordered list, by (position, kind, id). Positions are gapped (new items go _GAP past the
+last), so a move writes one row: the moved item takes a position between its new neighbours.
+Only when no integer is left between them are the siblings renumbered, in a few set-based
+statements (one per table and 500 siblings), never one per sibling."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from docshelf.models import collections, organizations, spaces
 
 Kind = Literal["space", "collection"]
 Item = tuple[Kind, str]
+_GAP = 1024
+_BATCH = 500
 
 
 def _parent_is(
@@ -23,6 +27,11 @@ def _parent_is(
 
 
 async def siblings(conn: AsyncConnection, org_id: str, parent_id: str | None) -> list[Item]:
+    return list(await positions(conn, org_id, parent_id))
+
+
+async def positions(conn: AsyncConnection, org_id: str, parent_id: str | None) -> dict[Item, int]:
+    """The siblings in order, with their stored positions."""
     cols = sa.select(
         sa.literal("collection").label("kind"), collections.c.id, collections.c.position
     ).where(collections.c.organization_id == org_id, _parent_is(collections.c.parent_id, parent_id))
@@ -33,7 +42,7 @@ async def siblings(conn: AsyncConnection, org_id: str, parent_id: str | None) ->
     )
     union = sa.union_all(cols, sps).subquery()
     rows = await conn.execute(sa.select(union).order_by(union.c.position, union.c.kind, union.c.id))
-    return [(r.kind, r.id) for r in rows]
+    return {(r.kind, r.id): int(r.position) for r in rows}
 
 
 async def lock_parent(conn: AsyncConnection, org_id: str, parent_id: str | None) -> None:
@@ -47,8 +56,8 @@ async def lock_parent(conn: AsyncConnection, org_id: str, parent_id: str | None)
 
 
 async def next_position(conn: AsyncConnection, org_id: str, parent_id: str | None) -> int:
-    """One past the last sibling. Not the sibling count: items that left (moved, deleted) leave
-    gaps, and a count could then equal a sibling's position and tie with it."""
+    """A gap past the last sibling. Not the sibling count: items that left (moved, deleted)
+    leave gaps, and a count could then equal a sibling's position and tie with it."""
     await lock_parent(conn, org_id, parent_id)
     cols = sa.select(collections.c.position).where(
         collections.c.organization_id == org_id, _parent_is(collections.c.parent_id, parent_id)
@@ -60,7 +69,7 @@ async def next_position(conn: AsyncConnection, org_id: str, parent_id: str | Non
     )
     union = sa.union_all(cols, sps).subquery()
     last = (await conn.execute(sa.select(sa.func.max(union.c.position)))).scalar()
-    return 0 if last is None else int(last) + 1
+    return 0 if last is None else int(last) + _GAP
 
 
 def place(order: list[Item], item: Item, *, before: Item | None, after: Item | None) -> list[Item]:
@@ -82,7 +91,37 @@ def place(order: list[Item], item: Item, *, before: Item | None, after: Item | N
     return [*rest[:index], item, *rest[index:]]
 
 
-async def write_order(conn: AsyncConnection, order: list[Item]) -> None:
-    for position, (kind, item_id) in enumerate(order):
-        table = spaces if kind == "space" else collections
-        await conn.execute(sa.update(table).where(table.c.id == item_id).values(position=position))
+async def write_order(
+    conn: AsyncConnection, order: list[Item], moved: Item, current: dict[Item, int]
+) -> None:
+    """Stores `order`, in which only `moved` changed place; `current` holds the others'
+    positions (as `positions` read them)."""
+    index = order.index(moved)
+    before = current[order[index - 1]] if index > 0 else None
+    after = current[order[index + 1]] if index + 1 < len(order) else None
+    if before is None and after is None:
+        position: int | None = 0
+    elif after is None:
+        assert before is not None
+        position = before + _GAP
+    elif before is None:
+        position = after - _GAP
+    else:
+        position = (before + after) // 2 if after - before >= 2 else None
+    if position is not None:
+        await _set(conn, {moved: position})
+        return
+    await _set(conn, {item: i * _GAP for i, item in enumerate(order)})
+
+
+async def _set(conn: AsyncConnection, new: dict[Item, int]) -> None:
+    for kind, table in (("space", spaces), ("collection", collections)):
+        rows = [(item_id, pos) for (k, item_id), pos in new.items() if k == kind]
+        for start in range(0, len(rows), _BATCH):
+            chunk = dict(rows[start : start + _BATCH])
+            value: sa.ColumnElement[int] | int = (
+                next(iter(chunk.values())) if len(chunk) == 1 else sa.case(chunk, value=table.c.id)
+            )
+            await conn.execute(
+                sa.update(table).where(table.c.id.in_(list(chunk))).values(position=value)
+            )

@@ -38,7 +38,9 @@ async def load(ctx: Ctx, collection_id: str, *, org_id: str | None = None) -> Co
     row = await repository.get(ctx.conn, collection_id)
     if row is None or (org_id is not None and row["organization_id"] != org_id):
         not_found("Collection")
-    scope = await ContentScope.load(ctx.conn, row["organization_id"], ctx.actor.user_id)
+    scope = await ContentScope.near(
+        ctx.conn, row["organization_id"], ctx.actor.user_id, collection_id
+    )
     role = scope.collection_role(collection_id)
     if not can_view(role):
         not_found("Collection")

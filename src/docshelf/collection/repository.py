@@ -32,21 +32,6 @@ async def update(conn: AsyncConnection, collection_id: str, values: dict[str, An
     )
 
 
-def descendants(tree: dict[str, tuple[str, Any]], root: str) -> list[str]:
-    """`root` and every collection below it, from a {id: (parent, ...)} map."""
-    children: dict[str, list[str]] = {}
-    for cid, (parent, _level) in tree.items():
-        children.setdefault(parent, []).append(cid)
-    out, stack = [], [root]
-    while stack:
-        current = stack.pop()
-        if current in out:
-            continue
-        out.append(current)
-        stack.extend(children.get(current, []))
-    return out
-
-
 async def delete_tree(conn: AsyncConnection, ids: list[str], now: Any) -> None:
     """Deletes the collections; their spaces enter the deleted state and, with their collection
     gone, belong to the organization root if restored (the FK sets parent_id to NULL)."""
@@ -62,6 +47,5 @@ async def delete_tree(conn: AsyncConnection, ids: list[str], now: Any) -> None:
     )
     await conn.execute(sa.delete(invites).where(invites.c.collection_id.in_(ids)))
     await conn.execute(sa.update(spaces).where(spaces.c.parent_id.in_(ids)).values(parent_id=None))
-    # Children first, so no row ever points at a deleted parent.
-    for cid in reversed(ids):
-        await conn.execute(sa.delete(collections).where(collections.c.id == cid))
+    # One statement: every collection of the subtree goes, whatever its order.
+    await conn.execute(sa.delete(collections).where(collections.c.id.in_(ids)))

@@ -4,7 +4,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from docshelf.authz.content import ContentScope
+from docshelf.authz.content import ContentScope, ancestors_of, descendants_of
 from docshelf.authz.guard import require
 from docshelf.collection import ordering, policy, repository
 from docshelf.collection.policy import CollectionAccess
@@ -56,7 +56,7 @@ async def require_container(ctx: Ctx, org_id: str, parent_id: str | None) -> Non
         )
         return
     row = await repository.get(ctx.conn, parent_id)
-    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    scope = await ContentScope.near(ctx.conn, org_id, ctx.actor.user_id, parent_id)
     if (
         row is None
         or row["organization_id"] != org_id
@@ -129,8 +129,8 @@ async def update(ctx: Ctx, collection_id: str, body: UpdateCollection) -> dict[s
 
 
 async def delete(ctx: Ctx, collection_id: str) -> None:
-    access = await _admin(ctx, collection_id)
-    ids = repository.descendants(access.scope.tree, collection_id)
+    await _admin(ctx, collection_id)
+    ids = await descendants_of(ctx.conn, collection_id)
     now = utcnow()
     live = sa.select(spaces.c.id).where(spaces.c.parent_id.in_(ids), spaces.c.deleted_at.is_(None))
     space_ids = list((await ctx.conn.execute(live)).scalars())
@@ -151,7 +151,7 @@ async def move_item(
     """Shared by collection and space moves; returns the new parent."""
     target = body.parent if "parent" in body.model_fields_set else current_parent
     if target is not None:
-        if item[0] == "collection" and target in repository.descendants(scope.tree, item[1]):
+        if item[0] == "collection" and item[1] in await ancestors_of(ctx.conn, org_id, target):
             raise BadRequest(
                 "Invalid body field 'parent': a collection cannot move into itself or a descendant"
             )
@@ -160,14 +160,13 @@ async def move_item(
         await require_container(ctx, org_id, None)
     before, after = body.position.anchors() if body.position else (None, None)
     await ordering.lock_parent(ctx.conn, org_id, target)
-    order = ordering.place(
-        await ordering.siblings(ctx.conn, org_id, target), item, before=before, after=after
-    )
+    current = await ordering.positions(ctx.conn, org_id, target)
+    order = ordering.place(list(current), item, before=before, after=after)
     table = collections if item[0] == "collection" else spaces
     await ctx.conn.execute(
         sa.update(table).where(table.c.id == item[1]).values(parent_id=target, updated_at=utcnow())
     )
-    await ordering.write_order(ctx.conn, order)
+    await ordering.write_order(ctx.conn, order, item, current)
     return target
 
 
@@ -233,7 +232,7 @@ async def transfer(ctx: Ctx, collection_id: str, body: TransferContent) -> dict[
             "Invalid body field 'organization': the collection is already in this organization"
         )
     await require_admin_of(ctx, body.organization)
-    ids = repository.descendants(access.scope.tree, collection_id)
+    ids = await descendants_of(ctx.conn, collection_id)
     space_ids = list(
         (
             await ctx.conn.execute(sa.select(spaces.c.id).where(spaces.c.parent_id.in_(ids)))

@@ -137,6 +137,23 @@ async def items(reader: ObjectReader, root: str | None) -> dict[str, str]:
     return entries
 
 
+async def walk(reader: ObjectReader, root: str | None) -> tuple[set[str], dict[str, str]]:
+    """Every node hash of the trie and every entry: what a copy of this map needs."""
+    nodes: set[str] = set()
+    entries: dict[str, str] = {}
+    frontier = [root] if root is not None else []
+    while frontier:
+        nodes.update(frontier)
+        loaded = await _load(reader, frontier)
+        frontier = []
+        for node in loaded.values():
+            if isinstance(node, _Leaf):
+                entries.update(node.entries)
+            else:
+                frontier.extend(h for h in node.children.values() if h not in nodes)
+    return nodes, entries
+
+
 async def count(reader: ObjectReader, root: str | None) -> int:
     if root is None:
         return 0
@@ -175,6 +192,83 @@ async def diff(
         pairs = below
         depth += 1
     return changed
+
+
+class DiffWalker:
+    """A diff read lazily, in a fixed order (by key hash, i.e. trie order), one leaf's worth of
+    changed entries per `next_batch`, so a caller that needs the first N changes reads only the
+    nodes on their paths. `rest` then accounts for everything not yet read: subtrees present on
+    one side only are counted from their nodes' entry counts without being descended, and only
+    subtrees present on both sides are walked to find the keys that changed in place."""
+
+    def __init__(self, reader: ObjectReader, a: str | None, b: str | None) -> None:
+        self.reader = reader
+        # (side a, side b, depth), popped from the end: the next pair in trie order is last.
+        self.stack: list[tuple[_Side, _Side, int]] = [(a, b, 0)] if a != b else []
+
+    async def next_batch(self) -> list[tuple[str, str | None, str | None]] | None:
+        while self.stack:
+            x, y, depth = self.stack.pop()
+            unread = {side for side in (x, y) if isinstance(side, str)}
+            nodes = await _load(self.reader, unread) if unread else {}
+            nx = nodes[x] if isinstance(x, str) else x
+            ny = nodes[y] if isinstance(y, str) else y
+            if isinstance(nx, _Branch) or isinstance(ny, _Branch):
+                sx, sy = _split(nx, depth), _split(ny, depth)
+                for slot in sorted(sx.keys() | sy.keys(), reverse=True):
+                    if sx.get(slot) != sy.get(slot):
+                        self.stack.append((sx.get(slot), sy.get(slot), depth + 1))
+                continue
+            ex = nx.entries if isinstance(nx, _Leaf) else nx or {}
+            ey = ny.entries if isinstance(ny, _Leaf) else ny or {}
+            changed = [
+                (key, ex.get(key), ey.get(key))
+                for key in sorted(ex.keys() | ey.keys(), key=_key_bits)
+                if ex.get(key) != ey.get(key)
+            ]
+            if changed:
+                return changed
+        return None
+
+    async def rest(self) -> tuple[int, dict[str, tuple[str, str]]]:
+        """(how many keys not yet returned exist on one side only, the others that changed
+        in place with their old and new values); empties the walker."""
+        one_sided = 0
+        in_place: dict[str, tuple[str, str]] = {}
+        pairs, self.stack = self.stack, []
+        while pairs:
+            unread = {side for x, y, _ in pairs for side in (x, y) if isinstance(side, str)}
+            nodes = await _load(self.reader, unread) if unread else {}
+            below: list[tuple[_Side, _Side, int]] = []
+            for x, y, depth in pairs:
+                nx = nodes[x] if isinstance(x, str) else x
+                ny = nodes[y] if isinstance(y, str) else y
+                if nx is None or ny is None:
+                    only = nx if nx is not None else ny
+                    one_sided += (
+                        only.count if isinstance(only, _Leaf | _Branch) else len(only or {})
+                    )
+                    continue
+                if isinstance(nx, _Branch) or isinstance(ny, _Branch):
+                    sx, sy = _split(nx, depth), _split(ny, depth)
+                    below.extend(
+                        (sx.get(s), sy.get(s), depth + 1)
+                        for s in sx.keys() | sy.keys()
+                        if sx.get(s) != sy.get(s)
+                    )
+                    continue
+                ex = nx.entries if isinstance(nx, _Leaf) else nx
+                ey = ny.entries if isinstance(ny, _Leaf) else ny
+                for key in ex.keys() | ey.keys():
+                    old, new = ex.get(key), ey.get(key)
+                    if old == new:
+                        continue
+                    if old is None or new is None:
+                        one_sided += 1
+                    else:
+                        in_place[key] = (old, new)
+            pairs = below
+        return one_sided, in_place
 
 
 def _split(side: _Node | dict[str, str] | None, depth: int) -> Mapping[int, _Side]:

@@ -20,10 +20,21 @@ async def main_moved(
     conn: AsyncConnection, space_id: str, before: Snapshot | None, after: Snapshot
 ) -> None:
     old_root = None if before is None else before.pages_root
-    changed = [
-        pid for pid in await hamt.diff(after.store, old_root, after.pages_root) if pid != ROOT
-    ]
-    if not changed:
+    page_diff = await hamt.diff(after.store, old_root, after.pages_root)
+    page_diff.pop(ROOT, None)
+    old_files = None if before is None else before.files_root
+    file_diff = await hamt.diff(after.store, old_files, after.files_root)
+    # Pages and files that appeared in or left main: links to them change status.
+    appeared = {
+        "page": [k for k, (a, _) in page_diff.items() if a is None],
+        "file": [k for k, (a, _) in file_diff.items() if a is None],
+    }
+    gone = {
+        "page": [k for k, (_, b) in page_diff.items() if b is None],
+        "file": [k for k, (_, b) in file_diff.items() if b is None],
+    }
+    changed = list(page_diff)
+    if not changed and not file_diff:
         return
     old = await before.pages(changed) if before is not None else {}
     new = await after.pages(changed)
@@ -35,8 +46,6 @@ async def main_moved(
         or (old[pid].get("markdown"), old[pid]["title"], old[pid]["type"])
         != (new[pid].get("markdown"), new[pid]["title"], new[pid]["type"])
     ]
-    if not relevant:
-        return
     texts = await after.markdowns(
         {new[p]["markdown"] for p in relevant if new.get(p, {}).get("markdown")}
     )
@@ -49,10 +58,20 @@ async def main_moved(
             indexed[pid] = None
             continue
         text = texts.get(rec.get("markdown") or "", "")
-        link_rows[pid] = links.rows_for(text)
+        link_rows[pid] = links.rows_for(pid, text)
         sections = tuple(
             search.IndexedSection(s.anchor, s.title, s.body) for s in md.split_sections(text)
         )
         indexed[pid] = search.IndexedPage(rec["title"], sections)
-    await links.reindex(conn, space_id, link_rows)
-    await search.reindex(conn, space_id, indexed)
+    wanted: dict[str, set[str]] = {"page": set(), "file": set()}
+    for rows in link_rows.values():
+        for row in rows or ():
+            if row.kind in wanted:
+                wanted[row.kind].add(row.target)
+    existing = {
+        "page": set(await hamt.lookup(after.store, after.pages_root, wanted["page"])),
+        "file": set(await hamt.lookup(after.store, after.files_root, wanted["file"])),
+    }
+    await links.reindex(conn, space_id, link_rows, existing=existing, appeared=appeared, gone=gone)
+    if indexed:
+        await search.reindex(conn, space_id, indexed)

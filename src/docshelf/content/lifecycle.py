@@ -13,8 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.blobs import BlobStore, open_blob_store
 from docshelf.config import get_settings
-from docshelf.content import indexing, objects, repository
+from docshelf.content import hamt, objects, repository
 from docshelf.kit.db import unit_of_work
+from docshelf.links import repository as links
 from docshelf.models import import_stages, space_blobs, spaces
 from docshelf.search import engine as search
 from docshelf.worker.queue import enqueue
@@ -59,21 +60,35 @@ async def start_space(
 async def copy_content(
     conn: AsyncConnection, source: str, target: str, author_id: str | None, now: datetime
 ) -> str:
-    """The source's main content as the first revision of `target`; returns its id."""
+    """The source's main content as the first revision of `target`; returns its id.
+
+    Only what the head reaches is copied (its map nodes, page and file records, markdown texts
+    and the blobs its files name), never the source's history, with INSERT … SELECT so the bytes
+    stay in the database; the links and search rows are copied the same way instead of being
+    extracted again, since the copy's main is the source's."""
     head_id = (
         await conn.execute(sa.select(spaces.c.revision_id).where(spaces.c.id == source))
     ).scalar_one()
     head = await repository.get(conn, source, head_id)
     assert head is not None
-    await objects.copy_space(conn, source, target)
-    await conn.execute(
-        sa.insert(space_blobs).from_select(
-            ["space_id", "blob_key"],
-            sa.select(sa.literal(target), space_blobs.c.blob_key).where(
-                space_blobs.c.space_id == source
-            ),
+    store = objects.ObjectStore(conn, source)
+    page_nodes, pages = await hamt.walk(store, head["pages_root"])
+    file_nodes, files = await hamt.walk(store, head["files_root"])
+    records = set(pages.values()) | set(files.values())
+    texts: set[str] = set()
+    blobs: set[str] = set()
+    loaded = await store.get_json(records)
+    for page_hash in set(pages.values()):
+        if text := loaded[page_hash].get("markdown"):
+            texts.add(text)
+    for file_hash in set(files.values()):
+        if blob := loaded[file_hash].get("blob"):
+            blobs.add(blob)
+    await objects.copy_objects(conn, source, target, page_nodes | file_nodes | records | texts)
+    if blobs:
+        await conn.execute(
+            sa.insert(space_blobs), [{"space_id": target, "blob_key": b} for b in sorted(blobs)]
         )
-    )
     revision_id = await repository.insert(
         conn,
         space_id=target,
@@ -84,9 +99,8 @@ async def copy_content(
         author_id=author_id,
         created_at=now,
     )
-    copied = await repository.get(conn, target, revision_id)
-    assert copied is not None
-    await indexing.main_moved(conn, target, None, repository.snapshot(conn, copied))
+    await links.copy_space(conn, source, target)
+    await search.copy_space(conn, source, target)
     return revision_id
 
 

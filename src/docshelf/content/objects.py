@@ -105,17 +105,25 @@ def text_object(text: str) -> tuple[str, bytes]:
     return hamt.object_hash(data), data
 
 
-async def copy_space(conn: AsyncConnection, source: str, target: str) -> None:
-    """Every object of `source` into `target`: a duplicated space shares no rows with its
-    original, so purging one never touches the other."""
-    await conn.execute(
-        sa.insert(content_objects).from_select(
-            ["space_id", "hash", "data"],
-            sa.select(
-                sa.literal(target).label("space_id"), content_objects.c.hash, content_objects.c.data
-            ).where(content_objects.c.space_id == source),
+async def copy_objects(
+    conn: AsyncConnection, source: str, target: str, hashes: Collection[str]
+) -> None:
+    """The given objects of `source` into `target`, set-based (INSERT … SELECT), in chunks."""
+    ordered = sorted(hashes)
+    for start in range(0, len(ordered), _CHUNK):
+        await conn.execute(
+            sa.insert(content_objects).from_select(
+                ["space_id", "hash", "data"],
+                sa.select(
+                    sa.literal(target).label("space_id"),
+                    content_objects.c.hash,
+                    content_objects.c.data,
+                ).where(
+                    content_objects.c.space_id == source,
+                    content_objects.c.hash.in_(ordered[start : start + _CHUNK]),
+                ),
+            )
         )
-    )
 
 
 def all_hashes(objects: Iterable[tuple[str, bytes]]) -> dict[str, bytes]:

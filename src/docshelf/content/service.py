@@ -219,67 +219,116 @@ async def changes(ctx: Ctx, space_id: str, where: Where, limit: int) -> dict[str
         if base_row is None
         else repository.snapshot(ctx.conn, base_row)
     )
-    items = await _semantic_changes(ctx, space_id, before, t.snap)
-    body: dict[str, Any] = {"changes": items[:limit]}
-    if len(items) > limit:
-        body["more"] = len(items) - limit
+    items, total = await _semantic_changes(ctx, space_id, before, t.snap, limit)
+    body: dict[str, Any] = {"changes": items}
+    if total > limit:
+        body["more"] = total - limit
     if merged_from is not None:
         body["mergedFrom"] = merged_from
     return body
 
 
+_CHUNK = 100
+
+
+def _page_change_count(a: Record, b: Record) -> int:
+    """How many changes an edited page shows: a move, an edit, both or none (a record whose
+    only change is its children shows nothing)."""
+    moved = a["parent"] != b["parent"]
+    edited = any(
+        a.get(name) != b.get(name) for name in ("title", "description", "slug", "emoji", "markdown")
+    )
+    return int(moved) + int(edited)
+
+
 async def _semantic_changes(
-    ctx: Ctx, space_id: str, before: Snapshot, after: Snapshot
-) -> list[dict[str, Any]]:
+    ctx: Ctx, space_id: str, before: Snapshot, after: Snapshot, limit: int
+) -> tuple[list[dict[str, Any]], int]:
+    """The first `limit` changes (pages, then files, each in the maps' key-hash order) and how
+    many there are.
+
+    The diffs are read lazily: only the leaves holding the shown changes are read and presented
+    (paths, parents); the rest are counted, pages or files present on one side only from the
+    maps' entry counts without descending, and only records changed in place are read to see
+    what changed. Work follows `limit` and the size of in-place edits, not the space."""
     out: list[dict[str, Any]] = []
-    page_diff = await hamt.diff(after.store, before.pages_root, after.pages_root)
-    ids = [pid for pid in page_diff if pid != ROOT]
-    old = await before.pages(ids)
-    new = await after.pages(ids)
-    for pid in sorted(ids):
-        a, b = old.get(pid), new.get(pid)
-        if a is None and b is not None:
-            out.append({"type": "page_created", "page": changed_page(b, await after.path(pid))})
-        elif b is None and a is not None:
-            out.append({"type": "page_deleted", "page": changed_page(a, await before.path(pid))})
-        elif a is not None and b is not None:
-            page = changed_page(b, await after.path(pid))
-            if a["parent"] != b["parent"]:
-                parent: dict[str, Any] = {}
-                if a["parent"] and (pa := await before.page(a["parent"])):
-                    parent["before"] = changed_page(pa, await before.path(pa["id"]))
-                if b["parent"] and (pb := await after.page(b["parent"])):
-                    parent["after"] = changed_page(pb, await after.path(pb["id"]))
-                out.append({"type": "page_moved", "page": page, "parent": parent})
-            attributes: dict[str, Any] = {}
-            for name in ("title", "description", "slug", "emoji"):
-                if a.get(name) != b.get(name):
-                    change = {}
-                    if a.get(name) is not None:
-                        change["before"] = a[name]
-                    if b.get(name) is not None:
-                        change["after"] = b[name]
-                    attributes[name] = change
-            if a.get("markdown") != b.get("markdown"):
-                attributes["document"] = {
-                    k: v
-                    for k, v in (("before", a.get("markdown")), ("after", b.get("markdown")))
-                    if v
-                }
-            if attributes:
-                out.append({"type": "page_edited", "page": page, "attributes": attributes})
-    file_diff = await hamt.diff(after.store, before.files_root, after.files_root)
-    old_files = await before.files(list(file_diff))
-    new_files = await after.files(list(file_diff))
-    sign = await downloads.signer(ctx.conn, ctx.base_url, space_id)
-    for fid in sorted(file_diff):
-        fa, fb = old_files.get(fid), new_files.get(fid)
-        if fa is None and fb is not None:
-            out.append({"type": "file_created", "file": changed_file(fb, sign(fb))})
-        elif fb is None and fa is not None:
-            out.append({"type": "file_deleted", "file": changed_file(fa, sign(fa))})
-        elif fb is not None:
-            out.append({"type": "file_edited", "file": changed_file(fb, sign(fb))})
+    total = 0
+    pages = hamt.DiffWalker(after.store, before.pages_root, after.pages_root)
+    root_seen = False
+    while len(out) <= limit and (batch := await pages.next_batch()) is not None:
+        root_seen = root_seen or any(key == ROOT for key, _, _ in batch)
+        ids = [key for key, _, _ in batch if key != ROOT]
+        old = await before.pages(ids)
+        new = await after.pages(ids)
+        for pid in ids:
+            found = await _page_changes(before, after, pid, old.get(pid), new.get(pid))
+            total += len(found)
+            out += found
+    one_sided, in_place = await pages.rest()
+    if not root_seen:
+        # The root record is no page: a space's first revision creates it.
+        in_place.pop(ROOT, None)
+        if (before.pages_root is None) != (after.pages_root is None):
+            one_sided -= 1
+    total += one_sided
+    ids = sorted(in_place)
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        old, new = await before.pages(chunk), await after.pages(chunk)
+        total += sum(_page_change_count(old[p], new[p]) for p in chunk)
+
+    files = hamt.DiffWalker(after.store, before.files_root, after.files_root)
+    sign = None
+    while len(out) <= limit and (fbatch := await files.next_batch()) is not None:
+        fids = [key for key, _, _ in fbatch]
+        old_files, new_files = await before.files(fids), await after.files(fids)
+        sign = sign or await downloads.signer(ctx.conn, ctx.base_url, space_id)
+        for fid in fids:
+            fa, fb = old_files.get(fid), new_files.get(fid)
+            total += 1
+            if fa is None and fb is not None:
+                out.append({"type": "file_created", "file": changed_file(fb, sign(fb))})
+            elif fb is None and fa is not None:
+                out.append({"type": "file_deleted", "file": changed_file(fa, sign(fa))})
+            elif fb is not None:
+                out.append({"type": "file_edited", "file": changed_file(fb, sign(fb))})
+    one_sided, in_place = await files.rest()
+    total += one_sided + len(in_place)
+    return out[:limit], total
+
+
+async def _page_changes(
+    before: Snapshot, after: Snapshot, pid: str, a: Record | None, b: Record | None
+) -> list[dict[str, Any]]:
+    if a is None and b is not None:
+        return [{"type": "page_created", "page": changed_page(b, await after.path(pid))}]
+    if b is None and a is not None:
+        return [{"type": "page_deleted", "page": changed_page(a, await before.path(pid))}]
+    out: list[dict[str, Any]] = []
+    if a is not None and b is not None:
+        page = changed_page(b, await after.path(pid))
+        if a["parent"] != b["parent"]:
+            parent: dict[str, Any] = {}
+            if a["parent"] and (pa := await before.page(a["parent"])):
+                parent["before"] = changed_page(pa, await before.path(pa["id"]))
+            if b["parent"] and (pb := await after.page(b["parent"])):
+                parent["after"] = changed_page(pb, await after.path(pb["id"]))
+            out.append({"type": "page_moved", "page": page, "parent": parent})
+        attributes: dict[str, Any] = {}
+        for name in ("title", "description", "slug", "emoji"):
+            if a.get(name) != b.get(name):
+                change = {}
+                if a.get(name) is not None:
+                    change["before"] = a[name]
+                if b.get(name) is not None:
+                    change["after"] = b[name]
+                attributes[name] = change
+        if a.get("markdown") != b.get("markdown"):
+            attributes["document"] = {
+                k: v for k, v in (("before", a.get("markdown")), ("after", b.get("markdown"))) if v
+            }
+        if attributes:
+            out.append({"type": "page_edited", "page": page, "attributes": attributes})
     return out
 
 

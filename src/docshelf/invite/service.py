@@ -4,7 +4,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from docshelf.authz.content import ContentScope
+from docshelf.authz.content import ContentScope, in_ids
 from docshelf.authz.guard import not_found, require
 from docshelf.authz.roles import highest, rank
 from docshelf.collection import policy as collection_policy
@@ -103,7 +103,7 @@ async def list_invites(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, A
         stmt = stmt.where(
             sa.or_(
                 invites.c.space_id.in_(administered),
-                invites.c.collection_id.in_(scope.administered_collections()),
+                in_ids(invites.c.collection_id, scope.administered_collections()),
             )
         )
     page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params)

@@ -1,7 +1,8 @@
 """One keyset pagination helper for every list.
 
-`page` is an opaque cursor holding the sort values of the last item served, so page N is
-one index range scan, exactly as cheap as page 1. `limit` defaults to DEFAULT_LIMIT.
+`page` is an opaque cursor holding the sort values of the last item served and the listing's
+count (taken on the first page), so page N is one index range scan, cheaper than page 1.
+`limit` defaults to DEFAULT_LIMIT.
 """
 
 from __future__ import annotations
@@ -185,20 +186,27 @@ async def paginate(
     descending: bool = False,
 ) -> Page:
     """`stmt` selects the visible rows, unordered; `keys` end with a unique column so the order
-    is total. The count is of every row `stmt` selects, whatever the page."""
+    is total. The count is of every row `stmt` selects: counted when the first page is read and
+    carried in the cursor, so later pages cost one index range scan each (a listing that changes
+    while it is paged shows the count it had when paging began)."""
     fingerprint = _fingerprint(keys, descending)
-    count_stmt = sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery())
-    count = (await conn.execute(count_stmt)).scalar_one()
-    if params.limit == 0:
-        return Page(rows=[], count=count, next_page=None)
-
     columns = [k.column for k in keys]
-    page_stmt = stmt
+    after: list[Any] | None = None
     if params.page is not None:
-        after = decode_cursor(params.page, fingerprint, len(keys))
+        *after, count = decode_cursor(params.page, fingerprint, len(keys) + 1)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise BadRequest(_BAD_CURSOR)
         for value, column in zip(after, columns, strict=True):
             if not isinstance(value, _python_type(column)):
                 raise BadRequest(_BAD_CURSOR)
+    else:
+        count_stmt = sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery())
+        count = (await conn.execute(count_stmt)).scalar_one()
+    if params.limit == 0:
+        return Page(rows=[], count=count, next_page=None)
+
+    page_stmt = stmt
+    if after is not None:
         left = sa.tuple_(*columns)
         right = sa.tuple_(
             *[sa.literal(v, type_=c.type) for v, c in zip(after, columns, strict=True)]
@@ -211,7 +219,7 @@ async def paginate(
     if len(rows) > params.limit:
         rows = rows[: params.limit]
         last = rows[-1]
-        next_page = encode_cursor([last[k.name] for k in keys], fingerprint)
+        next_page = encode_cursor([*(last[k.name] for k in keys), count], fingerprint)
     return Page(rows=rows, count=count, next_page=next_page)
 
 

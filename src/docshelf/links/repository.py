@@ -1,34 +1,150 @@
+"""The links index: one row per link in main's pages, stored grouped as the listing shows them,
+with the target's existence in main's head (`status`) and per-space counts kept current here, so
+a listing page is one index range and its counts one row."""
+
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.links.extract import FoundLink, extract
-from docshelf.models import page_links
+from docshelf.models import page_link_stats, page_links
 
-Row = FoundLink
+_BATCH = 500
+_SORT_CHARS = 400
+_ANCHOR_CHARS = 512
 
 
-def rows_for(markdown: str) -> list[Row]:
-    return extract(markdown)
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A link as the listing groups it: "#part" in page P is a link to P's anchor "part"."""
+
+    kind: str  # page, file, url, unresolved
+    target: str
+    anchor: str | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.target}#{self.anchor or ''}"
+
+    @property
+    def group_hash(self) -> str:
+        return hashlib.sha256(self.key.encode()).hexdigest()[:32]
+
+
+def _grouped(page_id: str, link: FoundLink) -> Row:
+    if link.kind == "anchor":
+        return Row("page", page_id, link.target[:_ANCHOR_CHARS])
+    anchor = link.anchor[:_ANCHOR_CHARS] if link.anchor else None
+    return Row(link.kind, link.target, anchor)
+
+
+def rows_for(page_id: str, markdown: str) -> list[Row]:
+    return [_grouped(page_id, link) for link in extract(markdown)]
+
+
+def _chunks(values: Sequence[str]) -> Iterable[Sequence[str]]:
+    for start in range(0, len(values), _BATCH):
+        yield values[start : start + _BATCH]
+
+
+async def _group_states(
+    conn: AsyncConnection, space_id: str, hashes: Collection[str]
+) -> dict[str, str]:
+    """Each listed group that has rows, with its status (uniform within a group)."""
+    states: dict[str, str] = {}
+    for chunk in _chunks(sorted(hashes)):
+        rows = await conn.execute(
+            sa.select(page_links.c.group_hash, page_links.c.status)
+            .where(page_links.c.space_id == space_id, page_links.c.group_hash.in_(chunk))
+            .distinct()
+        )
+        states.update((r.group_hash, r.status) for r in rows)
+    return states
+
+
+async def _hashes_where(
+    conn: AsyncConnection,
+    space_id: str,
+    column: sa.ColumnElement[str],
+    values: Sequence[str],
+    *also: sa.ColumnElement[bool],
+) -> set[str]:
+    found: set[str] = set()
+    for chunk in _chunks(values):
+        rows = await conn.execute(
+            sa.select(page_links.c.group_hash)
+            .where(page_links.c.space_id == space_id, column.in_(chunk), *also)
+            .distinct()
+        )
+        found.update(rows.scalars())
+    return found
+
+
+async def _set_status(
+    conn: AsyncConnection, space_id: str, kind: str, targets: Sequence[str], status: str
+) -> None:
+    for chunk in _chunks(targets):
+        await conn.execute(
+            sa.update(page_links)
+            .where(
+                page_links.c.space_id == space_id,
+                page_links.c.kind == kind,
+                page_links.c.target.in_(chunk),
+            )
+            .values(status=status)
+        )
 
 
 async def reindex(
-    conn: AsyncConnection, space_id: str, pages: Mapping[str, list[Row] | None]
+    conn: AsyncConnection,
+    space_id: str,
+    pages: Mapping[str, list[Row] | None],
+    *,
+    existing: Mapping[str, Collection[str]],
+    appeared: Mapping[str, Sequence[str]],
+    gone: Mapping[str, Sequence[str]],
 ) -> None:
-    """Replaces the links of each page (None: the page is gone)."""
-    if not pages:
+    """Replaces the links of each page (None: the page is gone), marks the links to pages and
+    files that `appeared` in or are `gone` from main, and keeps the space's counts.
+
+    `existing[kind]` holds which of the new rows' page and file targets exist in main."""
+    ids = sorted(pages)
+    touched: set[str] = await _hashes_where(conn, space_id, page_links.c.page_id, ids)
+    for kind in ("page", "file"):
+        targets = sorted({*appeared.get(kind, ()), *gone.get(kind, ())})
+        if targets:
+            touched |= await _hashes_where(
+                conn, space_id, page_links.c.target, targets, page_links.c.kind == kind
+            )
+    new_rows = [(pid, i, row) for pid in ids for i, row in enumerate(pages[pid] or ())]
+    touched |= {row.group_hash for _, _, row in new_rows}
+    if not touched:
         return
-    ids = list(pages)
-    for start in range(0, len(ids), 500):
+    before = await _group_states(conn, space_id, touched)
+
+    for chunk in _chunks(ids):
         await conn.execute(
             sa.delete(page_links).where(
-                page_links.c.space_id == space_id,
-                page_links.c.page_id.in_(ids[start : start + 500]),
+                page_links.c.space_id == space_id, page_links.c.page_id.in_(chunk)
             )
         )
+    for kind, found in appeared.items():
+        await _set_status(conn, space_id, kind, sorted(found), "ok")
+    for kind, lost in gone.items():
+        await _set_status(conn, space_id, kind, sorted(lost), "broken")
+
+    def status(row: Row) -> str:
+        if row.kind in ("page", "file"):
+            return "ok" if row.target in existing.get(row.kind, ()) else "broken"
+        return "broken" if row.kind == "unresolved" else "ok"
+
     values = [
         {
             "space_id": space_id,
@@ -37,30 +153,172 @@ async def reindex(
             "kind": row.kind,
             "target": row.target,
             "anchor": row.anchor,
+            "sort_key": row.key[:_SORT_CHARS],
+            "group_hash": row.group_hash,
+            "status": status(row),
         }
-        for pid, rows in pages.items()
-        for i, row in enumerate(rows or ())
+        for pid, i, row in new_rows
     ]
-    for start in range(0, len(values), 500):
-        await conn.execute(sa.insert(page_links), values[start : start + 500])
+    for start in range(0, len(values), _BATCH):
+        await conn.execute(sa.insert(page_links), values[start : start + _BATCH])
 
-
-async def of_space(conn: AsyncConnection, space_id: str) -> list[sa.RowMapping]:
-    stmt = (
-        sa.select(page_links)
-        .where(page_links.c.space_id == space_id)
-        .order_by(page_links.c.page_id, page_links.c.position)
+    after = await _group_states(conn, space_id, touched)
+    total = len(after) - len(before)
+    broken = sum(1 for s in after.values() if s == "broken") - sum(
+        1 for s in before.values() if s == "broken"
     )
-    return list((await conn.execute(stmt)).mappings())
+    if total or broken:
+        await _add_stats(conn, space_id, total, broken)
 
 
-async def of_page(conn: AsyncConnection, space_id: str, page_id: str) -> list[sa.RowMapping]:
-    stmt = (
-        sa.select(page_links)
-        .where(page_links.c.space_id == space_id, page_links.c.page_id == page_id)
-        .order_by(page_links.c.position)
+async def _add_stats(conn: AsyncConnection, space_id: str, total: int, broken: int) -> None:
+    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    stmt = insert(page_link_stats).values(space_id=space_id, total=total, broken=broken)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[page_link_stats.c.space_id],
+        set_={
+            "total": page_link_stats.c.total + total,
+            "broken": page_link_stats.c.broken + broken,
+        },
     )
-    return list((await conn.execute(stmt)).mappings())
+    await conn.execute(stmt)
+
+
+async def stats(conn: AsyncConnection, space_id: str) -> tuple[int, int]:
+    row = (
+        await conn.execute(
+            sa.select(page_link_stats.c.total, page_link_stats.c.broken).where(
+                page_link_stats.c.space_id == space_id
+            )
+        )
+    ).first()
+    return (0, 0) if row is None else (int(row.total), int(row.broken))
+
+
+async def copy_space(conn: AsyncConnection, source: str, target: str) -> None:
+    """A duplicated space's links and counts: the source's, whose main the copy starts from."""
+    names = [c.name for c in page_links.c if c.name != "space_id"]
+    await conn.execute(
+        sa.insert(page_links).from_select(
+            ["space_id", *names],
+            sa.select(sa.literal(target), *[page_links.c[n] for n in names]).where(
+                page_links.c.space_id == source
+            ),
+        )
+    )
+    await conn.execute(
+        sa.insert(page_link_stats).from_select(
+            ["space_id", "total", "broken"],
+            sa.select(sa.literal(target), page_link_stats.c.total, page_link_stats.c.broken).where(
+                page_link_stats.c.space_id == source
+            ),
+        )
+    )
+
+
+# Reading
+
+
+def in_app(base: str) -> sa.ColumnElement[bool]:
+    """URL links into this install (decided when read: the base URL is configuration)."""
+    return sa.and_(
+        page_links.c.kind == "url", sa.func.substr(page_links.c.target, 1, len(base)) == base
+    )
+
+
+def _where(space_id: str, status: str | None, base: str) -> list[sa.ColumnElement[bool]]:
+    where = [page_links.c.space_id == space_id]
+    if status == "broken":
+        where.append(page_links.c.status == "broken")
+    elif status == "ok":
+        where += [page_links.c.status == "ok", sa.not_(in_app(base))]
+    elif status == "in-app":
+        where.append(in_app(base))
+    return where
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    sort_key: str
+    group_hash: str
+    row: Row
+    status: str
+
+
+async def groups(
+    conn: AsyncConnection,
+    space_id: str,
+    *,
+    status: str | None,
+    base: str,
+    after: tuple[str, str] | None,
+    limit: int,
+) -> list[Group]:
+    """One page of a space's listing groups in (sort_key, group_hash) order: an index range,
+    grouped as it is read."""
+    where = _where(space_id, status, base)
+    order = (page_links.c.sort_key, page_links.c.group_hash)
+    if after is not None:
+        where.append(sa.tuple_(*order) > sa.tuple_(sa.literal(after[0]), sa.literal(after[1])))
+    stmt = (
+        sa.select(
+            page_links.c.sort_key,
+            page_links.c.group_hash,
+            sa.func.min(page_links.c.kind).label("kind"),
+            sa.func.min(page_links.c.target).label("target"),
+            sa.func.min(page_links.c.anchor).label("anchor"),
+            sa.func.min(page_links.c.status).label("status"),
+        )
+        .where(*where)
+        .group_by(*order)
+        .order_by(*order)
+        .limit(limit)
+    )
+    return [
+        Group(r.sort_key, r.group_hash, Row(r.kind, r.target, r.anchor), r.status)
+        for r in await conn.execute(stmt)
+    ]
+
+
+async def count_groups(conn: AsyncConnection, space_id: str, *, status: str, base: str) -> int:
+    stmt = sa.select(sa.func.count(sa.distinct(page_links.c.group_hash))).where(
+        *_where(space_id, status, base)
+    )
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+async def groups_of_page(conn: AsyncConnection, space_id: str, page_id: str) -> list[Group]:
+    """Every listing group of one page's links, in listing order."""
+    rows = await conn.execute(
+        sa.select(page_links).where(
+            page_links.c.space_id == space_id, page_links.c.page_id == page_id
+        )
+    )
+    found = {
+        (r.sort_key, r.group_hash): Group(
+            r.sort_key, r.group_hash, Row(r.kind, r.target, r.anchor), r.status
+        )
+        for r in rows
+    }
+    return [found[k] for k in sorted(found)]
+
+
+async def pages_of_groups(
+    conn: AsyncConnection, space_id: str, hashes: Sequence[str]
+) -> dict[str, list[str]]:
+    """The pages holding each group's links, by page id."""
+    found: dict[str, list[str]] = {h: [] for h in hashes}
+    if not hashes:
+        return found
+    rows = await conn.execute(
+        sa.select(page_links.c.group_hash, page_links.c.page_id)
+        .where(page_links.c.space_id == space_id, page_links.c.group_hash.in_(hashes))
+        .distinct()
+        .order_by(page_links.c.page_id)
+    )
+    for r in rows:
+        found[r.group_hash].append(r.page_id)
+    return found
 
 
 async def pages_linking_to(

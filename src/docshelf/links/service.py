@@ -1,41 +1,28 @@
 """The links listings of a space's main content: every link, a page's links, a file's backlinks.
 
-Links come from the index kept by content/indexing.py; whether each is broken is decided here,
-against the head of main, so deleting or renaming a page shows in the very next read.
+Links come from the index kept by content/indexing.py, grouped by target, with whether the
+target exists in main's head kept current as main moves: a page of the listing is one index
+range, filters included, and each listed target is confirmed against the head when presented.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Literal
-
-import sqlalchemy as sa
 
 from docshelf.authz.guard import not_found
 from docshelf.content import downloads
 from docshelf.content.presenter import present_file, present_page, present_revision
 from docshelf.content.service import Target, Where, target
 from docshelf.kit.context import Ctx
-from docshelf.kit.pagination import PageParams, page_in_memory
+from docshelf.kit.errors import BadRequest
+from docshelf.kit.pagination import PageParams, decode_cursor, encode_cursor, page_in_memory
 from docshelf.links import repository
 from docshelf.organization import policy as org_policy
 from docshelf.organization.presenter import present_organization
 from docshelf.space.presenter import present_space
 
 Status = Literal["ok", "broken", "in-app"]
-
-
-@dataclass(frozen=True)
-class _Group:
-    kind: str
-    target: str
-    anchor: str | None
-    pages: tuple[str, ...]
-
-    @property
-    def key(self) -> str:
-        return f"{self.kind}:{self.target}#{self.anchor or ''}"
 
 
 class _Locations:
@@ -60,6 +47,17 @@ class _Locations:
             ),
         }
         self.sign = sign
+        self.base = ctx.base_url.rstrip("/") + "/"
+
+    async def prefetch(self, page_ids: set[str], file_ids: set[str]) -> None:
+        """Reads the pages (and their ancestors, for paths) and files a listing page presents,
+        one batch per tree level, instead of one look-up each."""
+        snap = self.t.snap
+        await snap.files(file_ids)
+        wanted = set(page_ids)
+        while wanted:
+            found = await snap.pages(wanted)
+            wanted = {r["parent"] for r in found.values() if r.get("parent")} - set(found)
 
     async def page(self, page_id: str, anchor: str | None = None) -> dict[str, Any] | None:
         rec = await self.t.snap.page(page_id)
@@ -104,45 +102,98 @@ async def _context(ctx: Ctx, space_id: str) -> _Locations:
     return _Locations(ctx, t, org, sign)
 
 
-def _groups(rows: Iterable[sa.RowMapping], page_of_anchor: bool) -> list[_Group]:
-    found: dict[tuple[str, str, str | None], list[str]] = {}
-    for row in rows:
-        kind, target_, anchor = row["kind"], row["target"], row["anchor"]
-        if kind == "anchor" and page_of_anchor:
-            # "#section" points into the page that holds it.
-            kind, target_, anchor = "page", row["page_id"], row["target"]
-        pages = found.setdefault((kind, target_, anchor), [])
-        if row["page_id"] not in pages:
-            pages.append(row["page_id"])
-    return [_Group(k, t, a, tuple(p)) for (k, t, a), p in found.items()]
+_LISTING = "links:v2"
 
 
-async def _status(loc: _Locations, group: _Group) -> tuple[Status, dict[str, Any] | None]:
-    if group.kind == "page":
-        where = await loc.page(group.target, group.anchor)
+def _after(params: PageParams) -> tuple[tuple[str, str], int] | None:
+    """The last group served and the count taken on the first page."""
+    if params.page is None:
+        return None
+    sort_key, group_hash, count = decode_cursor(params.page, _LISTING, 3)
+    if not (
+        isinstance(sort_key, str)
+        and isinstance(group_hash, str)
+        and isinstance(count, int)
+        and not isinstance(count, bool)
+        and count >= 0
+    ):
+        raise BadRequest("Invalid query parameter 'page': not a cursor returned by this listing")
+    return (sort_key, group_hash), count
+
+
+def _stored_status(group: repository.Group, base: str) -> str:
+    if group.row.kind == "url" and group.row.target.startswith(base):
+        return "in-app"
+    return group.status
+
+
+async def _judge(loc: _Locations, group: repository.Group) -> tuple[Status, dict[str, Any] | None]:
+    """The status of one listed group, confirmed against the head (the stored status decides
+    filters and counts; the location is read here anyway)."""
+    row = group.row
+    if row.kind == "page":
+        where = await loc.page(row.target, row.anchor)
         return ("ok" if where else "broken"), where
-    if group.kind == "file":
-        where = await loc.file(group.target)
+    if row.kind == "file":
+        where = await loc.file(row.target)
         return ("ok" if where else "broken"), where
-    url = {"kind": "url", "url": group.target}
-    if group.kind == "unresolved":
+    url = {"kind": "url", "url": row.target}
+    if row.kind == "unresolved":
         return "broken", url
-    base = loc.ctx.base_url.rstrip("/") + "/"
-    return ("in-app" if group.target.startswith(base) else "ok"), url
+    return ("in-app" if row.target.startswith(loc.base) else "ok"), url
 
 
 async def _listing(
-    loc: _Locations, groups: list[_Group], params: PageParams, status: Status | None
+    loc: _Locations, params: PageParams, status: Status | None, page_id: str | None
 ) -> dict[str, Any]:
-    judged = [(g, *await _status(loc, g)) for g in sorted(groups, key=lambda g: g.key)]
-    broken = sum(1 for _, s, _ in judged if s == "broken")
-    shown = [j for j in judged if status is None or j[1] == status]
-    chunk, count, next_page = page_in_memory(
-        shown, key=lambda j: j[0].key, params=params, listing="links"
+    """One page of groups read from the index in order: the work is the page's rows, the
+    space's counts come from its maintained row (a page's own links are few: read whole)."""
+    conn, space_id, base = loc.ctx.conn, loc.t.space.row["id"], loc.base
+    cursor = _after(params)
+    after = None if cursor is None else cursor[0]
+    if page_id is None:
+        total, broken = await repository.stats(conn, space_id)
+        if cursor is not None:
+            count = cursor[1]  # as counted on the first page, like every keyset listing
+        elif status is None:
+            count = total
+        elif status == "broken":
+            count = broken
+        else:
+            in_app = await repository.count_groups(conn, space_id, status="in-app", base=base)
+            count = in_app if status == "in-app" else total - broken - in_app
+        chunk = (
+            await repository.groups(
+                conn, space_id, status=status, base=base, after=after, limit=params.limit + 1
+            )
+            if params.limit
+            else []
+        )
+    else:
+        # A page's own links are few: read them all (by primary key), count and page here.
+        groups = await repository.groups_of_page(conn, space_id, page_id)
+        total = len(groups)
+        broken = sum(1 for g in groups if g.status == "broken")
+        shown = [g for g in groups if status is None or _stored_status(g, base) == status]
+        count = len(shown)
+        chunk = [g for g in shown if after is None or (g.sort_key, g.group_hash) > after][
+            : params.limit + 1 if params.limit else 0
+        ]
+    more = len(chunk) > params.limit
+    chunk = chunk[: params.limit]
+    if page_id is None:
+        holders = await repository.pages_of_groups(conn, space_id, [g.group_hash for g in chunk])
+    else:
+        holders = {g.group_hash: [page_id] for g in chunk}
+    await loc.prefetch(
+        {g.row.target for g in chunk if g.row.kind == "page"}
+        | {p for pages in holders.values() for p in pages},
+        {g.row.target for g in chunk if g.row.kind == "file"},
     )
     items = []
-    for group, state, where in chunk:
-        locations = [await loc.page(p) for p in group.pages]
+    for group in chunk:
+        state, where = await _judge(loc, group)
+        locations = [await loc.page(p) for p in holders[group.group_hash]]
         item: dict[str, Any] = {
             "status": state,
             "relation": "reference",
@@ -154,10 +205,11 @@ async def _listing(
     body: dict[str, Any] = {
         "items": items,
         "count": count,
-        "stats": {"total": len(judged), "broken": {"total": broken, "changeRequest": 0}},
+        "stats": {"total": total, "broken": {"total": broken, "changeRequest": 0}},
     }
-    if next_page is not None:
-        body["next"] = {"page": next_page}
+    if more:
+        last = chunk[-1]
+        body["next"] = {"page": encode_cursor([last.sort_key, last.group_hash, count], _LISTING)}
     return body
 
 
@@ -165,8 +217,7 @@ async def space_links(
     ctx: Ctx, space_id: str, params: PageParams, status: Status | None
 ) -> dict[str, Any]:
     loc = await _context(ctx, space_id)
-    rows = await repository.of_space(ctx.conn, space_id)
-    return await _listing(loc, _groups(rows, True), params, status)
+    return await _listing(loc, params, status, None)
 
 
 async def page_links(
@@ -175,8 +226,7 @@ async def page_links(
     loc = await _context(ctx, space_id)
     if await loc.t.snap.page(page_id) is None:
         not_found("Page")
-    rows = await repository.of_page(ctx.conn, space_id, page_id)
-    return await _listing(loc, _groups(rows, True), params, status)
+    return await _listing(loc, params, status, page_id)
 
 
 async def file_backlinks(

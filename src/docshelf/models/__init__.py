@@ -6,6 +6,7 @@ from docshelf.models.collection import collections
 from docshelf.models.content import (
     content_objects,
     import_stages,
+    page_link_stats,
     page_links,
     revisions,
     space_blobs,
@@ -13,7 +14,7 @@ from docshelf.models.content import (
 from docshelf.models.custom_field import custom_field_values, custom_fields
 from docshelf.models.identity import api_tokens, users
 from docshelf.models.job import jobs
-from docshelf.models.organization import invites, members, organizations
+from docshelf.models.organization import invites, members, organization_email_domains, organizations
 from docshelf.models.permission import content_grants
 from docshelf.models.search import search_sections
 from docshelf.models.space import spaces
@@ -35,7 +36,9 @@ __all__ = [
     "invites",
     "jobs",
     "members",
+    "organization_email_domains",
     "organizations",
+    "page_link_stats",
     "page_links",
     "rate_limit_counters",
     "revisions",

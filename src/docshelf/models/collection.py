@@ -22,4 +22,5 @@ collections = sa.Table(
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Column("updated_at", UTCDateTime(), nullable=False),
     sa.Index("ix_collections_org_parent", "organization_id", "parent_id", "position"),
+    sa.Index("ix_collections_parent", "parent_id"),
 )

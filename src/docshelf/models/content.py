@@ -69,8 +69,12 @@ import_stages = sa.Table(
     sa.Index("ix_import_stages_blob_key", "blob_key"),
 )
 
-# Links found in the markdown of main's pages, kept current as main moves (content/indexing.py);
-# whether a link is broken is decided when it is read, against the head of main.
+# Links found in the markdown of main's pages, kept current as main moves (content/indexing.py),
+# one row per link. Rows are stored grouped the way the listing shows them: a link to an anchor
+# of its own page is stored as a link to that page. `status` (ok or broken) is whether the
+# target exists in main's head, kept current by the indexing when pages or files appear or
+# disappear, so a status filter is an indexed range; a URL's in-app status depends on the
+# install's base URL and is decided when read.
 page_links = sa.Table(
     "page_links",
     metadata,
@@ -86,5 +90,34 @@ page_links = sa.Table(
     sa.Column("kind", sa.String(16), nullable=False),
     sa.Column("target", sa.String(2048), nullable=False),
     sa.Column("anchor", sa.String(512)),
+    # The listing's order and identity: the first characters of "kind:target#anchor" (kept
+    # short enough for a PostgreSQL btree entry) and the SHA-256 of the whole string.
+    sa.Column(
+        "sort_key",
+        # Code-point order on both engines (SQLite's BINARY; "C" on PostgreSQL).
+        sa.String(400).with_variant(sa.String(400, collation="C"), "postgresql"),
+        nullable=False,
+        server_default="",
+    ),
+    sa.Column("group_hash", sa.String(32), nullable=False, server_default=""),
+    sa.Column("status", sa.String(8), nullable=False, server_default="ok"),
     sa.Index("ix_page_links_target", "space_id", "kind", "target"),
+    sa.Index("ix_page_links_order", "space_id", "sort_key", "group_hash"),
+    sa.Index("ix_page_links_status", "space_id", "status", "sort_key", "group_hash"),
+    sa.Index("ix_page_links_group", "space_id", "group_hash"),
+)
+
+# Per space: how many distinct link targets (listing groups) main's pages hold and how many of
+# them are broken, kept with page_links so the listing's stats read one row.
+page_link_stats = sa.Table(
+    "page_link_stats",
+    metadata,
+    sa.Column(
+        "space_id",
+        sa.String(32),
+        sa.ForeignKey("spaces.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("total", sa.Integer(), nullable=False, server_default="0"),
+    sa.Column("broken", sa.Integer(), nullable=False, server_default="0"),
 )

@@ -37,4 +37,5 @@ custom_field_values = sa.Table(
     ),
     sa.Column("value", JSONType, nullable=False),
     sa.Column("updated_at", UTCDateTime(), nullable=False),
+    sa.Index("ix_custom_field_values_field", "field_id"),
 )

@@ -25,6 +25,21 @@ organizations = sa.Table(
     sa.Column("invite_links", sa.Boolean(), nullable=False, server_default=sa.true()),
 )
 
+# The e-mail domains of each organization (organizations.email_domains, as an indexed table) so
+# that the look-up by domain reads only the organizations that list it.
+organization_email_domains = sa.Table(
+    "organization_email_domains",
+    metadata,
+    sa.Column("domain", sa.String(255), primary_key=True),
+    sa.Column(
+        "organization_id",
+        sa.String(32),
+        sa.ForeignKey("organizations.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Index("ix_organization_email_domains_org", "organization_id"),
+)
+
 members = sa.Table(
     "members",
     metadata,
@@ -65,4 +80,6 @@ invites = sa.Table(
     sa.Column("created_by", sa.String(32), sa.ForeignKey("users.id", ondelete="SET NULL")),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Index("ix_invites_org_created", "organization_id", "created_at", "id"),
+    sa.Index("ix_invites_space", "space_id"),
+    sa.Index("ix_invites_collection", "collection_id"),
 )

@@ -20,4 +20,7 @@ content_grants = sa.Table(
     sa.Column("role", sa.String(16), nullable=False),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Index("ix_content_grants_principal", "principal_type", "principal_id"),
+    sa.Index(
+        "ix_content_grants_org_principal", "organization_id", "principal_type", "principal_id"
+    ),
 )

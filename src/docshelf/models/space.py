@@ -39,4 +39,5 @@ spaces = sa.Table(
     sa.Index("ix_spaces_org_parent", "organization_id", "parent_id", "position"),
     sa.Index("ix_spaces_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_spaces_deleted_at", "deleted_at"),
+    sa.Index("ix_spaces_parent", "parent_id"),
 )

@@ -5,7 +5,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.models import members, organizations, team_members
+from docshelf.models import members, organization_email_domains, organizations, team_members
 
 ORG_COLUMNS = tuple(organizations.c)
 
@@ -33,12 +33,27 @@ def readable_by(user_id: str) -> sa.Select[Any]:
 
 async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:
     await conn.execute(sa.insert(organizations).values(**values))
+    await _set_domains(conn, values["id"], values.get("email_domains") or [])
 
 
 async def update(conn: AsyncConnection, org_id: str, values: dict[str, Any]) -> None:
     await conn.execute(
         sa.update(organizations).where(organizations.c.id == org_id).values(**values)
     )
+    if "email_domains" in values:
+        await _set_domains(conn, org_id, values["email_domains"] or [])
+
+
+async def _set_domains(conn: AsyncConnection, org_id: str, domains: list[str]) -> None:
+    """Keeps organization_email_domains equal to the organization's list, in the same
+    transaction, so the look-up by domain is one indexed read."""
+    table = organization_email_domains
+    await conn.execute(sa.delete(table).where(table.c.organization_id == org_id))
+    if domains:
+        await conn.execute(
+            sa.insert(table),
+            [{"domain": d, "organization_id": org_id} for d in sorted(set(domains))],
+        )
 
 
 async def hostname_taken(conn: AsyncConnection, hostname: str, except_org: str) -> bool:
@@ -61,9 +76,8 @@ async def by_hostname(conn: AsyncConnection, hostname: str) -> sa.RowMapping | N
 async def with_email_domain(
     conn: AsyncConnection, domain: str, user_id: str
 ) -> list[sa.RowMapping]:
-    """Organizations listing `domain` among their e-mail domains, with the caller's role if any.
-    Filtered in Python: the JSON array has no portable containment operator and the set of
-    organizations on one install is small."""
+    """Organizations listing `domain` among their e-mail domains, with the caller's role if any:
+    one indexed read of organization_email_domains."""
     stmt = (
         sa.select(
             *ORG_COLUMNS,
@@ -71,11 +85,17 @@ async def with_email_domain(
             members.c.user_id.label("member_id"),
             owns_team_column(),
         )
+        .join(
+            organization_email_domains,
+            sa.and_(
+                organization_email_domains.c.organization_id == organizations.c.id,
+                organization_email_domains.c.domain == domain,
+            ),
+        )
         .outerjoin(
             members,
             sa.and_(members.c.organization_id == organizations.c.id, members.c.user_id == user_id),
         )
         .order_by(organizations.c.created_at, organizations.c.id)
     )
-    rows = (await conn.execute(stmt)).mappings().all()
-    return [r for r in rows if domain in (r["email_domains"] or [])]
+    return list((await conn.execute(stmt)).mappings().all())

@@ -6,6 +6,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.authz.roles import ROLES, rank
 from docshelf.kit.db import upsert_insert
 from docshelf.models import content_grants, members, team_members, teams, users
 from docshelf.team.repository import team_columns
@@ -113,50 +114,35 @@ async def org_team_ids(conn: AsyncConnection, org_id: str, ids: list[str]) -> se
     return set((await conn.execute(stmt)).scalars())
 
 
-async def members_with_grants(
-    conn: AsyncConnection, org_id: str
-) -> tuple[list[sa.RowMapping], dict[str, list[Any]]]:
-    """Every member of the organization (with their user) and, per user, the grants they hold
-    directly or through teams: what `aggregate` needs to resolve everyone's role at once."""
-    rows = (
-        (
-            await conn.execute(
-                sa.select(
-                    members.c.user_id,
-                    members.c.role,
-                    users.c.id,
-                    users.c.email,
-                    users.c.display_name,
-                    users.c.photo_url,
-                )
-                .join(users, users.c.id == members.c.user_id)
-                .where(members.c.organization_id == org_id)
-                .order_by(members.c.user_id)
-            )
-        )
-        .mappings()
-        .all()
+def _rank(column: sa.ColumnElement[Any]) -> sa.ColumnElement[int]:
+    return sa.case({r: rank(r) for r in ROLES}, value=column, else_=0)
+
+
+def _larger(a: sa.ColumnElement[int], b: sa.ColumnElement[int]) -> sa.ColumnElement[int]:
+    return sa.case((a >= b, a), else_=b)
+
+
+def aggregate(
+    org_id: str,
+    targets: list[tuple[str, str]],
+    inherited: dict[str | None, int],
+    only_rank: int | None,
+) -> sa.Select[Any]:
+    """Members with the rank of their effective role on content whose grant chain is
+    `targets` (the content and the collections above it): the higher of what their organization
+    role gives there (`inherited`, resolved in Python by the same rules as every check) and the
+    best grant they or their teams hold on the chain. One statement, paged like any list."""
+    on_chain = sa.or_(
+        *[
+            sa.and_(content_grants.c.target_type == kind, content_grants.c.target_id == tid)
+            for kind, tid in targets
+        ]
     )
-    direct = await conn.execute(
-        sa.select(
-            content_grants.c.principal_id,
-            content_grants.c.target_type,
-            content_grants.c.target_id,
-            content_grants.c.role,
-        ).where(
-            content_grants.c.organization_id == org_id, content_grants.c.principal_type == "user"
-        )
-    )
-    by_user: dict[str, list[Any]] = {}
-    for g in direct:
-        by_user.setdefault(g.principal_id, []).append((g.target_type, g.target_id, g.role))
-    via_team = await conn.execute(
-        sa.select(
-            team_members.c.user_id,
-            content_grants.c.target_type,
-            content_grants.c.target_id,
-            content_grants.c.role,
-        )
+    direct = sa.select(
+        content_grants.c.principal_id.label("user_id"), _rank(content_grants.c.role).label("r")
+    ).where(on_chain, content_grants.c.principal_type == "user")
+    via_team = (
+        sa.select(team_members.c.user_id, _rank(content_grants.c.role).label("r"))
         .join(
             content_grants,
             sa.and_(
@@ -164,11 +150,35 @@ async def members_with_grants(
                 content_grants.c.principal_id == team_members.c.team_id,
             ),
         )
-        .where(team_members.c.organization_id == org_id)
+        .where(on_chain, team_members.c.organization_id == org_id)
     )
-    for g in via_team:
-        by_user.setdefault(g.user_id, []).append((g.target_type, g.target_id, g.role))
-    return list(rows), by_user
+    granted = sa.union_all(direct, via_team).subquery()
+    best = (
+        sa.select(granted.c.user_id, sa.func.max(granted.c.r).label("r"))
+        .group_by(granted.c.user_id)
+        .subquery()
+    )
+    from_org = sa.case(
+        *[(members.c.role == r, n) for r, n in inherited.items() if r is not None],
+        else_=inherited.get(None, 0),
+    )
+    effective = _larger(from_org, sa.func.coalesce(best.c.r, 0))
+    stmt = (
+        sa.select(
+            members.c.user_id,
+            effective.label("rank"),
+            users.c.id,
+            users.c.email,
+            users.c.display_name,
+            users.c.photo_url,
+        )
+        .join(users, users.c.id == members.c.user_id)
+        .outerjoin(best, best.c.user_id == members.c.user_id)
+        .where(members.c.organization_id == org_id)
+    )
+    if only_rank is not None:
+        return stmt.where(effective == only_rank)
+    return stmt.where(effective > 0)
 
 
 async def make_creator_admin(

@@ -7,13 +7,13 @@ from typing import Any, Literal
 
 from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
-from docshelf.authz.roles import highest
+from docshelf.authz.roles import ROLES, rank
 from docshelf.collection import policy as collection_policy
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
-from docshelf.kit.pagination import PageParams, SortKey, page_in_memory, paginate
-from docshelf.models import content_grants
+from docshelf.kit.pagination import PageParams, SortKey, paginate
+from docshelf.models import content_grants, members
 from docshelf.organization import policy as org_policy
 from docshelf.permission import repository
 from docshelf.permission.schemas import InviteUsersAndTeams, UpdatePermission
@@ -23,6 +23,7 @@ from docshelf.user.presenter import present_user
 
 Kind = Literal["space", "collection"]
 _KEYS = (SortKey(content_grants.c.principal_id, "principal_id"),)
+_AGGREGATE_KEYS = (SortKey(members.c.user_id, "user_id"),)
 
 
 async def _target(ctx: Ctx, kind: Kind, target_id: str) -> tuple[str, ContentScope, Any]:
@@ -116,33 +117,23 @@ async def aggregate(
     ctx: Ctx, kind: Kind, target_id: str, params: PageParams, role: str | None
 ) -> dict[str, Any]:
     """Every member who can access the content, with their effective role, resolved by the same
-    rules that guard access. Resolved for the whole organization at once (members are few next
-    to content), then paged by user id."""
+    rules that guard access: what each organization role gives there is resolved here, once per
+    role; grants on the content's chain are compared in SQL, so a page costs one page."""
     org_id, scope, row = await _target(ctx, kind, target_id)
-    members, grants = await repository.members_with_grants(ctx.conn, org_id)
-    entries = []
-    for m in members:
-        theirs: dict[tuple[str, str], str] = {}
-        for gkind, gid, grole in grants.get(m["user_id"], []):
-            theirs[(gkind, gid)] = highest([theirs.get((gkind, gid)), grole]) or grole
+    parent = row["parent_id"] if kind == "space" else target_id
+    chain = [("collection", c) for c in scope.ancestors(parent)] if parent else []
+    if kind == "space":
+        chain.append(("space", target_id))
+    inherited: dict[str | None, int] = {}
+    for org_role in (None, *ROLES):
         other = ContentScope(
-            org_id=org_id,
-            user_id=m["user_id"],
-            is_member=True,
-            org_role=m["role"],
-            tree=scope.tree,
-            grants=theirs,
+            org_id=org_id, user_id="", is_member=True, org_role=org_role, tree=scope.tree
         )
-        effective = other.space_role(row) if kind == "space" else other.collection_role(target_id)
-        if effective is not None and (role is None or effective == role):
-            entries.append((m, effective))
-    chunk, count, next_page = page_in_memory(
-        entries, key=lambda e: str(e[0]["user_id"]), params=params, listing=f"aggregate:{kind}"
+        got = other.space_role(row) if kind == "space" else other.collection_role(target_id)
+        inherited[org_role] = rank(got)
+    stmt = repository.aggregate(org_id, chain, inherited, None if role is None else rank(role))
+    page = await paginate(ctx.conn, stmt, keys=_AGGREGATE_KEYS, params=params)
+    by_rank = {rank(r): r for r in ROLES}
+    return page.render(
+        lambda m: {"permission": by_rank[m["rank"]], "user": present_user(m, ctx.base_url)}
     )
-    body: dict[str, Any] = {
-        "items": [{"permission": r, "user": present_user(m, ctx.base_url)} for m, r in chunk],
-        "count": count,
-    }
-    if next_page is not None:
-        body["next"] = {"page": next_page}
-    return body

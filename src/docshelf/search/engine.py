@@ -134,6 +134,16 @@ def _indexable(text: str) -> str:
     return text[:_MAX_INDEXED].translate(_UNINDEXABLE)
 
 
+async def copy_space(conn: AsyncConnection, source: str, target: str) -> None:
+    """A duplicated space's index: the source's rows under the new id, in one statement (the
+    copy's main is the source's main, so its pages index alike)."""
+    names = ["page_id", "position", "anchor", "page_title", "section_title", "body"]
+    select = sa.select(sa.literal(target), *[_t.c[n] for n in names]).where(_t.c.space_id == source)
+    if not _is_postgres(conn):
+        select = select.where(*_fts_ids(space_id=[source]))
+    await conn.execute(sa.insert(_t).from_select(["space_id", *names], select))
+
+
 async def drop_space(conn: AsyncConnection, space_id: str) -> None:
     """Removes a space's rows. Needed on SQLite when a space is purged: the FTS5 table has no
     foreign key to cascade from (PostgreSQL's has, and this is then a no-op)."""

@@ -58,7 +58,9 @@ async def load(
     row = await repository.get(ctx.conn, space_id)
     if row is None:
         not_found("Space")
-    scope = await ContentScope.load(ctx.conn, row["organization_id"], ctx.actor.user_id)
+    scope = await ContentScope.near(
+        ctx.conn, row["organization_id"], ctx.actor.user_id, row["parent_id"]
+    )
     role = scope.space_role(row)
     if (
         share_key is not None

@@ -206,13 +206,11 @@ async def duplicate(ctx: Ctx, space_id: str) -> dict[str, Any]:
     await repository.insert(ctx.conn, values)
     revision_id = await lifecycle.copy_content(ctx.conn, space_id, copy_id, ctx.actor.user_id, now)
     await repository.update(ctx.conn, copy_id, {"revision_id": revision_id})
+    current = await ordering.positions(ctx.conn, access.org_id, row["parent_id"])
     order = ordering.place(
-        await ordering.siblings(ctx.conn, access.org_id, row["parent_id"]),
-        ("space", copy_id),
-        before=None,
-        after=("space", space_id),
+        list(current), ("space", copy_id), before=None, after=("space", space_id)
     )
-    await ordering.write_order(ctx.conn, order)
+    await ordering.write_order(ctx.conn, order, ("space", copy_id), current)
     grants = await ctx.conn.execute(
         sa.select(content_grants).where(
             content_grants.c.target_type == "space", content_grants.c.target_id == space_id

@@ -1,6 +1,6 @@
 """Staged archives of large imports, removed when their job ends.
 
-Revision ID: 0011
+Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-24
 """
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011"
+revision: str = "0008"
 down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
