@@ -21,6 +21,7 @@ from PIL import Image, UnidentifiedImageError
 
 import docshelf.content.markdown as md
 from docshelf.blobs import blob_key
+from docshelf.content import parsing
 from docshelf.content.limits import MAX_PAGE_DEPTH, too_deep
 from docshelf.content.schemas import (
     Change,
@@ -430,6 +431,7 @@ class Editor:
             text = await self.snap.markdown(page)
             here = posixpath.dirname(await self.snap.path(page_id))
             targets: dict[str, str] = {}
+            await parsing.warm([text])
             for link in md.iter_links(text):
                 resolved = await self._resolve(link.target, here)
                 if resolved is not None:

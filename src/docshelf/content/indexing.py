@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 import docshelf.content.markdown as md
-from docshelf.content import hamt
+from docshelf.content import hamt, parsing
 from docshelf.content.snapshot import ROOT, Snapshot
 from docshelf.links import repository as links
 from docshelf.search import engine as search
@@ -49,6 +49,7 @@ async def main_moved(
     texts = await after.markdowns(
         {new[p]["markdown"] for p in relevant if new.get(p, {}).get("markdown")}
     )
+    await parsing.warm(texts.values())
     link_rows: dict[str, list[links.Row] | None] = {}
     indexed: dict[str, search.IndexedPage | None] = {}
     for pid in relevant:

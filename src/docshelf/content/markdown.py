@@ -529,13 +529,29 @@ class _Memo(Generic[T]):
         self._capacity = capacity
         self._size_of = size
 
+    @staticmethod
+    def _key(text: str) -> bytes:
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+    def holds(self, text: str) -> bool:
+        return self._key(text) in self._items
+
     def get(self, text: str, compute: Callable[[str], T]) -> T:
-        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        key = self._key(text)
         hit = self._items.get(key)
         if hit is not None:
             self._items.move_to_end(key)
             return hit[0]
         value = compute(text)
+        self._store(key, value)
+        return value
+
+    def put(self, text: str, value: T) -> None:
+        key = self._key(text)
+        if key not in self._items:
+            self._store(key, value)
+
+    def _store(self, key: bytes, value: T) -> None:
         cost = self._size_of(value) + 100
         if cost <= self._capacity:
             self._items[key] = (value, cost)
@@ -543,7 +559,6 @@ class _Memo(Generic[T]):
             while self._size > self._capacity:
                 _, (_, old) = self._items.popitem(last=False)
                 self._size -= old
-        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -561,6 +576,47 @@ _RENDERED: _Memo[tuple[bytes, tuple[Section, ...]]] = _Memo(
     2 * _MEMO_BYTES,
     lambda r: len(r[0]) + sum(len(s.body) + len(s.title or "") + 100 for s in r[1]),
 )
+
+
+# Above about this many microseconds of parsing, a text is parsed in a worker process
+# (content/parsing.py) rather than on the event loop; the estimate follows the costs measured
+# for markdown-it-py (benchmarks/RESULTS.md, "Pathological markdown").
+_INLINE_BUDGET_US = 20_000
+
+
+def costly(markdown: str) -> bool:
+    """Whether parsing `markdown` would hold the event loop past the inline budget and it has
+    not been parsed in this process yet."""
+    markup = sum(markdown.count(c) for c in _MARKUP)
+    if 2.5 * len(markdown) + 30 * markup <= _INLINE_BUDGET_US:
+        return False
+    return not (_ANALYSES.holds(markdown) and _RENDERED.holds(markdown))
+
+
+Prepared = tuple["_Analysis | None", "tuple[bytes, tuple[Section, ...]] | None"]
+
+
+def prepare(markdown: str) -> Prepared:
+    """Everything the helpers derive from `markdown`, computed where it is cheap to wait (a worker
+    process) and handed to `adopt` in the process that serves it. Pure."""
+    try:
+        analysis = _budgeted_analysis(markdown)
+    except _OverBudget:
+        return None, None  # refused by `check` anyway, which stops early on its own
+    within = (
+        len(markdown.encode("utf-8", "surrogatepass")) <= MAX_MARKDOWN_BYTES
+        and analysis.nesting <= MAX_BLOCK_NESTING
+        and len(analysis.dests) <= MAX_LINKS
+    )
+    return analysis, _render(markdown) if within else None
+
+
+def adopt(markdown: str, prepared: Prepared) -> None:
+    analysis, rendered = prepared
+    if analysis is not None:
+        _ANALYSES.put(markdown, analysis)
+    if rendered is not None:
+        _RENDERED.put(markdown, rendered)
 
 
 def _nesting(tokens: list[Token]) -> int:

@@ -22,7 +22,7 @@ from docshelf.blobs import OpenBlob
 from docshelf.change_request import policy as cr_policy
 from docshelf.change_request import repository as cr_repository
 from docshelf.change_request.presenter import present_change_request
-from docshelf.content import downloads, hamt, indexing, repository
+from docshelf.content import downloads, hamt, indexing, parsing, repository
 from docshelf.content import markdown as md
 from docshelf.content.edits import (
     MAX_URL_FILES,
@@ -40,7 +40,13 @@ from docshelf.content.presenter import (
     present_page,
     present_revision,
 )
-from docshelf.content.schemas import MEDIA_TYPE, ContentChanges, InsertFiles
+from docshelf.content.schemas import (
+    MEDIA_TYPE,
+    ContentChanges,
+    InsertFiles,
+    InsertPage,
+    UpdatePage,
+)
 from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.content.threeway import merge_snapshots
 from docshelf.kit.clock import isoformat, utcnow
@@ -161,10 +167,12 @@ async def _present_one(
     if rec["type"] == "document":
         text = await snap.markdown(rec)
         if refs == "relative":
+            await parsing.warm([text])
             targets = page_link_targets(text)
             paths = {pid: await snap.path(pid) for pid in targets if await snap.page(pid)}
             text = render_links(text, paths, posixpath.dirname(path))
         if fmt == "document":
+            await parsing.warm([text])
             document = md.to_document(text)
         else:
             markdown = text
@@ -451,13 +459,25 @@ class StagedFiles:
 async def _staged_files(
     st: Staged, body: ContentChanges, check: Callable[[Ctx], Awaitable[None]]
 ) -> StagedFiles:
-    """The batch's files, fetched and put in the blob store with no transaction open, once the
-    caller is known to be allowed (a refused caller makes us fetch and store nothing)."""
+    """The batch's files, fetched and put in the blob store, and its large page bodies parsed in
+    a worker process (content/parsing.py), all with no transaction open, once the caller is
+    known to be allowed (a refused caller makes us fetch, store and parse nothing)."""
     files = [f for c in body.changes if isinstance(c, InsertFiles) for f in c.files]
-    if not files:
+    texts = [
+        c.document.markdown
+        for c in body.changes
+        if isinstance(c, InsertPage | UpdatePage)
+        and c.document is not None
+        and c.document.markdown
+        and md.costly(c.document.markdown)
+    ]
+    if not files and not texts:
         return StagedFiles({}, set())
     async with st.read() as ctx:
         await check(ctx)
+    await parsing.warm(texts)
+    if not files:
+        return StagedFiles({}, set())
     fetched = await prefetch_files(st.state.fetcher, body)
     data = [r[0] for r in fetched.values() if not isinstance(r, BadRequest)]
     for f in files:

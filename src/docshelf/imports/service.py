@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.content import indexing, repository
+from docshelf.content import indexing, parsing, repository
 from docshelf.content.edits import Editor
 from docshelf.content.lifecycle import blob_store, collect_unless_kept, schedule_collection
 from docshelf.content.service import require_content_edit
@@ -152,6 +152,8 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> di
         raise BadRequest(f"Cannot import {url}: it answered HTTP {fetched.status}")
     name = fetched.url.rstrip("/").rsplit("/", 1)[-1] or "index"
     imported = await convert_offloaded(source, fetched.body, name)
+    # Parsed in this process's memo too, so applying the pages parses nothing on the event loop.
+    await parsing.warm(p.markdown for p in imported.pages)
     count = len(imported.pages) + len(imported.files)
     if count == 0:
         raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
