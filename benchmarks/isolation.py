@@ -4,7 +4,8 @@ Starts the real `docshelf serve` (SQLite by default, or --database-url) on loopb
 each scenario sends `GET /v1/orgs/{id}` from another organization every 5 ms while the heavy
 request runs, and reports the worst and p99 latency of those GETs:
 
-  (a) a live edit whose markdown is 1 MB of pathological text (`[` * 1,000,000);
+  (a) a live edit whose markdown is 1 MB of pathological text (`[` * 1,000,000), and (a') the
+      worst body the limits accept (49,000 `[` and prose up to 500 KB);
   (b) a change batch with 10 files by URL, served slowly (2 s each) by a loopback server;
   (c) a 100-page zip import (fetched from the same loopback server).
 
@@ -210,6 +211,26 @@ async def run(args: argparse.Namespace) -> int:
                         ),
                     ),
                     (
+                        "(a') the worst accepted body: 49,000 `[` and prose to 500 KB",
+                        lambda: heavy_c.post(
+                            f"/v1/spaces/{space['id']}/content",
+                            json={
+                                "changes": [
+                                    {
+                                        "operation": "insert_page",
+                                        "title": "Worst",
+                                        "document": {
+                                            "markdown": "[" * 49_000
+                                            + "\n\n"
+                                            + ("Plain words in a long page. " * 16_000)[:450_000]
+                                        },
+                                    }
+                                ]
+                            },
+                            headers=heavy,
+                        ),
+                    ),
+                    (
                         f"(b) 10 URL files, {args.slow_seconds:g} s each",
                         lambda: heavy_c.post(
                             f"/v1/spaces/{space['id']}/change-requests/{cr['id']}/content",
@@ -247,7 +268,7 @@ async def run(args: argparse.Namespace) -> int:
                 print("|---|---:|---:|---:|---:|---:|---:|---|")
                 worst_all = 0.0
                 for name, make in scenarios:
-                    if args.only and name[1] not in args.only:
+                    if args.only and name[1 : name.index(")")] not in args.only.split(","):
                         continue
                     started = time.perf_counter()
                     latencies, response = await probe_while(probe_c, probe_path, calm, make())
@@ -273,7 +294,7 @@ def main() -> None:
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--server", default="granian", choices=["granian", "uvicorn"])
     parser.add_argument("--slow-seconds", type=float, default=2.0)
-    parser.add_argument("--only", default="", help="scenario letters to run, e.g. bc")
+    parser.add_argument("--only", default="", help="scenarios to run, e.g. a,b")
     args = parser.parse_args()
     sys.exit(asyncio.run(run(args)))
 
