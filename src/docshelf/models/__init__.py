@@ -17,7 +17,7 @@ from docshelf.models.organization import invites, members, organizations
 from docshelf.models.permission import content_grants
 from docshelf.models.search import search_sections
 from docshelf.models.space import spaces
-from docshelf.models.system import instance_settings, rate_limit_counters
+from docshelf.models.system import instance_settings
 from docshelf.models.team import team_members, teams
 from docshelf.models.translation import translation_settings
 
@@ -37,7 +37,6 @@ __all__ = [
     "members",
     "organizations",
     "page_links",
-    "rate_limit_counters",
     "revisions",
     "search_sections",
     "space_blobs",
