@@ -51,9 +51,9 @@ async def _time(check: Callable[[str], Awaitable[object]], calls: int) -> float:
     return (time.perf_counter() - start) / calls * 1e6
 
 
-def _limiter(**kw: object) -> RateLimiter:
+def _limiter(shared: RedisStorage | None = None) -> RateLimiter:
     # A limit no run reaches, so every call is an allowed request with its headers.
-    return RateLimiter(limit=10**9, window_seconds=60, **kw)  # type: ignore[arg-type]
+    return RateLimiter(limit=10**9, window_seconds=60, shared=shared)
 
 
 def _free_port() -> int:
