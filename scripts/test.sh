@@ -2,7 +2,8 @@
 # The whole test suite: lint, types, then every test on SQLite and again on PostgreSQL.
 # PostgreSQL comes from DOCSHELF_TEST_DATABASE_URL, or a throwaway cluster started here from the
 # Debian binaries. Without PostgreSQL the second run is skipped with a message, except under CI
-# (CI=true), where that is a failure.
+# (CI=true), where that is a failure. The Redis tests start their own redis-server (Debian's
+# package; tests/conftest.py) on a free port; without it they skip, and under CI they fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -137,16 +137,28 @@ async def test_worker_process_runs_queued_jobs(
     db: AsyncEngine, settings: Settings, tmp_path: Path
 ) -> None:
     import asyncio
+    from datetime import UTC, datetime, timedelta
 
     import sqlalchemy as sa
 
     from docshelf.kit.db import unit_of_work
-    from docshelf.models import jobs, rate_limit_counters
+    from docshelf.models import jobs
     from docshelf.worker.queue import enqueue
 
-    stale = int(time.time()) - 7200  # the worker runs on real time, not the test's frozen clock
+    # The worker runs on real time, not the test's frozen clock: a job finished 8 days ago.
+    stale = datetime.now(UTC) - timedelta(days=8)
     async with db.begin() as conn:
-        await conn.execute(sa.insert(rate_limit_counters).values(key="k", window=stale, count=3))
+        await conn.execute(
+            sa.insert(jobs).values(
+                id="stale",
+                kind="test.old",
+                payload={},
+                status="done",
+                run_at=stale,
+                created_at=stale,
+                finished_at=stale,
+            )
+        )
     # Enqueued as a request would; the worker picks it up (run_at is the frozen past).
     async with unit_of_work(db) as conn:
         await enqueue(conn, "maintenance.purge", {})
@@ -156,7 +168,9 @@ async def test_worker_process_runs_queued_jobs(
         while time.monotonic() < deadline:
             async with db.connect() as conn:
                 left = (
-                    await conn.execute(sa.select(sa.func.count()).select_from(rate_limit_counters))
+                    await conn.execute(
+                        sa.select(sa.func.count()).select_from(jobs).where(jobs.c.id == "stale")
+                    )
                 ).scalar_one()
                 done = (
                     (

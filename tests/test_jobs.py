@@ -124,16 +124,17 @@ async def test_dedupe_key_allows_one_pending_job(db: AsyncEngine) -> None:
 
 
 async def test_schedules_and_maintenance_purge(db: AsyncEngine) -> None:
-    from docshelf.models import rate_limit_counters
     from docshelf.worker import tasks  # noqa: F401
 
-    old = int((clock.now() - timedelta(hours=2)).timestamp())
-    fresh = int(clock.now().timestamp())
+    finished = {"kind": "test.old", "payload": {}, "status": "done"}
     async with unit_of_work(db) as conn:
-        await conn.execute(
-            sa.insert(rate_limit_counters),
-            [{"key": "k", "window": old, "count": 1}, {"key": "k", "window": fresh, "count": 1}],
-        )
+        for job_id, age in (("old", timedelta(days=8)), ("fresh", timedelta(days=6))):
+            at = clock.now() - age
+            await conn.execute(
+                sa.insert(jobs).values(
+                    id=job_id, run_at=at, created_at=at, finished_at=at, **finished
+                )
+            )
     runner = JobRunner(db)
     await runner.ensure_schedules()
     await runner.ensure_schedules()  # idempotent
@@ -144,7 +145,12 @@ async def test_schedules_and_maintenance_purge(db: AsyncEngine) -> None:
     assert await runner.drain() == 0  # and the next one too
     async with db.connect() as conn:
         kinds = (await conn.execute(sa.select(jobs.c.kind, jobs.c.status))).all()
-    assert sorted(kinds) == [("maintenance.purge", "done"), ("maintenance.purge", "queued")]
+    # The job finished 8 days ago is gone, the one finished 6 days ago stays (a week's retention).
+    assert sorted(kinds) == [
+        ("maintenance.purge", "done"),
+        ("maintenance.purge", "queued"),
+        ("test.old", "done"),
+    ]
     async with db.connect() as conn:
-        windows = (await conn.execute(sa.select(rate_limit_counters.c.window))).scalars().all()
-    assert windows == [fresh]
+        left = (await conn.execute(sa.select(jobs.c.id).where(jobs.c.kind == "test.old"))).all()
+    assert [r.id for r in left] == ["fresh"]

@@ -6,7 +6,6 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -29,7 +28,7 @@ from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
 from docshelf.kit.pagination import load_cursor_key, use_cursor_key
 from docshelf.kit.validation import describe_validation_error, request_line_error
-from docshelf.ratelimit.service import DatabaseStorage, MemoryStorage, RateLimiter, Storage
+from docshelf.ratelimit.service import RateLimiter, RedisStorage
 
 log = logging.getLogger("docshelf")
 
@@ -188,10 +187,14 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error(500, "Internal server error")
 
 
-def _rate_limit_storage(settings: Settings, engine: Any) -> Storage:
-    if settings.resolved_rate_limit_storage == "database":
-        return DatabaseStorage(engine)
-    return MemoryStorage()
+def _rate_limiter(settings: Settings) -> RateLimiter:
+    url = settings.rate_limit_redis_url
+    return RateLimiter(
+        limit=settings.rate_limit,
+        window_seconds=settings.rate_limit_window,
+        processes=settings.resolved_rate_limit_processes,
+        shared=RedisStorage(url) if url and settings.rate_limit > 0 else None,
+    )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -208,6 +211,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             offload.shutdown()
+            await app.state.limiter.aclose()
             await app.state.engine.dispose()
 
     app = FastAPI(
@@ -227,11 +231,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.blobs = open_blob_store(settings)
     use_blob_store(app.state.blobs)
     app.state.fetcher = Fetcher.from_settings(settings)
-    app.state.limiter = RateLimiter(
-        _rate_limit_storage(settings, engine),
-        limit=settings.rate_limit,
-        window_seconds=settings.rate_limit_window,
-    )
+    app.state.limiter = _rate_limiter(settings)
     _install_error_handlers(app)
     app.add_middleware(EdgeMiddleware, max_body=settings.max_body_bytes)
     mount_v1(app)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -24,9 +24,13 @@ class Settings(BaseSettings):
     # Requests per token per window. 0 disables rate limiting.
     rate_limit: int = Field(default=1200, ge=0)
     rate_limit_window: int = Field(default=60, ge=1, le=3600)
-    # "memory" is exact for one process; "database" is exact across processes. Empty chooses
-    # memory on SQLite (one serving process) and database on PostgreSQL (many).
-    rate_limit_storage: str = ""
+    # Empty: each API process counts in memory and enforces its share of the limit,
+    # ceil(rate_limit / rate_limit_processes). A Redis URL (redis://, rediss://, unix://): every
+    # process counts in that Redis against one exact budget, and falls back to its share while
+    # the Redis is unreachable.
+    rate_limit_redis_url: str = ""
+    # API processes sharing the limit, across every host. 0 means DOCSHELF_WORKERS.
+    rate_limit_processes: int = Field(default=0, ge=0, le=10_000)
     # Run the job runner inside `serve`; turn off when `docshelf worker` runs separately.
     run_jobs_in_server: bool = True
     # Seconds a write waits for a lock (SQLite's write lock, a PostgreSQL row lock) or for a
@@ -73,10 +77,15 @@ class Settings(BaseSettings):
         return f"http://{self.host}:{self.port}"
 
     @property
-    def resolved_rate_limit_storage(self) -> str:
-        if self.rate_limit_storage:
-            return self.rate_limit_storage
-        return "memory" if self.is_sqlite else "database"
+    def resolved_rate_limit_processes(self) -> int:
+        return self.rate_limit_processes or max(self.workers, 1)
+
+    @field_validator("rate_limit_redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        if value and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
 
 
 @lru_cache

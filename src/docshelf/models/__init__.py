@@ -18,7 +18,7 @@ from docshelf.models.organization import invites, members, organization_email_do
 from docshelf.models.permission import content_grants
 from docshelf.models.search import search_sections
 from docshelf.models.space import spaces
-from docshelf.models.system import instance_settings, rate_limit_counters
+from docshelf.models.system import instance_settings
 from docshelf.models.team import team_members, teams
 from docshelf.models.translation import translation_settings
 
@@ -40,7 +40,6 @@ __all__ = [
     "organizations",
     "page_link_stats",
     "page_links",
-    "rate_limit_counters",
     "revisions",
     "search_sections",
     "space_blobs",
