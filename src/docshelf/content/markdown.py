@@ -587,6 +587,8 @@ _INLINE_BUDGET_US = 20_000
 def costly(markdown: str) -> bool:
     """Whether parsing `markdown` would hold the event loop past the inline budget and it has
     not been parsed in this process yet."""
+    if len(markdown) > MAX_MARKDOWN_BYTES:
+        return False  # `check` refuses it on its size alone, before any parse
     markup = sum(markdown.count(c) for c in _MARKUP)
     if 2.5 * len(markdown) + 30 * markup <= _INLINE_BUDGET_US:
         return False

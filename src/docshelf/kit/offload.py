@@ -81,6 +81,11 @@ async def run(fn: Callable[..., T], *args: Any, seconds: float) -> T:
         raise
 
 
+def start() -> None:
+    """Starts the pool ahead of its first use, so no request waits for a process to spawn."""
+    _get_pool()
+
+
 def shutdown() -> None:
     global _pool
     with _pool_lock:
