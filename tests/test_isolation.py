@@ -19,8 +19,10 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.app import create_app
+from docshelf.auth.service import revoke_token
 from docshelf.blobs import blob_key
 from docshelf.config import Settings
+from docshelf.content import repository as content_repository
 from docshelf.kit import offload
 from docshelf.kit.db import unit_of_work
 from docshelf.models import jobs
@@ -239,3 +241,46 @@ async def test_bytes_of_a_refused_batch_are_collected(
     assert await app.state.blobs.exists(key)
     await JobRunner(db).drain()
     assert not await app.state.blobs.exists(key)
+
+
+async def test_a_token_revoked_while_a_batch_waits_writes_nothing(
+    client: httpx.AsyncClient, db: AsyncEngine, slow_site: SlowSite
+) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    space = await factories.api_space(client, org_id, admin, editMode="live")
+    body = {
+        "changes": [
+            {"operation": "insert_files", "files": [{"name": "a.png", "url": slow_site.url}]}
+        ]
+    }
+    batch = asyncio.create_task(
+        client.post(f"/v1/spaces/{space['id']}/content", json=body, headers=admin.headers)
+    )
+    await asyncio.to_thread(slow_site.requested.wait, 30)
+    before = await snapshot(db)
+    async with unit_of_work(db) as conn:
+        await revoke_token(conn, admin.token)
+    revoked = await snapshot(db)
+    assert revoked != before
+    slow_site.release.set()
+    r = await asyncio.wait_for(batch, 30)
+    assert (r.status_code, r.json()) == (401, error(401, "Invalid or revoked API token"))
+    after = await snapshot(db)
+    # Nothing written but the collection of the bytes fetched for it.
+    assert [job[1] for job in after.pop("jobs")] == ["content.collect_blobs"]
+    assert after == {k: v for k, v in revoked.items() if k != "jobs"}
+
+
+async def test_bytes_collected_between_put_and_write_are_put_back(
+    client: httpx.AsyncClient, db: AsyncEngine, app: FastAPI
+) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    space = await factories.api_space(client, org_id, admin)
+    data = b"bytes that a collector deleted meanwhile"
+    store = app.state.blobs
+    put = await content_repository.put_blobs(store, [data])
+    key = blob_key(data)
+    await store.delete(key)  # what a collection job between the put and the write does
+    async with unit_of_work(db) as conn:
+        await content_repository.store_blobs(conn, store, space["id"], {key: data}, put=put)
+    assert await store.get(key) == data

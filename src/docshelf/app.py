@@ -98,9 +98,13 @@ class EdgeMiddleware:
             try:
                 cursor_key = state.cursor_key = await load_cursor_key(state.engine)
             except Exception as exc:
-                if not is_busy_error(exc):
-                    raise
-                await _error(503, _BUSY, {"Retry-After": "1", **(_as_dict(extra) or {})})(
+                # Outside the app's exception handlers: answer in the error body here.
+                if is_busy_error(exc):
+                    status, message, headers = 503, _BUSY, {"Retry-After": "1"}
+                else:
+                    log.error("could not load the cursor key", exc_info=exc)
+                    status, message, headers = 500, "Internal server error", {}
+                await _error(status, message, {**headers, **(_as_dict(extra) or {})})(
                     scope, receive, send
                 )
                 return

@@ -26,6 +26,13 @@ async def find_active_token(conn: AsyncConnection, token_hash: str) -> sa.RowMap
     return (await conn.execute(_by_hash, {"h": token_hash})).mappings().first()
 
 
+async def token_is_active(conn: AsyncConnection, token_id: str) -> bool:
+    stmt = sa.select(api_tokens.c.id).where(
+        api_tokens.c.id == token_id, api_tokens.c.revoked_at.is_(None)
+    )
+    return (await conn.execute(stmt)).first() is not None
+
+
 async def insert_token(
     conn: AsyncConnection, *, user_id: str, token_hash: str, prefix: str, now: datetime
 ) -> str:

@@ -36,6 +36,12 @@ async def authenticate(conn: AsyncConnection, token: str | None) -> Actor:
     )
 
 
+async def still_authenticated(conn: AsyncConnection, actor: Actor) -> None:
+    """For work that authenticated earlier than it writes: the token must still be valid."""
+    if not await repository.token_is_active(conn, actor.token_id):
+        raise Unauthorized("Invalid or revoked API token")
+
+
 async def create_token(conn: AsyncConnection, user_id: str) -> str:
     token = tokens.generate()
     await repository.insert_token(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -22,6 +22,8 @@ from docshelf.worker.queue import enqueue
 from docshelf.worker.registry import task
 
 COLLECT_BLOBS = "content.collect_blobs"
+
+log = logging.getLogger("docshelf.content")
 
 _store: BlobStore | None = None
 
@@ -136,9 +138,18 @@ async def collect_unless_kept(engine: AsyncEngine, keys: set[str]) -> AsyncItera
         yield
     except BaseException:
         if keys:
-            with contextlib.suppress(Exception):
+            try:
                 async with unit_of_work(engine) as conn:
                     await schedule_collection(conn, sorted(keys))
+            except Exception:
+                # Most likely the same contention that failed the write; the bytes stay until
+                # another write of them is refused or collected.
+                log.warning(
+                    "could not schedule the collection of %d unreferenced blobs: %s",
+                    len(keys),
+                    ", ".join(sorted(keys)),
+                    exc_info=True,
+                )
         raise
 
 

@@ -25,7 +25,7 @@ async def warm(texts: Iterable[str]) -> None:
         if not md.costly(text):
             continue
         try:
-            prepared = await offload.run(md.prepare, text, seconds=PARSE_SECONDS)
+            prepared = await offload.run(md.prepare, text, seconds=PARSE_SECONDS, lane="parse")
         except (offload.OffloadTimeout, offload.OffloadCrashed, MemoryError):
             continue
         md.adopt(text, prepared)

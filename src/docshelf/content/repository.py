@@ -155,13 +155,14 @@ async def _put_and_reference(
             await store.put(data)
     await lock_blob_keys(conn, blobs)
     await conn.execute(stmt, rows)
-    if conn.dialect.name == "postgresql":
-        # A collector holding a key's lock between our put and our lock has deleted the bytes;
-        # nothing can delete them again before we commit, so putting them back now is enough.
-        # (SQLite writers are serial: no collector ran since our put.)
-        for key, data in blobs.items():
-            if not await store.exists(key):
-                await store.put(data)
+    # A collector that ran between our put and our lock (on PostgreSQL, holding the key's
+    # lock; on SQLite, a job process writing before our transaction) may have deleted the
+    # bytes; nothing can delete them again before we commit, so putting them back is enough.
+    # On SQLite, bytes put in this transaction cannot have been collected yet.
+    recheck = blobs if conn.dialect.name == "postgresql" else put
+    for key in recheck:
+        if key in blobs and not await store.exists(key):
+            await store.put(blobs[key])
 
 
 async def held_blobs(conn: AsyncConnection, keys: list[str]) -> set[str]:

@@ -205,7 +205,9 @@ async def _prepare_import(payload: dict[str, Any]) -> Imported | None:
     data = await blob_store().get(payload["blob"])
     if data is None:
         return None
-    return await convert_offloaded(payload["source"], data, payload["name"])
+    imported = await convert_offloaded(payload["source"], data, payload["name"])
+    await parsing.warm(p.markdown for p in imported.pages)
+    return imported
 
 
 @task(IMPORT_JOB, prepare=_prepare_import, on_give_up=_unstage)

@@ -11,7 +11,7 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.auth.header import scope_bearer_token
-from docshelf.auth.service import Actor, authenticate
+from docshelf.auth.service import Actor, authenticate, still_authenticated
 from docshelf.kit.db import unit_of_work
 
 
@@ -78,6 +78,8 @@ class Staged:
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Ctx]:
         async with unit_of_work(self.engine) as conn:
+            # The token may have been revoked while we fetched or converted.
+            await still_authenticated(conn, self.actor)
             yield Ctx(conn=conn, actor=self.actor, base_url=self.base_url, state=self.state)
 
 

@@ -16,7 +16,7 @@ import resource
 import threading
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pebble import ProcessExpired, ProcessPool
 
@@ -25,7 +25,10 @@ T = TypeVar("T")
 # Defaults; `configure` (called by create_app and the worker) sets them from the settings.
 _workers = 1
 _memory_bytes = 1024 * 1024 * 1024
-_pool: ProcessPool | None = None
+# One pool per kind of work, so a short parse never queues behind a long conversion (pebble's
+# time limit counts from when a task starts, not from when it was queued).
+Lane = Literal["convert", "parse"]
+_pools: dict[str, ProcessPool] = {}
 _pool_lock = threading.Lock()
 
 
@@ -50,26 +53,26 @@ def _limit_memory(memory_bytes: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
 
 
-def _get_pool() -> ProcessPool:
-    global _pool
+def _get_pool(lane: Lane) -> ProcessPool:
     with _pool_lock:
-        if _pool is None or not _pool.active:
+        pool = _pools.get(lane)
+        if pool is None or not pool.active:
             # spawn: the API process runs threads (database drivers, the server's), and a
             # forked child could inherit a lock held by one of them.
-            _pool = ProcessPool(
+            pool = _pools[lane] = ProcessPool(
                 max_workers=_workers,
                 max_tasks=50,
                 initializer=_limit_memory,
                 initargs=(_memory_bytes,),
                 context=multiprocessing.get_context("spawn"),
             )
-        return _pool
+        return pool
 
 
-async def run(fn: Callable[..., T], *args: Any, seconds: float) -> T:
-    """Runs fn(*args) in a worker process; raises OffloadTimeout past `seconds` and
+async def run(fn: Callable[..., T], *args: Any, seconds: float, lane: Lane = "convert") -> T:
+    """Runs fn(*args) in a worker process of `lane`; raises OffloadTimeout past `seconds` and
     re-raises whatever fn raised (it must be picklable, as our own exceptions are)."""
-    future = _get_pool().schedule(fn, args=args, timeout=seconds)
+    future = _get_pool(lane).schedule(fn, args=args, timeout=seconds)
     try:
         return await asyncio.wrap_future(future)
     except FutureTimeout:
@@ -82,14 +85,14 @@ async def run(fn: Callable[..., T], *args: Any, seconds: float) -> T:
 
 
 def start() -> None:
-    """Starts the pool ahead of its first use, so no request waits for a process to spawn."""
-    _get_pool()
+    """Starts the pools ahead of their first use, so no request waits for a process to spawn."""
+    _get_pool("parse")
+    _get_pool("convert")
 
 
 def shutdown() -> None:
-    global _pool
     with _pool_lock:
-        if _pool is not None:
-            _pool.stop()  # type: ignore[no-untyped-call]
-            _pool.join(timeout=5)
-            _pool = None
+        for pool in _pools.values():
+            pool.stop()  # type: ignore[no-untyped-call]
+            pool.join(timeout=5)
+        _pools.clear()
