@@ -63,7 +63,8 @@ async def find(
     offset: int = 0,
 ) -> tuple[list[Hit], int]:
     async with unit_of_work(db, write=False) as conn:
-        return await engine.search(conn, query, space_ids=space_ids, limit=limit, offset=offset)
+        found = await engine.search(conn, query, space_ids=space_ids, limit=limit, offset=offset)
+    return found.hits, found.count
 
 
 async def found(db: AsyncEngine, query: str, space_ids: list[str]) -> list[str]:
