@@ -228,6 +228,8 @@ async def search(
     if len(first) <= CANDIDATES and terms[-1].prefix:
         plan = plan_of(terms)
         first = (await conn.execute(plan.candidates(in_scope, title=False))).all()
+    if not first:
+        return Results([], 0, True, 0)
     if len(first) <= CANDIDATES:
         found = await _search_all(conn, plan, in_scope, limit, offset)
         return await with_sections(conn, found, found.hits) if sections else found
