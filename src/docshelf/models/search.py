@@ -45,3 +45,13 @@ search_sections = sa.Table(
     ),
     sa.Index("ix_search_sections_document", "document", postgresql_using="gin"),
 )
+
+# The page title's own tsvector (PostgreSQL only; migration 0014): a broad query's title tier
+# finds its rows through it (search.engine).
+sa.Index(
+    "ix_search_sections_title",
+    sa.func.to_tsvector(
+        sa.literal_column(f"'{SEARCH_CONFIG}'::regconfig"), search_sections.c.page_title
+    ),
+    postgresql_using="gin",
+)
