@@ -169,11 +169,14 @@ async def test_a_broad_query_pages_with_cursors_and_an_estimated_count(
         if "next" not in body:
             break
         params["page"] = body["next"]["page"]
-    # The count is the same on every page: here the estimate is the number of matching pages
-    # (one section each); only the candidates are served (CANDIDATES sections and the title
-    # match, which may be one of them), each once, title matches first.
-    assert counts == {CANDIDATES + 21}
+    # The count is the same on every page. Only the candidates are served (CANDIDATES
+    # sections and the title match, which may be one of them), each once, title matches first.
     assert len(seen) == len(set(seen)) and CANDIDATES <= len(seen) <= CANDIDATES + 1
+    (count,) = counts
+    if db.dialect.name == "postgresql":
+        assert count >= len(seen)  # the planner's estimate, never below what is served
+    else:
+        assert count == CANDIDATES + 21  # matching sections x pages per section: exact here
     assert seen[0] == "Webhook guide"
     # A selective query: exact count, every page served.
     r = await client.get(url, params={"query": "page 7", "limit": 5}, headers=reader.headers)

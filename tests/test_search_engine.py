@@ -319,7 +319,11 @@ async def test_count_is_exact_up_to_the_candidates_and_an_estimate_past_them(
     total_pages = n // 2 + n
     found = await search(db, "common", sid)
     assert not found.exact
-    assert found.count == total_pages
+    if db.dialect.name == "postgresql":
+        # The planner's estimate of the matching sections (never below the pages ranked).
+        assert found.count >= found.ranked
+    else:
+        assert found.count == total_pages
     # Only the candidates' pages are ranked and served: the newest CANDIDATES sections on
     # SQLite, the first in id order on PostgreSQL (two sections a page).
     assert found.ranked == n // 2 == len(found.hits)

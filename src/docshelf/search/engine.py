@@ -17,7 +17,7 @@ most rows next to no weight at all, wherever it was found.
 
 A query is its whitespace-separated words, each one quoted for the engine (never read as query
 syntax, so nothing a user types can raise), all of them required, the last one also matching as
-a prefix so that a query typed as you go finds its word.
+a prefix so that a query typed as you go finds its word (unless the query is broad: see search).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ _PREFIX_MIN = 3
 _BATCH = 200
 
 # Sections ranked at most for one query (per tier, see search); past this a query is "broad".
-CANDIDATES = 250
+CANDIDATES = 200
 # A broad query's count estimate counts the matching sections up to this many.
 COUNT_SECTIONS = 100_000
 
@@ -200,11 +200,11 @@ async def search(
     of those whose page title holds every word, found the same way. Within that set the order
     is the usual one (a title match above a section title match above the body); pages
     outside it are not served, and `count` is then an estimate (the matching sections, counted
-    up to COUNT_SECTIONS, times the share of distinct pages among the first candidates);
-    `count=False` skips it. The ranking of a broad query's candidates leaves the engine's
-    relevance out (FTS5's bm25 reads every match to weigh the words), so that pages alike in
-    where the words are (page title, section title) are in page id order; so are their
-    sections.
+    up to COUNT_SECTIONS on SQLite, the planner's estimate on PostgreSQL, times the share of
+    distinct pages among the first candidates; never below `ranked`); `count=False` skips it.
+    The ranking of a broad query's candidates leaves the engine's relevance out (FTS5's bm25
+    reads every match to weigh the words), so that pages alike in where the words are (page
+    title, section title) are in page id order; so are their sections.
 
     `sections=False` leaves the hits' sections empty, for with_sections to fill in.
     """
@@ -218,6 +218,11 @@ async def search(
         if not space_ids:
             return Results([], 0, True, 0)
     in_scope = _t.c.space_id.in_(space_ids)
+    if _is_postgres(conn):
+        # A generic plan (asyncpg prepares statements; PostgreSQL switches to one after five
+        # runs) cannot see the words, so it guesses their matches: a rare word read through
+        # the primary key and filtered row by row cost 15 ms where the GIN index takes 1.
+        await conn.execute(sa.text("SET LOCAL plan_cache_mode = force_custom_plan"))
 
     def plan_of(terms: list[_Term]) -> _Plan:
         return _Postgres(terms) if _is_postgres(conn) else _Fts5(terms, space_ids)
@@ -239,9 +244,10 @@ async def search(
     first = first[:CANDIDATES]
     titled = (await conn.execute(plan.candidates(in_scope, title=True))).all()
     best: dict[tuple[str, str], float] = {}
-    for row in {(r.space_id, r.page_id, r.position): r for r in (*first, *titled)}.values():
-        key = (row.space_id, row.page_id)
-        score = plan.rescore(row)
+    # A row found by both tiers scores the same twice: no need to tell them apart.
+    for space_id, page_id, _, page_title, section_title in (*first, *titled):
+        key = (space_id, page_id)
+        score = plan.rescore(page_title, section_title)
         if score > best.get(key, -1.0):
             best[key] = score
     ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0][1], kv[0][0]))
@@ -249,7 +255,7 @@ async def search(
     estimate = 0
     if count:
         matched = await plan.count_sections(conn, in_scope)
-        sampled = len({(r.space_id, r.page_id) for r in first})
+        sampled = len({(r[0], r[1]) for r in first})
         estimate = max(len(ranked), round(matched * sampled / len(first)))
     hits = [Hit(s, p, score, ()) for (s, p), score in chosen]
     found = Results(hits, estimate, False, len(ranked), plan)
@@ -408,38 +414,36 @@ class _Plan:
 
     def _count_held(self, text: str | None) -> int:
         tokens = _tokens(text, self.strip_diacritics)
+        present = set(tokens)
+
+        def has(part: str, prefix: bool) -> bool:
+            return any(t.startswith(part) for t in present) if prefix else part in present
+
         found = 0
         for word, prefix in self.words:
-            if not word:
-                continue
-
-            def at(i: int, w: list[str] = word, prefix: bool = prefix) -> bool:
-                last = len(w) - 1
-                return all(
-                    tokens[i + j].startswith(part)
-                    if prefix and j == last
-                    else tokens[i + j] == part
-                    for j, part in enumerate(w)
-                )
-
-            if self.phrases:
-                hit = any(at(i) for i in range(len(tokens) - len(word) + 1))
-            else:
+            if len(word) == 1 or not self.phrases:
+                # Each token alone (a one-token word, or tsquery's reading of several).
                 last = len(word) - 1
-                hit = all(
-                    any(t.startswith(part) if prefix and j == last else t == part for t in tokens)
-                    for j, part in enumerate(word)
+                hit = bool(word) and all(has(p, prefix and j == last) for j, p in enumerate(word))
+            else:
+                # FTS5 reads a word of several tokens as a phrase: consecutive, in order.
+                last = len(word) - 1
+                hit = any(
+                    all(
+                        tokens[i + j].startswith(p) if prefix and j == last else tokens[i + j] == p
+                        for j, p in enumerate(word)
+                    )
+                    for i in range(len(tokens) - last)
                 )
             found += int(hit)
         return found
 
-    def rescore(self, row: Any) -> float:
-        """The score of a candidate row (see candidates), as `score` computes it in SQL."""
+    def rescore(self, page_title: str, section_title: str | None) -> float:
+        """A candidate row's score as `score` computes it in SQL, less the engine's relevance."""
         n = len(self.words)
         return (
-            _TITLE_WEIGHT * self._held(row.page_title) / n
-            + _SECTION_WEIGHT * self._held(row.section_title) / n
-        )
+            _TITLE_WEIGHT * self._held(page_title) + _SECTION_WEIGHT * self._held(section_title)
+        ) / n
 
     def candidates(self, in_scope: sa.ColumnElement[bool], *, title: bool) -> sa.Select[Any]:
         """At most CANDIDATES + 1 matching rows (space_id, page_id, position, page_title,
