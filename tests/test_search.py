@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import clock
 from docshelf.search.engine import CANDIDATES
+from docshelf.search.service import BROAD_PAGES_PER_SPACE
 from tests import factories
 from tests.conftest import BASE
 from tests.factories import Who
@@ -181,3 +182,18 @@ async def test_a_broad_query_pages_with_cursors_and_an_estimated_count(
     # A selective query: exact count, every page served.
     r = await client.get(url, params={"query": "page 7", "limit": 5}, headers=reader.headers)
     assert r.json()["count"] == 1 and titles(r.json()) == ["Page 7"]
+
+    # The organization: a broad query lists a space's best few pages, title matches first.
+    r = await client.get(
+        f"/v1/orgs/{org_id}/search", params={"query": "webhook"}, headers=reader.headers
+    )
+    (item,) = r.json()["items"]
+    assert r.json()["count"] == 1 and "next" not in r.json()
+    assert item["id"] == sid and len(item["pages"]) == BROAD_PAGES_PER_SPACE
+    assert item["pages"][0]["title"] == "Webhook guide"
+    assert [p["title"] for p in item["pages"][1:]] == seen[1:BROAD_PAGES_PER_SPACE]
+    # Selective: every page of the space among the best.
+    r = await client.get(
+        f"/v1/orgs/{org_id}/search", params={"query": "page 1"}, headers=reader.headers
+    )
+    assert [p["title"] for p in r.json()["items"][0]["pages"]] == ["Page 1"]

@@ -21,6 +21,9 @@ from docshelf.search import engine
 
 # Organization results are grouped by space from this many best pages.
 ORG_PAGE_HITS = 200
+# A broad query's best pages crowd into a few spaces (its candidates are the newest sections),
+# and presenting a page costs ~0.2 ms: each space lists at most this many of them.
+BROAD_PAGES_PER_SPACE = 5
 
 
 def _query(query: str) -> str:
@@ -114,15 +117,16 @@ async def search_organization(
         if hit.space_id not in by_space:
             order.append(hit.space_id)
         by_space.setdefault(hit.space_id, []).append(hit)
+    if not found.exact:
+        by_space = {k: v[:BROAD_PAGES_PER_SPACE] for k, v in by_space.items()}
     offset = _offset(params, "search:org")
     chosen = order[offset : offset + params.limit] if params.limit else []
     # Sections (and their snippets) only for the pages of the spaces served.
     found = await engine.with_sections(
         ctx.conn, found, [h for space_id in chosen for h in by_space[space_id]]
     )
-    by_space = {}
-    for hit in found.hits:
-        by_space.setdefault(hit.space_id, []).append(hit)
+    with_sections = {(h.space_id, h.page_id): h for h in found.hits}
+    by_space = {k: [with_sections[h.space_id, h.page_id] for h in v] for k, v in by_space.items()}
     rows = {
         r["id"]: r
         for r in (
