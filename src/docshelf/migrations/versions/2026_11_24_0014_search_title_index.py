@@ -3,7 +3,7 @@ title tier (search.engine: the rows whose page title holds every word) is found 
 index rather than by reading every match. SQLite's FTS5 finds a column's matches already.
 
 Revision ID: 0014
-Revises: 0011
+Revises: 0010
 Create Date: 2026-11-24
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0014"
-down_revision: str | None = "0011"
+down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
