@@ -3,6 +3,7 @@
 
     .venv/bin/python benchmarks/search.py
     .venv/bin/python benchmarks/search.py --database-url postgresql+asyncpg://user@127.0.0.1:5432/db
+    .venv/bin/python benchmarks/search.py --data-dir /tmp/sb   # keeps the data: reruns measure only
 
 Like benchmarks/content.py (whose generator and helpers it reuses), the app runs in this process
 and is driven through `httpx.ASGITransport`, one request at a time: every figure is the server's
