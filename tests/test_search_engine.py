@@ -344,8 +344,9 @@ async def test_a_broad_query_keeps_title_matches_first_and_pages_without_overlap
 ) -> None:
     (sid,) = await make_spaces(db, "Docs")
     n = engine.CANDIDATES
-    # Indexed first (the oldest rows on SQLite), ids sorting last (PostgreSQL's order): title
-    # and section title matches are found by the title tier wherever they are.
+    # Indexed first (the oldest rows on SQLite), ids sorting last (PostgreSQL's order): outside
+    # the first candidates. The title tier still finds the page title match; the section title
+    # match is served only if it is a candidate (here: not).
     await index(db, sid, {"zz-title": page("Webhook", (None, "About them."))})
     await index(db, sid, {"zz-section": page("Guide", ("Webhook", "Setup."))})
     await index(
@@ -354,7 +355,7 @@ async def test_a_broad_query_keeps_title_matches_first_and_pages_without_overlap
     whole = await search(db, "webhook", sid)
     assert not whole.exact
     ids = [h.page_id for h in whole.hits]
-    assert ids[0] == "zz-title"
+    assert ids[0] == "zz-title" and "zz-section" not in ids
     assert len(ids) == len(set(ids)) == whole.ranked
     # Body matches alike in where the word is: page id order.
     body = [i for i in ids if i.startswith("body")]
