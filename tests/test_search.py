@@ -9,6 +9,8 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import clock
+from docshelf.search.engine import CANDIDATES
+from docshelf.search.service import BROAD_PAGES_PER_SPACE
 from tests import factories
 from tests.conftest import BASE
 from tests.factories import Who
@@ -140,3 +142,58 @@ async def test_organization_search_respects_visibility(
         headers=member.headers,
     )
     assert r.json() == error(404, "Space not found")
+
+
+async def test_a_broad_query_pages_with_cursors_and_an_estimated_count(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, reader) = await factories.org_with_members(db, "read")
+    space = await factories.api_space(client, org_id, admin, editMode="live", visibility="unlisted")
+    sid = space["id"]
+    # One section a page, past engine.CANDIDATES sections; a title match written first.
+    await live(client, sid, admin, ("Webhook guide", "All about them.\n"))
+    pages = [(f"Page {i}", f"A webhook mentioned in page {i}.\n") for i in range(CANDIDATES + 20)]
+    for start in range(0, len(pages), 50):
+        await live(client, sid, admin, *pages[start : start + 50])
+    url = f"/v1/spaces/{sid}/search"
+
+    seen: list[str] = []
+    params: dict[str, Any] = {"query": "webhook", "limit": 40}
+    counts = set()
+    while True:
+        r = await client.get(url, params=params, headers=reader.headers)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert set(body) <= {"items", "count", "next"}
+        counts.add(body["count"])
+        seen += [item["title"] for item in body["items"]]
+        if "next" not in body:
+            break
+        params["page"] = body["next"]["page"]
+    # The count is the same on every page. Only the candidates are served (CANDIDATES
+    # sections and the title match, which may be one of them), each once, title matches first.
+    assert len(seen) == len(set(seen)) and CANDIDATES <= len(seen) <= CANDIDATES + 1
+    (count,) = counts
+    if db.dialect.name == "postgresql":
+        assert count >= len(seen)  # the planner's estimate, never below what is served
+    else:
+        assert count == CANDIDATES + 21  # matching sections x pages per section: exact here
+    assert seen[0] == "Webhook guide"
+    # A selective query: exact count, every page served.
+    r = await client.get(url, params={"query": "page 7", "limit": 5}, headers=reader.headers)
+    assert r.json()["count"] == 1 and titles(r.json()) == ["Page 7"]
+
+    # The organization: a broad query lists a space's best few pages, title matches first.
+    r = await client.get(
+        f"/v1/orgs/{org_id}/search", params={"query": "webhook"}, headers=reader.headers
+    )
+    (item,) = r.json()["items"]
+    assert r.json()["count"] == 1 and "next" not in r.json()
+    assert item["id"] == sid and len(item["pages"]) == BROAD_PAGES_PER_SPACE
+    assert item["pages"][0]["title"] == "Webhook guide"
+    assert [p["title"] for p in item["pages"][1:]] == seen[1:BROAD_PAGES_PER_SPACE]
+    # Selective: every page of the space among the best.
+    r = await client.get(
+        f"/v1/orgs/{org_id}/search", params={"query": "page 1"}, headers=reader.headers
+    )
+    assert [p["title"] for p in r.json()["items"][0]["pages"]] == ["Page 1"]

@@ -63,7 +63,8 @@ async def find(
     offset: int = 0,
 ) -> tuple[list[Hit], int]:
     async with unit_of_work(db, write=False) as conn:
-        return await engine.search(conn, query, space_ids=space_ids, limit=limit, offset=offset)
+        found = await engine.search(conn, query, space_ids=space_ids, limit=limit, offset=offset)
+    return found.hits, found.count
 
 
 async def found(db: AsyncEngine, query: str, space_ids: list[str]) -> list[str]:
@@ -282,3 +283,91 @@ async def test_a_huge_section_is_indexed_in_part_never_refused(db: AsyncEngine) 
     await index(db, sid, {"p": page("Huge", (None, huge))})
     assert await found(db, "w10", [sid]) == ["p"]
     assert await found(db, "w299999", [sid]) == []
+
+
+async def search(db: AsyncEngine, query: str, sid: str, **kw: int) -> engine.Results:
+    async with unit_of_work(db, write=False) as conn:
+        limit = kw.pop("limit", 1000)
+        return await engine.search(conn, query, space_ids=[sid], limit=limit, offset=0, **kw)  # type: ignore[arg-type]
+
+
+async def test_count_is_exact_up_to_the_candidates_and_an_estimate_past_them(
+    db: AsyncEngine,
+) -> None:
+    (sid,) = await make_spaces(db, "Docs")
+    n = engine.CANDIDATES
+    # Two matching sections a page: exactly CANDIDATES sections match, half as many pages.
+    await index(
+        db,
+        sid,
+        {
+            f"p{i:04}": page("Page", (None, "common ground"), ("More", "common again"))
+            for i in range(n // 2)
+        },
+    )
+    found = await search(db, "common", sid)
+    assert (found.count, found.exact, found.ranked) == (n // 2, True, n // 2)
+    assert len(found.hits) == n // 2
+
+    # Past CANDIDATES sections: broad. The count estimates the pages from the matching
+    # sections and the share of distinct pages among the first candidates (here exactly).
+    more = {
+        f"q{i:04}": page("Page", (None, "common ground"), ("More", "common again"))
+        for i in range(n)
+    }
+    await index(db, sid, more)
+    total_pages = n // 2 + n
+    found = await search(db, "common", sid)
+    assert not found.exact
+    if db.dialect.name == "postgresql":
+        # The planner's estimate of the matching sections (never below the pages ranked).
+        assert found.count >= found.ranked
+    else:
+        assert found.count == total_pages
+    # Only the candidates' pages are ranked and served: the newest CANDIDATES sections on
+    # SQLite, the first in id order on PostgreSQL (two sections a page).
+    assert found.ranked == n // 2 == len(found.hits)
+    assert len({h.page_id for h in found.hits}) == found.ranked
+    # count=False leaves the count out, nothing else.
+    cheap = await search(db, "common", sid, count=False)
+    assert (cheap.count, cheap.ranked, cheap.hits) == (0, found.ranked, found.hits)
+    # Selective queries are unaffected.
+    await index(db, sid, {"rare": page("Rare", (None, "common and unusual"))})
+    found = await search(db, "unusual", sid)
+    assert (found.count, found.exact, [h.page_id for h in found.hits]) == (1, True, ["rare"])
+    found = await search(db, "common unusual", sid)
+    assert (found.count, found.exact, [h.page_id for h in found.hits]) == (1, True, ["rare"])
+
+
+async def test_a_broad_query_keeps_title_matches_first_and_pages_without_overlap(
+    db: AsyncEngine,
+) -> None:
+    (sid,) = await make_spaces(db, "Docs")
+    n = engine.CANDIDATES
+    # Indexed first (the oldest rows on SQLite), ids sorting last (PostgreSQL's order): outside
+    # the first candidates. The title tier still finds the page title match; the section title
+    # match is served only if it is a candidate (here: not).
+    await index(db, sid, {"zz-title": page("Webhook", (None, "About them."))})
+    await index(db, sid, {"zz-section": page("Guide", ("Webhook", "Setup."))})
+    await index(
+        db, sid, {f"body{i:04}": page("Page", (None, "a webhook in the body")) for i in range(n)}
+    )
+    whole = await search(db, "webhook", sid)
+    assert not whole.exact
+    ids = [h.page_id for h in whole.hits]
+    assert ids[0] == "zz-title" and "zz-section" not in ids
+    assert len(ids) == len(set(ids)) == whole.ranked
+    # Body matches alike in where the word is: page id order.
+    body = [i for i in ids if i.startswith("body")]
+    assert body == sorted(body)
+    # Page by page, with offsets as the cursors carry them: the same order, no page twice.
+    seen: list[str] = []
+    for offset in range(0, whole.ranked + 14, 7):
+        async with unit_of_work(db, write=False) as conn:
+            part = await engine.search(conn, "webhook", space_ids=[sid], limit=7, offset=offset)
+        assert (part.count, part.ranked, part.exact) == (whole.count, whole.ranked, False)
+        seen += [h.page_id for h in part.hits]
+    assert seen == ids
+    # Sections of a broad query's hits are found as for any other.
+    (body_hit,) = [h for h in whole.hits if h.page_id == ids[-1]]
+    assert [s.body for s in body_hit.sections] == ["a webhook in the body"]

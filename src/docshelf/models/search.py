@@ -44,4 +44,11 @@ search_sections = sa.Table(
         sa.Computed(SEARCH_DOCUMENT, persisted=True),
     ),
     sa.Index("ix_search_sections_document", "document", postgresql_using="gin"),
+    # The page title's own tsvector (migration 0014): a broad query's title tier finds its
+    # rows through it (search.engine).
+    sa.Index(
+        "ix_search_sections_title",
+        sa.text(f"to_tsvector('{SEARCH_CONFIG}'::regconfig, page_title)"),
+        postgresql_using="gin",
+    ),
 )

@@ -21,6 +21,9 @@ from docshelf.search import engine
 
 # Organization results are grouped by space from this many best pages.
 ORG_PAGE_HITS = 200
+# A broad query's best pages crowd into a few spaces (its candidates are the newest sections),
+# and presenting a page costs ~0.2 ms: each space lists at most this many of them.
+BROAD_PAGES_PER_SPACE = 5
 
 
 def _query(query: str) -> str:
@@ -39,9 +42,11 @@ def _offset(params: PageParams, listing: str) -> int:
     return offset
 
 
-def _body(items: list[Any], count: int, offset: int, limit: int, listing: str) -> dict[str, Any]:
+def _body(
+    items: list[Any], count: int, offset: int, limit: int, listing: str, served: int
+) -> dict[str, Any]:
     body: dict[str, Any] = {"items": items, "count": count}
-    if limit and offset + limit < count:
+    if limit and offset + limit < served:
         body["next"] = {"page": encode_cursor([offset + limit], listing)}
     return body
 
@@ -79,11 +84,11 @@ async def search_space(ctx: Ctx, space_id: str, query: str, params: PageParams) 
     text = _query(query)
     t = await target(ctx, space_id, Where())
     offset = _offset(params, "search:space")
-    hits, total = await engine.search(
+    found = await engine.search(
         ctx.conn, text, space_ids=[space_id], limit=params.limit, offset=offset
     )
-    items = [x for h in hits if (x := await _present_hit(ctx, space_id, t.snap, h))]
-    return _body(items, total, offset, params.limit, "search:space")
+    items = [x for h in found.hits if (x := await _present_hit(ctx, space_id, t.snap, h))]
+    return _body(items, found.count, offset, params.limit, "search:space", found.ranked)
 
 
 async def search_organization(
@@ -97,15 +102,31 @@ async def search_organization(
         spaces.c.deleted_at.is_(None),
         scope.visible_spaces_clause(),
     )
-    hits, _ = await engine.search(ctx.conn, text, space_ids=visible, limit=ORG_PAGE_HITS, offset=0)
+    found = await engine.search(
+        ctx.conn,
+        text,
+        space_ids=visible,
+        limit=ORG_PAGE_HITS,
+        offset=0,
+        count=False,
+        sections=False,
+    )
     order: list[str] = []
     by_space: dict[str, list[engine.Hit]] = {}
-    for hit in hits:
+    for hit in found.hits:
         if hit.space_id not in by_space:
             order.append(hit.space_id)
         by_space.setdefault(hit.space_id, []).append(hit)
+    if not found.exact:
+        by_space = {k: v[:BROAD_PAGES_PER_SPACE] for k, v in by_space.items()}
     offset = _offset(params, "search:org")
     chosen = order[offset : offset + params.limit] if params.limit else []
+    # Sections (and their snippets) only for the pages of the spaces served.
+    found = await engine.with_sections(
+        ctx.conn, found, [h for space_id in chosen for h in by_space[space_id]]
+    )
+    with_sections = {(h.space_id, h.page_id): h for h in found.hits}
+    by_space = {k: [with_sections[h.space_id, h.page_id] for h in v] for k, v in by_space.items()}
     rows = {
         r["id"]: r
         for r in (
@@ -121,4 +142,4 @@ async def search_organization(
         snap = content_repository.snapshot(ctx.conn, revision)
         pages = [x for h in by_space[space_id] if (x := await _present_hit(ctx, space_id, snap, h))]
         items.append({"id": space_id, "title": row["title"], "pages": pages})
-    return _body(items, len(order), offset, params.limit, "search:org")
+    return _body(items, len(order), offset, params.limit, "search:org", len(order))
