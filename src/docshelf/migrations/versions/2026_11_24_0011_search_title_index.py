@@ -2,7 +2,7 @@
 title tier (search.engine: the rows whose page title holds every word) is found through an
 index rather than by reading every match. SQLite's FTS5 finds a column's matches already.
 
-Revision ID: 0014
+Revision ID: 0011
 Revises: 0010
 Create Date: 2026-11-24
 """
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0014"
+revision: str = "0011"
 down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
