@@ -137,17 +137,37 @@ def server(database_url: str | None, server_kind: str) -> Iterator[tuple[str, di
 
 
 async def probe_while(
-    client: httpx.AsyncClient, path: str, headers: dict[str, str], work: Awaitable[httpx.Response]
-) -> tuple[list[float], httpx.Response]:
+    client: httpx.AsyncClient,
+    path: str,
+    write_path: str,
+    headers: dict[str, str],
+    work: Awaitable[httpx.Response],
+) -> tuple[list[float], list[float], httpx.Response]:
+    """Reads every 5 ms and, beside them, one write every 50 ms (renaming a space of the other
+    organization) until the heavy work is done."""
     task = asyncio.ensure_future(work)
-    latencies: list[float] = []
+    reads: list[float] = []
+    writes: list[float] = []
+
+    async def write_loop() -> None:
+        n = 0
+        while not task.done():
+            n += 1
+            started = time.perf_counter()
+            r = await client.patch(write_path, json={"title": f"Calm {n}"}, headers=headers)
+            writes.append((time.perf_counter() - started) * 1000)
+            assert r.status_code == 200, r.text
+            await asyncio.sleep(0.05)
+
+    writer = asyncio.ensure_future(write_loop())
     while not task.done():
         started = time.perf_counter()
         r = await client.get(path, headers=headers)
-        latencies.append((time.perf_counter() - started) * 1000)
+        reads.append((time.perf_counter() - started) * 1000)
         assert r.status_code == 200, r.text
         await asyncio.sleep(0.005)
-    return latencies, await task
+    await writer
+    return reads, writes or [0.0], await task
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -189,6 +209,12 @@ async def run(args: argparse.Namespace) -> int:
                         headers=heavy,
                     )
                 ).json()
+                calm_space = (
+                    await probe_c.post(
+                        f"/v1/orgs/{calm_org}/spaces", json={"title": "Calm"}, headers=calm
+                    )
+                ).json()
+                write_path = f"/v1/spaces/{calm_space['id']}"
                 # Warm both paths.
                 for _ in range(20):
                     await probe_c.get(probe_path, headers=calm)
@@ -231,6 +257,29 @@ async def run(args: argparse.Namespace) -> int:
                         ),
                     ),
                     (
+                        "(a'') a 300 KB page with 2,000 links rewritten to references",
+                        lambda: heavy_c.post(
+                            f"/v1/spaces/{space['id']}/content",
+                            json={
+                                "changes": [
+                                    {
+                                        "operation": "insert_page",
+                                        "title": "Linked",
+                                        "document": {
+                                            "markdown": "".join(
+                                                f"Paragraph {i} links to [the page](worst.md) "
+                                                f"and to [itself](linked.md#part-{i}), with some "
+                                                "words around the links to read.\n\n"
+                                                for i in range(1_000)
+                                            )
+                                        },
+                                    }
+                                ]
+                            },
+                            headers=heavy,
+                        ),
+                    ),
+                    (
                         f"(b) 10 URL files, {args.slow_seconds:g} s each",
                         lambda: heavy_c.post(
                             f"/v1/spaces/{space['id']}/change-requests/{cr['id']}/content",
@@ -263,15 +312,17 @@ async def run(args: argparse.Namespace) -> int:
                 print(f"database: {args.database_url or 'SQLite'}; server: {args.server}")
                 print(
                     "| scenario | heavy status | heavy time (s) | probes | p50 ms | p99 ms "
-                    f"| worst ms | target <{TARGET_MS:g} |"
+                    f"| worst ms | worst write ms | target <{TARGET_MS:g} |"
                 )
-                print("|---|---:|---:|---:|---:|---:|---:|---|")
+                print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
                 worst_all = 0.0
                 for name, make in scenarios:
                     if args.only and name[1 : name.index(")")] not in args.only.split(","):
                         continue
                     started = time.perf_counter()
-                    latencies, response = await probe_while(probe_c, probe_path, calm, make())
+                    latencies, writes, response = await probe_while(
+                        probe_c, probe_path, write_path, calm, make()
+                    )
                     took = time.perf_counter() - started
                     latencies.sort()
                     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
@@ -280,7 +331,7 @@ async def run(args: argparse.Namespace) -> int:
                     print(
                         f"| {name} | {response.status_code} | {took:.2f} | {len(latencies)} | "
                         f"{statistics.median(latencies):.1f} | {p99:.1f} | {worst:.1f} | "
-                        f"{'met' if worst < TARGET_MS else 'MISSED'} |"
+                        f"{max(writes):.1f} | {'met' if worst < TARGET_MS else 'MISSED'} |"
                     )
                 return 0 if worst_all < TARGET_MS else 1
     finally:

@@ -177,6 +177,15 @@ class Editor:
         await self._resolve_links()
         return self.outcome
 
+    async def final_texts(self) -> list[str]:
+        """The bodies of the pages this batch wrote, as they will be stored (links rewritten)."""
+        texts = []
+        for page_id in self._rewritten:
+            page = await self.snap.page(page_id)
+            if page is not None and page.get("markdown"):
+                texts.append(await self.snap.markdown(page))
+        return texts
+
     async def _insert_page(self, change: InsertPage, where: str, kind: str = "document") -> None:
         text = self._markdown(change.document, where)
         node = await self._parent_node(change.into, where)

@@ -592,7 +592,7 @@ def costly(markdown: str) -> bool:
     markup = sum(markdown.count(c) for c in _MARKUP)
     if 2.5 * len(markdown) + 30 * markup <= _INLINE_BUDGET_US:
         return False
-    return not (_ANALYSES.holds(markdown) and _RENDERED.holds(markdown))
+    return not memoized(markdown)
 
 
 Prepared = tuple["_Analysis | None", "tuple[bytes, tuple[Section, ...]] | None"]
@@ -611,6 +611,14 @@ def prepare(markdown: str) -> Prepared:
         and len(analysis.dests) <= MAX_LINKS
     )
     return analysis, _render(markdown) if within else None
+
+
+def prepare_many(texts: list[str]) -> list[Prepared]:
+    return [prepare(t) for t in texts]
+
+
+def memoized(markdown: str) -> bool:
+    return _ANALYSES.holds(markdown) and _RENDERED.holds(markdown)
 
 
 def adopt(markdown: str, prepared: Prepared) -> None:

@@ -1,31 +1,49 @@
 """Parses that would hold the event loop go to a worker process (kit.offload).
 
 markdown-it-py needs ~2.5 us a character and ten times that per markup character, so a page
-near the size limit is a second of CPU. `warm` sends such a text to the offload pool and adopts
-what it derived (links, limits, the JSON document, search sections) into this process's memo,
-keyed by the text's hash, so the helpers that then run on the event loop, inside the write
-transaction or a read, find it done. Small texts are parsed inline: the round trip would cost
-more than the parse.
+near the size limit is a second of CPU. `warm` sends such texts to the offload pool's parse lane
+and adopts what it derived (links, limits, the JSON document, search sections) into this
+process's memo, keyed by the text's hash, so the helpers that then run on the event loop, inside
+the write transaction or a read, find it done. Small texts are parsed inline, where the round
+trip would cost more than the parse, unless `every` asks for all of them (an import, whose
+hundreds of small pages add up).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from docshelf.content import markdown as md
 from docshelf.kit import offload
 
-# A parse within the limits takes about a second; a text for which this is not enough is left
-# to the inline path (which `markdown.check` bounds too).
+# A parse within the limits takes about a second; a batch gets this much per text.
 PARSE_SECONDS = 30.0
+# Texts sent to the worker in one task, at most this many characters together.
+_BATCH_CHARS = 2_000_000
 
 
-async def warm(texts: Iterable[str]) -> None:
+def _batches(texts: list[str]) -> Iterator[list[str]]:
+    batch: list[str] = []
+    size = 0
     for text in texts:
-        if not md.costly(text):
-            continue
+        if batch and size + len(text) > _BATCH_CHARS:
+            yield batch
+            batch, size = [], 0
+        batch.append(text)
+        size += len(text)
+    if batch:
+        yield batch
+
+
+async def warm(texts: Iterable[str], *, every: bool = False) -> None:
+    skip = md.memoized if every else (lambda t: not md.costly(t))
+    todo = [t for t in dict.fromkeys(texts) if t and not skip(t)]
+    for batch in _batches(todo):
         try:
-            prepared = await offload.run(md.prepare, text, seconds=PARSE_SECONDS, lane="parse")
+            prepared = await offload.run(
+                md.prepare_many, batch, seconds=PARSE_SECONDS * len(batch), lane="parse"
+            )
         except (offload.OffloadTimeout, offload.OffloadCrashed, MemoryError):
-            continue
-        md.adopt(text, prepared)
+            continue  # left to the inline path, which `markdown.check` bounds
+        for text, result in zip(batch, prepared, strict=True):
+            md.adopt(text, result)

@@ -26,6 +26,7 @@ from docshelf.content import downloads, hamt, indexing, parsing, repository
 from docshelf.content import markdown as md
 from docshelf.content.edits import (
     MAX_URL_FILES,
+    ChangeError,
     Editor,
     Outcome,
     page_link_targets,
@@ -378,18 +379,9 @@ async def prefetch_files(fetcher: Any, body: ContentChanges) -> dict[str, Fetche
     return dict(zip(urls, results, strict=True))
 
 
-async def _apply(
-    ctx: Ctx,
-    space_id: str,
-    head: sa.RowMapping,
-    body: ContentChanges,
-    *,
-    revert_to: str | None,
-    staged: StagedFiles,
-) -> tuple[Snapshot, Outcome]:
-    snap = repository.snapshot(ctx.conn, head)
-    blobs = ctx.state.blobs
-
+def _editor(
+    ctx: Ctx, space_id: str, snap: Snapshot, *, revert_to: str | None, staged: StagedFiles
+) -> Editor:
     async def fetch_file(url: str) -> tuple[bytes, str | None]:
         result = staged.fetched[url]
         if isinstance(result, BadRequest):
@@ -400,17 +392,53 @@ async def _apply(
         row = await repository.get(ctx.conn, space_id, revision_id)
         return None if row is None else repository.snapshot(ctx.conn, row)
 
-    editor = Editor(
+    return Editor(
         snap,
         now=isoformat(utcnow()) or "",
         fetch_file=fetch_file,
         load_snapshot=load_snapshot,
         default_revert_to=revert_to,
     )
+
+
+async def _apply(
+    ctx: Ctx,
+    space_id: str,
+    head: sa.RowMapping,
+    body: ContentChanges,
+    *,
+    revert_to: str | None,
+    staged: StagedFiles,
+) -> tuple[Snapshot, Outcome]:
+    snap = repository.snapshot(ctx.conn, head)
+    editor = _editor(ctx, space_id, snap, revert_to=revert_to, staged=staged)
     outcome = await editor.apply(body.changes)
     await snap.commit()
-    await repository.store_blobs(ctx.conn, blobs, space_id, outcome.blobs, put=staged.put)
+    await repository.store_blobs(ctx.conn, ctx.state.blobs, space_id, outcome.blobs, put=staged.put)
     return snap, outcome
+
+
+async def _rehearse(st: Staged, space_id: str, body: ContentChanges, staged: StagedFiles) -> None:
+    """Applies a batch to main's head without writing anything, and parses the bodies it would
+    store (links rewritten) in a worker, so the real write finds their parses done instead of
+    waiting on them with the space locked. Should main move meanwhile, the write still works;
+    it may only have to parse."""
+    async with st.read() as ctx:
+        space = await space_policy.load(ctx, space_id)
+        head = await repository.get(ctx.conn, space_id, space.row["revision_id"])
+        if head is None:
+            return
+        parents = list(head["parents"])
+        snap = repository.snapshot(ctx.conn, head)
+        editor = _editor(
+            ctx, space_id, snap, revert_to=parents[0] if parents else None, staged=staged
+        )
+        try:
+            await editor.apply(body.changes)
+        except (ChangeError, BadRequest):
+            return  # the write reports it
+        texts = await editor.final_texts()
+    await parsing.warm(texts)
 
 
 def _writable(cr: sa.RowMapping) -> None:
@@ -454,6 +482,8 @@ class StagedFiles:
     fetched: dict[str, FetchedFile]
     # Keys of the bytes already in the blob store.
     put: set[str]
+    # Whether the batch holds a body too costly to parse on the event loop.
+    costly: bool = False
 
 
 async def _staged_files(
@@ -477,14 +507,16 @@ async def _staged_files(
         await check(ctx)
     await parsing.warm(texts)
     if not files:
-        return StagedFiles({}, set())
+        return StagedFiles({}, set(), costly=bool(texts))
     fetched = await prefetch_files(st.state.fetcher, body)
     data = [r[0] for r in fetched.values() if not isinstance(r, BadRequest)]
     for f in files:
         if f.base64 is not None:
             with contextlib.suppress(binascii.Error, ValueError):
                 data.append(base64.b64decode(f.base64, validate=True))
-    return StagedFiles(fetched, await repository.put_blobs(st.state.blobs, data))
+    return StagedFiles(
+        fetched, await repository.put_blobs(st.state.blobs, data), costly=bool(texts)
+    )
 
 
 async def write_change_request(
@@ -562,8 +594,12 @@ async def write_live(st: Staged, space_id: str, body: ContentChanges) -> dict[st
         _require_live(await space_policy.load(ctx, space_id))
 
     staged = await _staged_files(st, body, check)
-    async with collect_unless_kept(st.engine, staged.put), st.write() as ctx:
-        return await _write_live(ctx, space_id, body, staged)
+    async with collect_unless_kept(st.engine, staged.put):
+        if staged.costly:
+            # Main's derived indexes parse the stored bodies inside the write: parse them now.
+            await _rehearse(st, space_id, body, staged)
+        async with st.write() as ctx:
+            return await _write_live(ctx, space_id, body, staged)
 
 
 async def _write_live(

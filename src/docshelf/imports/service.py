@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.content import indexing, parsing, repository
 from docshelf.content.edits import Editor
@@ -23,6 +23,7 @@ from docshelf.imports.convert import ConversionError, Imported, from_html, from_
 from docshelf.kit import offload
 from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx, Staged
+from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.ids import new_id
 from docshelf.space import policy as space_policy
@@ -47,6 +48,57 @@ def convert(source: str, data: bytes, name: str) -> Imported:
         raise BadRequest(f"Cannot import this {source} content: {exc}") from None
 
 
+async def _edit(
+    snap: Snapshot,
+    imported: Imported,
+    now: str,
+    progress: Callable[[int], None] | None = None,
+) -> Editor:
+    """The imported pages and files added after the top-level pages of `snap`'s tree."""
+
+    async def no_fetch(url: str) -> tuple[bytes, str | None]:
+        raise BadRequest("imports do not fetch further URLs")
+
+    async def no_revisions(_: str) -> Snapshot | None:
+        return None
+
+    editor = Editor(
+        snap, now=now, fetch_file=no_fetch, load_snapshot=no_revisions, default_revert_to=None
+    )
+    for f in imported.files:
+        await editor.import_file(ref=f.ref, name=f.name, content_type=f.content_type, data=f.data)
+    for page in imported.pages:
+        await editor.import_page(
+            ref=page.ref,
+            parent=page.parent,
+            title=page.title,
+            markdown=page.markdown,
+            kind=page.kind,
+        )
+        if progress is not None:
+            progress(1)
+    await editor.finish()
+    return editor
+
+
+async def rehearse(engine: AsyncEngine, space_id: str, imported: Imported) -> None:
+    """Applies the import to main's head without writing anything and parses every body it would
+    store (links rewritten to references) in a worker, so the write that follows parses nothing
+    while it holds the space. Should main move meanwhile, the write still works; it may only
+    have to parse."""
+    async with unit_of_work(engine, write=False) as conn:
+        space = await space_repository.get(conn, space_id)
+        head = None if space is None else await repository.get(conn, space_id, space["revision_id"])
+        if head is None:
+            return
+        try:
+            editor = await _edit(repository.snapshot(conn, head), imported, "")
+        except BadRequest:
+            return  # the write reports it
+        texts = await editor.final_texts()
+    await parsing.warm(texts, every=True)
+
+
 async def apply(
     conn: AsyncConnection,
     space_id: str,
@@ -63,34 +115,9 @@ async def apply(
     assert head is not None
     snap = repository.snapshot(conn, head)
     store = blob_store()
-
-    async def no_fetch(url: str) -> tuple[bytes, str | None]:
-        raise BadRequest("imports do not fetch further URLs")
-
-    async def no_revisions(_: str) -> Snapshot | None:
-        return None
-
     now = utcnow()
-    editor = Editor(
-        snap,
-        now=isoformat(now) or "",
-        fetch_file=no_fetch,
-        load_snapshot=no_revisions,
-        default_revert_to=None,
-    )
-    for f in imported.files:
-        await editor.import_file(ref=f.ref, name=f.name, content_type=f.content_type, data=f.data)
-    for page in imported.pages:
-        await editor.import_page(
-            ref=page.ref,
-            parent=page.parent,
-            title=page.title,
-            markdown=page.markdown,
-            kind=page.kind,
-        )
-        if progress is not None:
-            progress(1)
-    outcome = await editor.finish()
+    editor = await _edit(snap, imported, isoformat(now) or "", progress)
+    outcome = editor.outcome
     await snap.commit()
     await repository.store_blobs(conn, store, space_id, outcome.blobs, put=put)
     new_id_ = await repository.insert(
@@ -152,12 +179,14 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> di
         raise BadRequest(f"Cannot import {url}: it answered HTTP {fetched.status}")
     name = fetched.url.rstrip("/").rsplit("/", 1)[-1] or "index"
     imported = await convert_offloaded(source, fetched.body, name)
-    # Parsed in this process's memo too, so applying the pages parses nothing on the event loop.
-    await parsing.warm(p.markdown for p in imported.pages)
     count = len(imported.pages) + len(imported.files)
     if count == 0:
         raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
     large = count > LARGE_IMPORT
+    if not large:
+        # Parsed in this process's memo, so the write parses nothing while it holds the space.
+        await parsing.warm((p.markdown for p in imported.pages), every=True)
+        await rehearse(st.engine, space_id, imported)
     # The bytes go to the blob store before the write opens: the archive for a job, or the
     # imported files for an import applied now.
     put = await repository.put_blobs(
@@ -201,12 +230,13 @@ async def _unstage(conn: AsyncConnection, payload: dict[str, Any]) -> None:
         await schedule_collection(conn, [key])
 
 
-async def _prepare_import(payload: dict[str, Any]) -> Imported | None:
+async def _prepare_import(engine: AsyncEngine, payload: dict[str, Any]) -> Imported | None:
     data = await blob_store().get(payload["blob"])
     if data is None:
         return None
     imported = await convert_offloaded(payload["source"], data, payload["name"])
-    await parsing.warm(p.markdown for p in imported.pages)
+    await parsing.warm((p.markdown for p in imported.pages), every=True)
+    await rehearse(engine, payload["space"], imported)
     return imported
 
 

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 Handler = Callable[..., Awaitable[None]]
-Prepare = Callable[[dict[str, Any]], Awaitable[Any]]
+Prepare = Callable[[AsyncEngine, dict[str, Any]], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -40,10 +42,10 @@ def task(
     prepare: Prepare | None = None,
     on_give_up: Handler | None = None,
 ) -> Callable[[Handler], Handler]:
-    """`prepare(payload)` runs before the job's transaction opens and its result is passed to
-    the handler. `on_give_up` runs, in the transaction that marks the job failed, once its last
-    attempt has failed: the place to release what the job held (its handler's writes rolled
-    back)."""
+    """`prepare(engine, payload)` runs before the job's transaction opens and its result is
+    passed to the handler. `on_give_up` runs, in the transaction that marks the job failed,
+    once its last attempt has failed: the place to release what the job held (its handler's
+    writes rolled back)."""
 
     def register(fn: Handler) -> Handler:
         if kind in _KINDS and _KINDS[kind].handler is not fn:

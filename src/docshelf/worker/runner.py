@@ -97,7 +97,7 @@ class JobRunner:
             payload = dict(job["payload"])
             args: tuple[Any, ...] = ()
             if kind.prepare is not None:
-                args = (await kind.prepare(payload),)
+                args = (await kind.prepare(self.engine, payload),)
             async with unit_of_work(self.engine) as conn:
                 await kind.handler(conn, payload, *args)
                 await conn.execute(
