@@ -444,3 +444,27 @@ async def test_duplicate_copies_what_the_head_reaches(
     await _live(client, cid, admin, [{"operation": "delete_page", "page": ids["p3"]}])
     lb = (await client.get(f"/v1/spaces/{cid}/links", headers=admin.headers)).json()
     assert lb["stats"]["broken"]["total"] == la["stats"]["broken"]["total"] + 1
+
+
+async def test_a_cursor_only_continues_its_own_listing(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_a, (admin_a,) = await factories.org_with_members(db)
+    org_b, (admin_b,) = await factories.org_with_members(db)
+    for org, admin in ((org_a, admin_a), (org_b, admin_b)):
+        for title in ("One", "Two"):
+            await factories.api_space(client, org, admin, title=title)
+    await factories.member(db, org=org_b, who=admin_a, role="admin")
+    first = await client.get(f"/v1/orgs/{org_a}/spaces?limit=1", headers=admin_a.headers)
+    cursor = first.json()["next"]["page"]
+    same = await client.get(
+        f"/v1/orgs/{org_a}/spaces?limit=1&page={cursor}", headers=admin_a.headers
+    )
+    assert same.status_code == 200
+    other = await client.get(
+        f"/v1/orgs/{org_b}/spaces?limit=1&page={cursor}", headers=admin_a.headers
+    )
+    assert (other.status_code, other.json()) == (
+        400,
+        error(400, "Invalid query parameter 'page': not a cursor returned by this listing"),
+    )

@@ -177,6 +177,14 @@ def decode_cursor(page: str, fingerprint: str, size: int) -> list[Any]:
         raise BadRequest(_BAD_CURSOR) from exc
 
 
+def _listing_identity(conn: AsyncConnection, stmt: sa.Select[Any]) -> str:
+    """What the listing selects (its filter values: the space, the status asked for...), so a
+    cursor, which carries the first page's count, only continues the listing it came from."""
+    values = stmt.compile(dialect=conn.dialect).params
+    raw = orjson.dumps(sorted(values.items()), default=str, option=orjson.OPT_NON_STR_KEYS)
+    return hashlib.sha256(raw).hexdigest()[:8]
+
+
 async def paginate(
     conn: AsyncConnection,
     stmt: sa.Select[Any],
@@ -189,7 +197,7 @@ async def paginate(
     is total. The count is of every row `stmt` selects: counted when the first page is read and
     carried in the cursor, so later pages cost one index range scan each (a listing that changes
     while it is paged shows the count it had when paging began)."""
-    fingerprint = _fingerprint(keys, descending)
+    fingerprint = _fingerprint(keys, descending) + _listing_identity(conn, stmt)
     columns = [k.column for k in keys]
     after: list[Any] | None = None
     if params.page is not None:
