@@ -197,9 +197,11 @@ async def revision_changes(
     summary="A file's bytes, through a signed link that expires (Docshelf extension)",
     response_class=Response,
 )
+@staged
 async def download(token: str, request: Request) -> Response:
+    # Staged: no connection is held while the blob store opens the file (an S3 round trip).
     blob, content_type, name = await service.download(
-        request.state.conn, request.app.state.blobs, token
+        request.app.state.engine, request.app.state.blobs, token
     )
     # Only raster images render inline: anything else (HTML, SVG) could run script on our origin.
     inline = content_type in _INLINE

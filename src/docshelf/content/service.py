@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.authz.guard import not_found, require
 from docshelf.blobs import OpenBlob
@@ -52,6 +52,7 @@ from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.content.threeway import merge_snapshots
 from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx, Staged
+from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import BadRequest, Conflict, Forbidden
 from docshelf.kit.pagination import PageParams, page_in_memory
 from docshelf.space import policy as space_policy
@@ -771,8 +772,9 @@ async def update(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     return {"revision": done.revision_id, "result": "update"}
 
 
-async def download(conn: AsyncConnection, blobs: Any, token: str) -> tuple[OpenBlob, str, str]:
-    claims = await downloads.open_token(conn, token)
+async def download(engine: AsyncEngine, blobs: Any, token: str) -> tuple[OpenBlob, str, str]:
+    async with unit_of_work(engine, write=False) as conn:
+        claims = await downloads.open_token(conn, token)
     opened: OpenBlob | None = await blobs.open(claims["b"])
     if opened is None:
         not_found("File")
