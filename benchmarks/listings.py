@@ -125,7 +125,7 @@ def report(big: Space, small: Space) -> str:
 
 
 async def run(args: argparse.Namespace, settings: Settings) -> None:
-    app = create_app(settings, run_jobs=False)
+    app = create_app(settings)
     engine: AsyncEngine = app.state.engine
     try:
         who = await factories.user(engine, email=f"bench-{time.time_ns()}@example.com")

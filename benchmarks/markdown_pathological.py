@@ -123,7 +123,7 @@ def pure(sizes: list[int], stock: bool) -> str:
 
 
 async def http(settings: Settings) -> str:
-    app = create_app(settings, run_jobs=False)
+    app = create_app(settings)
     engine = app.state.engine
     out: list[str] = []
     try:
