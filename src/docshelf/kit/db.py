@@ -16,6 +16,7 @@ from sqlalchemy import event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.util import greenlet_spawn
 
 from docshelf.config import Settings
 from docshelf.kit import sqlite_inline
@@ -153,7 +154,19 @@ async def unit_of_work(
     on SQLite, where they also run inline on the event loop (`Engine.reader`). Each statement
     then reads its own snapshot, which is all a read needs."""
     if not write and isinstance(engine, Engine) and engine.reader is not None:
-        engine = engine.reader
+        sync_engine = engine.reader.sync_engine
+        # An idle pooled connection is checked out synchronously (the pool never waits: its
+        # overflow is unbounded); opening a new one runs first-connect hooks that need the
+        # greenlet.
+        if sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
+            sync_conn = sync_engine.connect()
+        else:
+            sync_conn = await greenlet_spawn(sync_engine.connect)
+        try:
+            yield sqlite_inline.InlineConnection(engine.reader, sync_conn)
+        finally:
+            sync_conn.close()
+        return
     async with engine.connect() as conn:
         if write:
             conn = await conn.execution_options(write=True)

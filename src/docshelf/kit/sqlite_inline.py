@@ -8,13 +8,16 @@ indexed read costs tens of microseconds, less than one hop; so reads (`unit_of_w
 use this dialect, registered as `sqlite+docshelf_inline`, and writes keep aiosqlite, where
 waiting for the write lock must not stop the loop.
 
-It declares itself async so that `AsyncEngine`/`AsyncConnection` accept it: SQLAlchemy runs
-each statement in a greenlet and insists that it awaits something, so each execute awaits one
-coroutine that is already done (two greenlet switches, no loop iteration). The pool is the
-asyncio-aware queue pool, so a request that finds every connection checked out awaits one
-instead of blocking the loop. A read that writes anyway (the one-time claim of an install-wide
-setting, `kit/instance.py`) runs its single autocommitted statement inline too, waiting at most
-the reader's short busy timeout for the write lock.
+It declares itself async so that `AsyncEngine`/`AsyncConnection` accept it. A read unit of work
+checks a connection out synchronously (the pool's overflow is unbounded, so a checkout never
+waits) and wraps it in `InlineConnection`, whose `execute` calls the synchronous connection
+directly: no greenlet, no thread, no loop iteration between the statement and its rows. Any
+other `AsyncConnection` method still goes through SQLAlchemy's greenlet, which insists that the
+statement awaits something: there, each execute awaits one coroutine that is already done.
+
+A read that writes anyway (the one-time claim of an install-wide setting, `kit/instance.py`)
+runs its single autocommitted statement inline too, waiting at most the reader's short busy
+timeout for the write lock.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from sqlalchemy import pool
 from sqlalchemy.dialects import registry
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine.url import URL
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.util import await_only
+from sqlalchemy.util.concurrency import in_greenlet
 
 DRIVER = "docshelf_inline"
 
@@ -44,18 +49,40 @@ class InlineSQLiteDialect(SQLiteDialect_pysqlite):
         return sqlite3.connect(*cargs, factory=_Connection, **cparams)
 
     def do_execute(self, cursor: Any, statement: Any, parameters: Any, context: Any = None) -> None:
-        await_only(_done())
+        _satisfy_greenlet()
         cursor.execute(statement, parameters)
 
     def do_execute_no_params(self, cursor: Any, statement: Any, context: Any = None) -> None:
-        await_only(_done())
+        _satisfy_greenlet()
         cursor.execute(statement)
 
     def do_executemany(
         self, cursor: Any, statement: Any, parameters: Any, context: Any = None
     ) -> None:
-        await_only(_done())
+        _satisfy_greenlet()
         cursor.executemany(statement, parameters)
+
+
+class InlineConnection(AsyncConnection):
+    """An `AsyncConnection` over a connection of this dialect whose `execute` (and so `scalar`
+    and `scalars`) runs the statement synchronously: an indexed SQLite read takes less time than
+    a greenlet switch. The result is the synchronous `CursorResult`, which has the same API."""
+
+    __slots__ = ()
+
+    async def execute(
+        self,
+        statement: Any,
+        parameters: Any = None,
+        *,
+        execution_options: Any = None,
+    ) -> Any:
+        return self._proxied.execute(statement, parameters, execution_options=execution_options)
+
+
+def _satisfy_greenlet() -> None:
+    if in_greenlet():
+        await_only(_done())
 
 
 async def _done() -> None:
