@@ -171,7 +171,10 @@ async def unit_of_work(
         if write:
             conn = await conn.execution_options(write=True)
         elif conn.dialect.name == "postgresql":
-            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            # Autocommit: no BEGIN or COMMIT reaches the server, so neither needs its own
+            # greenlet switch here either; the connection closes without a transaction.
+            yield await conn.execution_options(isolation_level="AUTOCOMMIT")
+            return
         else:
             conn = await conn.execution_options(read_only=True)
         async with conn.begin():
