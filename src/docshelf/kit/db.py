@@ -90,6 +90,8 @@ def create_engine(settings: Settings) -> AsyncEngine:
             url, pool_size=4, max_overflow=0, pool_timeout=settings.lock_timeout
         )
         _configure_sqlite(writer, busy_ms=int(settings.lock_timeout * 1000))
+        if sa.make_url(url).database in (None, "", ":memory:"):
+            return Engine(writer)  # a second connection would open another, empty database
         # A read holds its connection only between statements that never suspend, so a few
         # are enough; overflow connections (kept or not) cost an open() and nothing else.
         reader = create_async_engine(
