@@ -2,11 +2,13 @@
 the real app (same ASGI server, same Server(...) / uvicorn.run(...) arguments).
 
 GET /v1/orgs/{organizationId} answers the JSON object read from the file named by
-BARE_PAYLOAD_FILE (the real response bytes fetched from Docshelf), re-serialised with orjson on
-every request, as Docshelf's own JSON response class does. No database, no auth, no middleware.
+BARE_PAYLOAD_FILE (the real response bytes fetched from Docshelf), GET /v1/spaces/{spaceId} the
+one in BARE_SPACE_PAYLOAD_FILE, re-serialised with orjson on every request, as Docshelf's own
+JSON response class does. No database, no auth, no middleware.
 
 Run by load_orgs.py as: python bare_app.py --server granian|uvicorn --host H --port P
-(with this directory on PYTHONPATH so that workers can import `bare_app:app`).
+(with this directory on PYTHONPATH so that workers can import `bare_app:app`); load_reads.py
+serves it as the floor: `uvicorn bare_app:app --loop uvloop --http httptools`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ PAYLOAD: Any = (
     orjson.loads(Path(_PAYLOAD_FILE).read_bytes()) if _PAYLOAD_FILE else {"object": "bare"}
 )
 
+_SPACE_FILE = os.environ.get("BARE_SPACE_PAYLOAD_FILE")
+SPACE_PAYLOAD: Any = (
+    orjson.loads(Path(_SPACE_FILE).read_bytes()) if _SPACE_FILE else {"object": "bare"}
+)
+
 
 class JSON(Response):
     media_type = "application/json"
@@ -39,7 +46,16 @@ async def organization(request: Request) -> JSON:
     return JSON(PAYLOAD)
 
 
-app = Starlette(routes=[Route("/v1/orgs/{organizationId}", organization, methods=["GET"])])
+async def space(request: Request) -> JSON:
+    return JSON(SPACE_PAYLOAD)
+
+
+app = Starlette(
+    routes=[
+        Route("/v1/orgs/{organizationId}", organization, methods=["GET"]),
+        Route("/v1/spaces/{spaceId}", space, methods=["GET"]),
+    ]
+)
 
 
 def main() -> None:

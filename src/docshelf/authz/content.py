@@ -113,6 +113,30 @@ class ContentScope:
         return scope
 
     @classmethod
+    async def near_known(
+        cls,
+        conn: AsyncConnection,
+        org_id: str,
+        user_id: str,
+        collection_id: str | None,
+        *,
+        is_member: bool,
+        org_role: str | None,
+        role_only: bool = False,
+    ) -> ContentScope:
+        """`near` for a caller whose membership was read together with the content (one query
+        fewer). A non-member needs nothing more (grants never outlive membership, and the tree
+        only shapes what membership gives); with `role_only` (the caller will only ask for the
+        role on this content) neither does an organization admin, who is admin everywhere."""
+        scope = cls(org_id=org_id, user_id=user_id, is_member=is_member, org_role=org_role)
+        if not is_member or (role_only and scope.is_admin):
+            return scope
+        await scope._load_grants(conn)
+        if collection_id is not None:
+            scope.tree = await ancestors_of(conn, org_id, collection_id)
+        return scope
+
+    @classmethod
     async def _for(cls, conn: AsyncConnection, org_id: str, user_id: str) -> ContentScope:
         role_row = (
             await conn.execute(
@@ -127,18 +151,24 @@ class ContentScope:
             is_member=role_row is not None,
             org_role=role_row.role if role_row is not None else None,
         )
+        # Access to content is for members (guests included); grants never outlive membership.
+        if scope.is_member:
+            await scope._load_grants(conn)
+        return scope
+
+    async def _load_grants(self, conn: AsyncConnection) -> None:
         my_teams = sa.select(team_members.c.team_id).where(
-            team_members.c.organization_id == org_id, team_members.c.user_id == user_id
+            team_members.c.organization_id == self.org_id, team_members.c.user_id == self.user_id
         )
         grant_rows = await conn.execute(
             sa.select(
                 content_grants.c.target_type, content_grants.c.target_id, content_grants.c.role
             ).where(
-                content_grants.c.organization_id == org_id,
+                content_grants.c.organization_id == self.org_id,
                 sa.or_(
                     sa.and_(
                         content_grants.c.principal_type == "user",
-                        content_grants.c.principal_id == user_id,
+                        content_grants.c.principal_id == self.user_id,
                     ),
                     sa.and_(
                         content_grants.c.principal_type == "team",
@@ -147,11 +177,9 @@ class ContentScope:
                 ),
             )
         )
-        # Access to content is for members (guests included); grants never outlive membership.
-        for g in grant_rows if scope.is_member else ():
+        for g in grant_rows:
             key = (g.target_type, g.target_id)
-            scope.grants[key] = highest([scope.grants.get(key), g.role]) or g.role
-        return scope
+            self.grants[key] = highest([self.grants.get(key), g.role]) or g.role
 
     # -- the collection tree ---------------------------------------------------------------
 

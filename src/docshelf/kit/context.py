@@ -39,14 +39,25 @@ async def authenticated_actor(request: Request) -> Actor:
     token = scope_bearer_token(request.scope)
     conn: AsyncConnection | None = getattr(request.state, "conn", None)
     if conn is not None:
-        return await authenticate(conn, token)
-    async with unit_of_work(request.app.state.engine, write=False) as own:
-        return await authenticate(own, token)
+        actor = await authenticate(conn, token)
+    else:
+        async with unit_of_work(request.app.state.engine, write=False) as own:
+            actor = await authenticate(own, token)
+    request.state.actor = actor
+    return actor
 
 
-async def request_context(
-    request: Request, actor: Annotated[Actor, Depends(authenticated_actor)]
-) -> Ctx:
+async def _actor(request: Request) -> Actor:
+    """The actor the router-level `authenticated_actor` dependency resolved (FastAPI solves
+    router dependencies first); authenticating here only if a router was mounted without it."""
+    actor: Actor | None = getattr(request.state, "actor", None)
+    return actor if actor is not None else await authenticated_actor(request)
+
+
+async def request_context(request: Request) -> Ctx:
+    # A plain call rather than a sub-dependency: each level of FastAPI's dependency solving
+    # costs more than the call, and this runs on every authenticated request.
+    actor = await _actor(request)
     return Ctx(
         conn=request.state.conn,
         actor=actor,
@@ -83,12 +94,10 @@ class Staged:
             yield Ctx(conn=conn, actor=self.actor, base_url=self.base_url, state=self.state)
 
 
-async def staged_context(
-    request: Request, actor: Annotated[Actor, Depends(authenticated_actor)]
-) -> Staged:
+async def staged_context(request: Request) -> Staged:
     return Staged(
         engine=request.app.state.engine,
-        actor=actor,
+        actor=await _actor(request),
         base_url=request.app.state.base_url,
         state=request.app.state,
     )

@@ -16,8 +16,10 @@ from sqlalchemy import event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.util import greenlet_spawn
 
 from docshelf.config import Settings
+from docshelf.kit import sqlite_inline
 
 metadata = sa.MetaData(
     naming_convention={
@@ -56,17 +58,49 @@ class UTCDateTime(sa.types.TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC)
 
 
+class Engine(AsyncEngine):
+    """The app's engine. On SQLite it carries a second engine, `reader`, that runs read units
+    of work inline on the event loop (`kit/sqlite_inline.py`); disposing one disposes both."""
+
+    __slots__ = ("reader",)
+
+    def __init__(self, engine: AsyncEngine, reader: AsyncEngine | None = None) -> None:
+        super().__init__(engine.sync_engine)
+        self.reader = reader
+
+    async def dispose(self, close: bool = True) -> None:
+        await super().dispose(close)
+        if self.reader is not None:
+            await self.reader.dispose(close)
+
+
+# A read that meets a lock (only WAL recovery or a non-WAL database make readers wait), or the
+# rare read that claims an install-wide setting, stops the event loop while it waits: briefly,
+# then it is a 503 like any contention.
+_READER_BUSY_MS = 200
+
+
 def create_engine(settings: Settings) -> AsyncEngine:
     url = settings.resolved_database_url
     if url.startswith("sqlite"):
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         # Few connections: SQLite has one writer anyway, and every aiosqlite connection is a
         # thread contending for the GIL (4 measured 40 % faster than 16 under load).
-        engine = create_async_engine(
+        writer = create_async_engine(
             url, pool_size=4, max_overflow=0, pool_timeout=settings.lock_timeout
         )
-        _configure_sqlite(engine, busy_ms=int(settings.lock_timeout * 1000))
-        return engine
+        _configure_sqlite(writer, busy_ms=int(settings.lock_timeout * 1000))
+        if sa.make_url(url).database in (None, "", ":memory:"):
+            return Engine(writer)  # a second connection would open another, empty database
+        # A read holds its connection only between statements that never suspend, so a few
+        # are enough; overflow connections (kept or not) cost an open() and nothing else.
+        reader = create_async_engine(
+            sa.make_url(url).set(drivername=f"sqlite+{sqlite_inline.DRIVER}"),
+            pool_size=8,
+            max_overflow=-1,
+        )
+        _configure_sqlite_reader(reader)
+        return Engine(writer, reader)
     return create_async_engine(
         url,
         pool_size=settings.db_pool_size,
@@ -102,6 +136,14 @@ def _configure_sqlite(engine: AsyncEngine, *, busy_ms: int) -> None:
             conn.exec_driver_sql("BEGIN")
 
 
+def _configure_sqlite_reader(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        # Autocommit: each statement reads its own snapshot and no transaction stays open.
+        dbapi_connection.isolation_level = None
+        dbapi_connection.execute(f"PRAGMA busy_timeout={_READER_BUSY_MS}")
+
+
 @asynccontextmanager
 async def unit_of_work(
     engine: AsyncEngine, *, write: bool = True
@@ -111,12 +153,30 @@ async def unit_of_work(
 
     `write=False` is for requests that only read (GET): their statements run without BEGIN and
     COMMIT, which halves the round trips of a typical read on PostgreSQL and saves thread hops
-    on SQLite. Each statement then reads its own snapshot, which is all a read needs."""
+    on SQLite, where they also run inline on the event loop (`Engine.reader`). Each statement
+    then reads its own snapshot, which is all a read needs."""
+    if not write and isinstance(engine, Engine) and engine.reader is not None:
+        sync_engine = engine.reader.sync_engine
+        # An idle pooled connection is checked out synchronously (the pool never waits: its
+        # overflow is unbounded); opening a new one runs first-connect hooks that need the
+        # greenlet.
+        if sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
+            sync_conn = sync_engine.connect()
+        else:
+            sync_conn = await greenlet_spawn(sync_engine.connect)
+        try:
+            yield sqlite_inline.InlineConnection(engine.reader, sync_conn)
+        finally:
+            sync_conn.close()
+        return
     async with engine.connect() as conn:
         if write:
             conn = await conn.execution_options(write=True)
         elif conn.dialect.name == "postgresql":
-            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            # Autocommit: no BEGIN or COMMIT reaches the server, so neither needs its own
+            # greenlet switch here either; the connection closes without a transaction.
+            yield await conn.execution_options(isolation_level="AUTOCOMMIT")
+            return
         else:
             conn = await conn.execution_options(read_only=True)
         async with conn.begin():

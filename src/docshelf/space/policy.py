@@ -51,15 +51,28 @@ SpaceAccess = ContentAccess
 
 
 async def load(
-    ctx: Ctx, space_id: str, *, deleted: bool = False, share_key: str | None = None
+    ctx: Ctx,
+    space_id: str,
+    *,
+    deleted: bool = False,
+    share_key: str | None = None,
+    role_only: bool = False,
 ) -> SpaceAccess:
     """The space as the caller sees it: 404 unless they may read it. A deleted space is seen
-    only by its admins, and only where `deleted` asks for it (GET, restore)."""
-    row = await repository.get(ctx.conn, space_id)
+    only by its admins, and only where `deleted` asks for it (GET, restore). `role_only`: the
+    caller uses the row and the role, not the scope (an organization admin's scope then stays
+    empty, which saves the grant and collection reads: see ARCHITECTURE.md, "A request")."""
+    row = await repository.get_with_membership(ctx.conn, space_id, ctx.actor.user_id)
     if row is None:
         not_found("Space")
-    scope = await ContentScope.near(
-        ctx.conn, row["organization_id"], ctx.actor.user_id, row["parent_id"]
+    scope = await ContentScope.near_known(
+        ctx.conn,
+        row["organization_id"],
+        ctx.actor.user_id,
+        row["parent_id"],
+        is_member=row["caller_member"] is not None,
+        org_role=row["caller_role"],
+        role_only=role_only,
     )
     role = scope.space_role(row)
     if (

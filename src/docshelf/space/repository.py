@@ -6,7 +6,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import lifecycle
-from docshelf.models import content_grants, spaces
+from docshelf.models import content_grants, members, spaces
 
 SPACE_COLUMNS = (
     *spaces.c,
@@ -23,6 +23,33 @@ def in_organization(org_id: str) -> sa.Select[Any]:
 async def get(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:
     stmt = sa.select(*SPACE_COLUMNS).where(spaces.c.id == space_id)
     return (await conn.execute(stmt)).mappings().first()
+
+
+# The space with the caller's membership of its organization, in one indexed statement: a
+# `caller_member` of NULL means not a member; `caller_role` NULL then, or a guest.
+_WITH_MEMBERSHIP = (
+    sa.select(
+        *SPACE_COLUMNS,
+        members.c.user_id.label("caller_member"),
+        members.c.role.label("caller_role"),
+    )
+    .outerjoin(
+        members,
+        sa.and_(
+            members.c.organization_id == spaces.c.organization_id,
+            members.c.user_id == sa.bindparam("uid"),
+        ),
+    )
+    .where(spaces.c.id == sa.bindparam("sid"))
+)
+
+
+async def get_with_membership(
+    conn: AsyncConnection, space_id: str, user_id: str
+) -> sa.RowMapping | None:
+    return (
+        (await conn.execute(_WITH_MEMBERSHIP, {"sid": space_id, "uid": user_id})).mappings().first()
+    )
 
 
 async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:

@@ -113,7 +113,7 @@ async def _make_creator_admin(ctx: Ctx, org_id: str, space_id: str) -> None:
 
 
 async def get(ctx: Ctx, space_id: str, share_key: str | None = None) -> dict[str, Any]:
-    access = await policy.load(ctx, space_id, deleted=True, share_key=share_key)
+    access = await policy.load(ctx, space_id, deleted=True, share_key=share_key, role_only=True)
     return present_space(access.row, access.role, ctx.base_url)
 
 

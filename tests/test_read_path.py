@@ -1,0 +1,117 @@
+"""The read path keeps every promise on every process: two app instances (two API processes of
+one install) on the same database; a change made through one is obeyed by the other on the
+very next request. Nothing on the read path is cached across requests (ARCHITECTURE.md, "A
+request"), and these tests hold any future cache to the same promise."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.app import create_app
+from docshelf.auth.service import revoke_token
+from docshelf.config import Settings
+from docshelf.kit.db import unit_of_work
+from tests import factories
+from tests.conftest import BASE
+from tests.helpers import error
+
+
+@pytest.fixture
+async def other(settings: Settings, app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """A second API process of the same install (its own engine and connections)."""
+    second = create_app(settings)
+    transport = httpx.ASGITransport(app=second, raise_app_exceptions=False)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url=BASE) as c:
+            yield c
+    finally:
+        await second.state.engine.dispose()
+
+
+async def test_a_revoked_token_is_refused_by_the_other_process_at_once(
+    client: httpx.AsyncClient, other: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, reader) = await factories.org_with_members(db, "read")
+    space = await factories.api_space(client, org_id, admin, visibility="public")
+    for path in (f"/v1/orgs/{org_id}", f"/v1/spaces/{space['id']}"):
+        assert (await other.get(path, headers=reader.headers)).status_code == 200
+    async with unit_of_work(db) as conn:
+        await revoke_token(conn, reader.token)
+    for path in (f"/v1/orgs/{org_id}", f"/v1/spaces/{space['id']}"):
+        r = await other.get(path, headers=reader.headers)
+        assert (r.status_code, r.json()) == (401, error(401, "Invalid or revoked API token"))
+
+
+async def test_a_removed_member_is_refused_by_the_other_process_at_once(
+    client: httpx.AsyncClient, other: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, editor) = await factories.org_with_members(db, "edit")
+    space = await factories.api_space(client, org_id, admin, visibility="public")
+    assert (await other.get(f"/v1/orgs/{org_id}", headers=editor.headers)).status_code == 200
+    assert (await other.get(f"/v1/spaces/{space['id']}", headers=editor.headers)).status_code == 200
+    r = await client.delete(f"/v1/orgs/{org_id}/members/{editor.id}", headers=admin.headers)
+    assert r.status_code == 204, r.text
+    r = await other.get(f"/v1/orgs/{org_id}", headers=editor.headers)
+    assert (r.status_code, r.json()) == (404, error(404, "Organization not found"))
+    r = await other.get(f"/v1/spaces/{space['id']}", headers=editor.headers)
+    assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
+
+
+async def test_a_changed_role_is_obeyed_by_the_other_process_at_once(
+    client: httpx.AsyncClient, other: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, member) = await factories.org_with_members(db, "read")
+    space = await factories.api_space(client, org_id, admin, visibility="public")
+    before_org = (await other.get(f"/v1/orgs/{org_id}", headers=member.headers)).json()
+    before_space = (await other.get(f"/v1/spaces/{space['id']}", headers=member.headers)).json()
+    assert before_org["permissions"]["admin"] is False
+    assert before_space["permissions"]["admin"] is False
+    r = await client.patch(
+        f"/v1/orgs/{org_id}/members/{member.id}", json={"role": "admin"}, headers=admin.headers
+    )
+    assert r.status_code == 200, r.text
+    after_org = (await other.get(f"/v1/orgs/{org_id}", headers=member.headers)).json()
+    after_space = (await other.get(f"/v1/spaces/{space['id']}", headers=member.headers)).json()
+    assert after_org["permissions"]["admin"] is True
+    assert after_space["permissions"]["admin"] is True
+    # And back down: a lowered role is obeyed as promptly as a raised one.
+    r = await client.patch(
+        f"/v1/orgs/{org_id}/members/{member.id}", json={"role": "read"}, headers=admin.headers
+    )
+    assert r.status_code == 200, r.text
+    assert (await other.get(f"/v1/orgs/{org_id}", headers=member.headers)).json() == before_org
+    r = await other.get(f"/v1/spaces/{space['id']}", headers=member.headers)
+    assert r.json() == before_space
+
+
+async def test_a_deleted_space_is_refused_by_the_other_process_at_once(
+    client: httpx.AsyncClient, other: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, reader) = await factories.org_with_members(db, "read")
+    space = await factories.api_space(client, org_id, admin, visibility="public")
+    assert (await other.get(f"/v1/spaces/{space['id']}", headers=reader.headers)).status_code == 200
+    r = await client.delete(f"/v1/spaces/{space['id']}", headers=admin.headers)
+    assert r.status_code == 205, r.text
+    r = await other.get(f"/v1/spaces/{space['id']}", headers=reader.headers)
+    assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
+
+
+async def test_a_removed_grant_is_obeyed_by_the_other_process_at_once(
+    client: httpx.AsyncClient, other: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, guest) = await factories.org_with_members(db, None)
+    space = await factories.api_space(client, org_id, admin)
+    url = f"/v1/spaces/{space['id']}/permissions"
+    r = await client.post(url, json={"users": [guest.id], "role": "edit"}, headers=admin.headers)
+    assert r.status_code == 204, r.text
+    r = await other.get(f"/v1/spaces/{space['id']}", headers=guest.headers)
+    assert (r.status_code, r.json()["permissions"]["edit"]) == (200, True)
+    r = await client.post(url, json={"users": [guest.id], "role": None}, headers=admin.headers)
+    assert r.status_code == 204, r.text
+    r = await other.get(f"/v1/spaces/{space['id']}", headers=guest.headers)
+    assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
