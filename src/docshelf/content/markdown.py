@@ -35,7 +35,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
-from docshelf.config import get_settings
+from docshelf.config import Settings
 from docshelf.content.limits import MAX_BLOCK_NESTING, MAX_LINKS, MAX_MARKDOWN_BYTES, MAX_MARKUP
 
 __all__ = [
@@ -521,7 +521,7 @@ T = TypeVar("T")
 # text's hash: a page is parsed once when written and reads reuse that, however often they come.
 # Each memo is bounded by an estimate of the bytes it holds; a third of the setting for the
 # analyses, two thirds for the rendered documents.
-_MEMO_BYTES = get_settings().markdown_memo_mb * 1024 * 1024 // 3
+_MEMO_BYTES = Settings().markdown_memo_mb * 1024 * 1024 // 3
 
 
 class _Memo(Generic[T]):

@@ -14,7 +14,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.config import get_settings
+from docshelf.config import Settings
 from docshelf.content import hamt
 from docshelf.kit.db import upsert_insert
 from docshelf.models import content_objects
@@ -54,8 +54,9 @@ class ByteCache:
         self._size = 0
 
 
-# Bytes, not entries: a 10,000-page space's index and records are ~10 MB.
-_cache = ByteCache(get_settings().object_cache_mb * 1024 * 1024)
+# Bytes, not entries: a 10,000-page space's index and records are ~10 MB. Sized from the
+# environment directly: get_settings() would be cached before a command line set its variables.
+_cache = ByteCache(Settings().object_cache_mb * 1024 * 1024)
 
 
 class ObjectStore:

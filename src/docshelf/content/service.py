@@ -23,7 +23,7 @@ from docshelf.blobs import OpenBlob
 from docshelf.change_request import policy as cr_policy
 from docshelf.change_request import repository as cr_repository
 from docshelf.change_request.presenter import present_change_request
-from docshelf.config import get_settings
+from docshelf.config import Settings
 from docshelf.content import downloads, hamt, indexing, parsing, repository
 from docshelf.content import markdown as md
 from docshelf.content.edits import (
@@ -135,7 +135,7 @@ async def get_revision(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
 # else shapes the answer: the space in every URL, the base URL) is valid as long as it is kept.
 # The encoded bytes are kept rather than the tree: a 10,000-page listing is 6.3 MB of JSON but
 # several times that as Python objects, and re-encoding it would cost most of a fresh build.
-_listings = ByteCache(get_settings().listing_cache_mb * 1024 * 1024)
+_listings = ByteCache(Settings().listing_cache_mb * 1024 * 1024)
 
 
 async def _pages_json(ctx: Ctx, space_id: str, snap: Snapshot) -> bytes:
