@@ -52,6 +52,7 @@ import docshelf  # noqa: E402
 from docshelf.app import create_app  # noqa: E402
 from docshelf.config import Settings  # noqa: E402
 from docshelf.content import objects as content_objects_module  # noqa: E402
+from docshelf.content import service as content_service  # noqa: E402
 from docshelf.content.edits import slugify  # noqa: E402
 from docshelf.kit.migrate import upgrade  # noqa: E402
 from docshelf.models import content_objects, revisions  # noqa: E402
@@ -229,10 +230,10 @@ class Bench:
 
 
 def clear_object_cache() -> None:
-    """Empties the process-wide content object cache (objects.py), for cold-read figures."""
-    content_objects_module._cache = content_objects_module._Cache(
-        content_objects_module._CACHE_BYTES
-    )
+    """Empties the process-wide content object cache (objects.py) and the page listings built
+    from it (content/service.py), for cold-read figures."""
+    content_objects_module._cache.clear()
+    content_service._listings.clear()
 
 
 @dataclass

@@ -40,6 +40,14 @@ class Settings(BaseSettings):
     # may use (MB); conversions past that fail cleanly instead of swapping the host.
     offload_workers: int = Field(default=1, ge=1, le=64)
     offload_memory_mb: int = Field(default=1024, ge=128)
+    # Per-process caches (MB each): content objects (content/objects.py), presented page
+    # listings (content/service.py) and what is derived from markdown texts (content/markdown.py,
+    # two memos: a third and two thirds of it). Together they bound most of what an API
+    # process holds beyond its code (~128 MB at start); a 10,000-page space's index and records
+    # are ~10 MB, its listing 6.3 MB (benchmarks/memory.py).
+    object_cache_mb: int = Field(default=64, ge=1)
+    listing_cache_mb: int = Field(default=16, ge=1)
+    markdown_memo_mb: int = Field(default=96, ge=3)
     server: str = "granian"
     workers: int = 1
     log_level: str = "info"

@@ -35,6 +35,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from docshelf.config import Settings
 from docshelf.content.limits import MAX_BLOCK_NESTING, MAX_LINKS, MAX_MARKDOWN_BYTES, MAX_MARKUP
 
 __all__ = [
@@ -518,8 +519,9 @@ T = TypeVar("T")
 
 # What the helpers derive from a text depends on nothing else, so it is kept per process by the
 # text's hash: a page is parsed once when written and reads reuse that, however often they come.
-# Each memo is bounded by an estimate of the bytes it holds.
-_MEMO_BYTES = 32 * 1024 * 1024
+# Each memo is bounded by an estimate of the bytes it holds; a third of the setting for the
+# analyses, two thirds for the rendered documents.
+_MEMO_BYTES = Settings().markdown_memo_mb * 1024 * 1024 // 3
 
 
 class _Memo(Generic[T]):

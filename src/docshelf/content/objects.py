@@ -14,16 +14,17 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.config import Settings
 from docshelf.content import hamt
 from docshelf.kit.db import upsert_insert
 from docshelf.models import content_objects
 
-# Bytes, not entries: a 10,000-page space's index and records are ~10 MB.
-_CACHE_BYTES = 64 * 1024 * 1024
 _CHUNK = 500
 
 
-class _Cache:
+class ByteCache:
+    """An LRU of byte strings bounded by their total length, not their count."""
+
     def __init__(self, capacity: int) -> None:
         self._items: OrderedDict[str, bytes] = OrderedDict()
         self._size = 0
@@ -36,7 +37,7 @@ class _Cache:
         return data
 
     def put(self, key: str, data: bytes) -> None:
-        if key in self._items:
+        if key in self._items or len(data) > self._capacity:
             return
         self._items[key] = data
         self._size += len(data)
@@ -44,8 +45,18 @@ class _Cache:
             _, old = self._items.popitem(last=False)
             self._size -= len(old)
 
+    @property
+    def size(self) -> int:
+        return self._size
 
-_cache = _Cache(_CACHE_BYTES)
+    def clear(self) -> None:
+        self._items.clear()
+        self._size = 0
+
+
+# Bytes, not entries: a 10,000-page space's index and records are ~10 MB. Sized from the
+# environment directly: get_settings() would be cached before a command line set its variables.
+_cache = ByteCache(Settings().object_cache_mb * 1024 * 1024)
 
 
 class ObjectStore:
