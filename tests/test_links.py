@@ -6,6 +6,8 @@ import base64
 from typing import Any
 
 import httpx
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests import factories
@@ -276,3 +278,13 @@ async def test_links_pages_and_statuses_kept_with_main(
     assert two["count"] == 4 and "next" not in two
     r = await client.get(url, params={"page": one["next"]["page"] + "x"}, headers=admin.headers)
     assert r.status_code == 400
+
+
+@given(base=st.text(min_size=1, max_size=8), target=st.text(max_size=12))
+def test_the_in_app_range_holds_exactly_the_prefixed_targets(base: str, target: str) -> None:
+    # What links.repository.in_app(binary=True) relies on: under a byte-by-byte (code point)
+    # order, the range [base, base with its last character incremented) is the prefix test.
+    assume(ord(base[-1]) < 0x10FFFF)
+    upper = base[:-1] + chr(ord(base[-1]) + 1)
+    assert (base <= target < upper) == target.startswith(base)
+    assert (base <= base + target < upper) is True

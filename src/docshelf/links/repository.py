@@ -219,21 +219,34 @@ async def copy_space(conn: AsyncConnection, source: str, target: str) -> None:
 # Reading
 
 
-def in_app(base: str) -> sa.ColumnElement[bool]:
-    """URL links into this install (decided when read: the base URL is configuration)."""
+def in_app(base: str, *, binary: bool = False) -> sa.ColumnElement[bool]:
+    """URL links into this install (decided when read: the base URL is configuration).
+    `binary`: text compares byte by byte (SQLite), so a range holds exactly the targets that
+    start with `base`, and the (space, kind, target) index finds them instead of every URL
+    link of the space being tested. Linguistic collations (PostgreSQL's usual) give no such
+    guarantee, so there only the prefix test decides."""
+    prefix = sa.func.substr(page_links.c.target, 1, len(base)) == base
+    if not binary or not base:
+        return sa.and_(page_links.c.kind == "url", prefix)
+    upper = base[:-1] + chr(ord(base[-1]) + 1)
     return sa.and_(
-        page_links.c.kind == "url", sa.func.substr(page_links.c.target, 1, len(base)) == base
+        page_links.c.kind == "url",
+        page_links.c.target >= base,
+        page_links.c.target < upper,
+        prefix,
     )
 
 
-def _where(space_id: str, status: str | None, base: str) -> list[sa.ColumnElement[bool]]:
+def _where(
+    conn: AsyncConnection, space_id: str, status: str | None, base: str
+) -> list[sa.ColumnElement[bool]]:
     where = [page_links.c.space_id == space_id]
     if status == "broken":
         where.append(page_links.c.status == "broken")
     elif status == "ok":
         where += [page_links.c.status == "ok", sa.not_(in_app(base))]
     elif status == "in-app":
-        where.append(in_app(base))
+        where.append(in_app(base, binary=conn.dialect.name == "sqlite"))
     return where
 
 
@@ -256,7 +269,7 @@ async def groups(
 ) -> list[Group]:
     """One page of a space's listing groups in (sort_key, group_hash) order: an index range,
     grouped as it is read."""
-    where = _where(space_id, status, base)
+    where = _where(conn, space_id, status, base)
     order = (page_links.c.sort_key, page_links.c.group_hash)
     if after is not None:
         where.append(sa.tuple_(*order) > sa.tuple_(sa.literal(after[0]), sa.literal(after[1])))
@@ -282,7 +295,7 @@ async def groups(
 
 async def count_groups(conn: AsyncConnection, space_id: str, *, status: str, base: str) -> int:
     stmt = sa.select(sa.func.count(sa.distinct(page_links.c.group_hash))).where(
-        *_where(space_id, status, base)
+        *_where(conn, space_id, status, base)
     )
     return int((await conn.execute(stmt)).scalar_one())
 
