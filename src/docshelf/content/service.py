@@ -9,7 +9,7 @@ import binascii
 import contextlib
 import posixpath
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -289,6 +289,8 @@ async def _semantic_changes(
         ids = [key for key, _, _ in batch if key != ROOT]
         old = await before.pages(ids)
         new = await after.pages(ids)
+        await _with_ancestors(before, old.values())
+        await _with_ancestors(after, new.values())
         for pid in ids:
             found = await _page_changes(before, after, pid, old.get(pid), new.get(pid))
             total += len(found)
@@ -324,6 +326,15 @@ async def _semantic_changes(
     one_sided, in_place = await files.rest()
     total += one_sided + len(in_place)
     return out[:limit], total
+
+
+async def _with_ancestors(snap: Snapshot, records: Iterable[Record]) -> None:
+    """Loads the records' ancestors one tree level per batch, so their paths (and the parents
+    a move names) read nothing more, instead of one map look-up per page and level."""
+    wanted = {r["parent"] for r in records if r.get("parent")}
+    while wanted:
+        found = await snap.pages(wanted)
+        wanted = {r["parent"] for r in found.values() if r.get("parent")} - set(found)
 
 
 async def _page_changes(
