@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.app import create_app
+from docshelf.config import Settings
 from docshelf.kit.db import metadata
 from tests.conftest import BASE
 from tests.factories import Who
@@ -121,3 +126,18 @@ async def snapshot(db: AsyncEngine) -> dict[str, list[tuple[Any, ...]]]:
 
 def listing(*items: dict[str, Any]) -> dict[str, Any]:
     return {"items": list(items), "count": len(items)}
+
+
+@asynccontextmanager
+async def second_app(settings: Settings, **update: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of another app instance on the same database, with some settings changed (what
+    another API process is)."""
+    app = create_app(settings.model_copy(update=update))
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url=BASE) as c:
+            c.headers["X-Engine"] = app.state.engine.url.drivername
+            yield c
+    finally:
+        await app.state.limiter.aclose()
+        await app.state.engine.dispose()

@@ -10,12 +10,10 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from docshelf.app import create_app
 from docshelf.config import Settings
 from docshelf.kit.clock import clock
 from tests import factories
-from tests.conftest import BASE
-from tests.helpers import error, user_body
+from tests.helpers import error, second_app, user_body
 
 
 async def test_api_information(client: httpx.AsyncClient, db: AsyncEngine) -> None:
@@ -107,16 +105,10 @@ async def limited_client(
     request: pytest.FixtureRequest, settings: Settings
 ) -> AsyncIterator[httpx.AsyncClient]:
     redis_url = request.getfixturevalue("redis_url") if request.param == "redis" else ""
-    s = settings.model_copy(
-        update={"rate_limit": 3, "rate_limit_window": 60, "rate_limit_redis_url": redis_url}
-    )
-    app = create_app(s)
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url=BASE) as c:
-        c.headers["X-Engine"] = app.state.engine.url.drivername
+    async with second_app(
+        settings, rate_limit=3, rate_limit_window=60, rate_limit_redis_url=redis_url
+    ) as c:
         yield c
-    await app.state.limiter.aclose()
-    await app.state.engine.dispose()
 
 
 async def test_rate_limit(limited_client: httpx.AsyncClient, db: AsyncEngine) -> None:

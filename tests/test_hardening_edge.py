@@ -23,7 +23,7 @@ from docshelf.config import Settings
 from docshelf.models import instance_settings
 from tests import factories
 from tests.conftest import BASE
-from tests.helpers import error, snapshot, user_body
+from tests.helpers import error, second_app, snapshot, user_body
 from tests.world import VALID_QUERIES, build_world, fill, operations, path_params
 
 MALFORMED = error(401, "Malformed Authorization header: expected 'Bearer <token>'")
@@ -70,15 +70,10 @@ async def limited(
     request: pytest.FixtureRequest, settings: Settings, db: AsyncEngine
 ) -> AsyncIterator[httpx.AsyncClient]:
     redis_url = request.getfixturevalue("redis_url") if request.param == "redis" else ""
-    s = settings.model_copy(
-        update={"rate_limit": 3, "rate_limit_window": 60, "rate_limit_redis_url": redis_url}
-    )
-    app = create_app(s)
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url=BASE) as c:
+    async with second_app(
+        settings, rate_limit=3, rate_limit_window=60, rate_limit_redis_url=redis_url
+    ) as c:
         yield c
-    await app.state.limiter.aclose()
-    await app.state.engine.dispose()
 
 
 def _raw(value: bytes) -> list[tuple[bytes, bytes]]:

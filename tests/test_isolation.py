@@ -18,7 +18,6 @@ import sqlalchemy as sa
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from docshelf.app import create_app
 from docshelf.auth.service import revoke_token
 from docshelf.blobs import blob_key
 from docshelf.config import Settings
@@ -30,8 +29,7 @@ from docshelf.worker.process import start_worker_process, stop_worker_process
 from docshelf.worker.queue import enqueue
 from docshelf.worker.runner import JobRunner
 from tests import factories
-from tests.conftest import BASE
-from tests.helpers import error, snapshot
+from tests.helpers import error, second_app, snapshot
 from tests.offload_work import allocate, fail, sleep_then
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
@@ -130,11 +128,8 @@ async def test_a_refused_caller_makes_us_fetch_nothing(
 @pytest.fixture
 async def impatient(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
     """A second app on the same database that waits 0.3 s for a lock."""
-    app = create_app(settings.model_copy(update={"lock_timeout": 0.3}))
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url=BASE) as c:
+    async with second_app(settings, lock_timeout=0.3) as c:
         yield c
-    await app.state.engine.dispose()
 
 
 async def test_lock_contention_answers_503_and_changes_nothing(

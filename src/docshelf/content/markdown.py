@@ -532,14 +532,14 @@ class _Memo(Generic[T]):
         self._size_of = size
 
     @staticmethod
-    def _key(text: str) -> bytes:
+    def key(text: str) -> bytes:
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
-    def holds(self, text: str) -> bool:
-        return self._key(text) in self._items
+    def holds_key(self, key: bytes) -> bool:
+        return key in self._items
 
     def get(self, text: str, compute: Callable[[str], T]) -> T:
-        key = self._key(text)
+        key = self.key(text)
         hit = self._items.get(key)
         if hit is not None:
             self._items.move_to_end(key)
@@ -549,7 +549,7 @@ class _Memo(Generic[T]):
         return value
 
     def put(self, text: str, value: T) -> None:
-        key = self._key(text)
+        key = self.key(text)
         if key not in self._items:
             self._store(key, value)
 
@@ -620,7 +620,8 @@ def prepare_many(texts: list[str]) -> list[Prepared]:
 
 
 def memoized(markdown: str) -> bool:
-    return _ANALYSES.holds(markdown) and _RENDERED.holds(markdown)
+    key = _Memo.key(markdown)  # one hash of the text for both memos
+    return _ANALYSES.holds_key(key) and _RENDERED.holds_key(key)
 
 
 def adopt(markdown: str, prepared: Prepared) -> None:
