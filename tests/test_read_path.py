@@ -12,25 +12,18 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from docshelf.app import create_app
 from docshelf.auth.service import revoke_token
 from docshelf.config import Settings
 from docshelf.kit.db import unit_of_work
 from tests import factories
-from tests.conftest import BASE
-from tests.helpers import error
+from tests.helpers import error, second_app
 
 
 @pytest.fixture
 async def other(settings: Settings, app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """A second API process of the same install (its own engine and connections)."""
-    second = create_app(settings)
-    transport = httpx.ASGITransport(app=second, raise_app_exceptions=False)
-    try:
-        async with httpx.AsyncClient(transport=transport, base_url=BASE) as c:
-            yield c
-    finally:
-        await second.state.engine.dispose()
+    async with second_app(settings) as c:
+        yield c
 
 
 async def test_a_revoked_token_is_refused_by_the_other_process_at_once(
