@@ -13,7 +13,6 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
-import jwt
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -33,6 +32,9 @@ async def signer(conn: AsyncConnection, base_url: str, space_id: str) -> Any:
     secret = await instance.get_or_create(conn, _KEY, lambda: secrets.token_urlsafe(48))
     expires = int((utcnow() + TTL).timestamp())
 
+    # PyJWT (and the cryptography it loads) only where a link is signed or opened.
+    import jwt
+
     def url(rec: Record) -> str:
         claims = {
             "aud": _AUDIENCE,
@@ -48,6 +50,8 @@ async def signer(conn: AsyncConnection, base_url: str, space_id: str) -> Any:
 
 
 async def open_token(conn: AsyncConnection, token: str) -> dict[str, Any]:
+    import jwt
+
     secret = await instance.get_or_create(conn, _KEY, lambda: secrets.token_urlsafe(48))
     try:
         claims: dict[str, Any] = jwt.decode(
