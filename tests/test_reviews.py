@@ -419,3 +419,29 @@ async def test_contributors(client: httpx.AsyncClient, db: AsyncEngine) -> None:
         },
         {"updatedAt": editor_last, "count": 2, "user": user_body(s.editor), "actionType": "edit"},
     )
+
+
+async def test_change_requests_by_requested_reviewer(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    s = await setup(client, db)
+    r = await client.post(
+        f"/v1/spaces/{s.space['id']}/change-requests",
+        json={"subject": "Other"},
+        headers=s.editor.headers,
+    )
+    other = r.json()
+    r = await client.post(
+        s.url + "/requested-reviewers", json={"users": [s.reviewer.id]}, headers=s.editor.headers
+    )
+    assert r.status_code == 200
+    listed = f"/v1/spaces/{s.space['id']}/change-requests"
+    r = await client.get(
+        listed, params={"requestedReviewer": s.reviewer.id}, headers=s.reader.headers
+    )
+    assert [cr["id"] for cr in r.json()["items"]] == [s.cr["id"]]
+    asked = {"requestedReviewer": s.reader.id}
+    r = await client.get(listed, params=asked, headers=s.reader.headers)
+    assert r.json() == listing()
+    r = await client.get(listed, headers=s.reader.headers)
+    assert {cr["id"] for cr in r.json()["items"]} == {s.cr["id"], other["id"]}
