@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -445,3 +446,26 @@ async def test_change_requests_by_requested_reviewer(
     assert r.json() == listing()
     r = await client.get(listed, headers=s.reader.headers)
     assert {cr["id"] for cr in r.json()["items"]} == {s.cr["id"], other["id"]}
+
+
+async def test_parallel_reviews_leave_one_standing(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """A reviewer's concurrent submissions queue on the change request's row: each supersedes
+    the one before, so exactly one stays current."""
+    s = await setup(client, db)
+    answers = await asyncio.gather(
+        *(
+            client.post(
+                s.url + "/reviews",
+                json={"status": "approved" if i % 2 else "changes-requested"},
+                headers=s.reviewer.headers,
+            )
+            for i in range(10)
+        )
+    )
+    assert sorted(r.status_code for r in answers) == [201] * 10
+    r = await client.get(s.url + "/reviews?outdated=false", headers=s.reader.headers)
+    assert r.json()["count"] == 1
+    r = await client.get(s.url + "/reviews", headers=s.reader.headers)
+    assert r.json()["count"] == 10
