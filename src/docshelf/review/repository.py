@@ -15,6 +15,7 @@ from docshelf.models import (
     members,
     organizations,
     revisions,
+    spaces,
     users,
 )
 
@@ -139,6 +140,13 @@ async def put_requests(
     await conn.execute(stmt, rows)
 
 
+async def requests_of(
+    conn: AsyncConnection, cr_id: str, user_ids: Collection[str]
+) -> list[sa.RowMapping]:
+    stmt = reviewers_of(cr_id).where(reviewers.c.user_id.in_(list(user_ids)))
+    return list((await conn.execute(stmt)).mappings().all())
+
+
 async def remove_request(conn: AsyncConnection, cr_id: str, user_id: str) -> bool:
     result = await conn.execute(
         sa.delete(reviewers).where(
@@ -175,6 +183,13 @@ async def members_among(conn: AsyncConnection, org_id: str, user_ids: Collection
     return {r.user_id for r in rows}
 
 
-async def org_merge_rules(conn: AsyncConnection, org_id: str) -> Any:
-    stmt = sa.select(organizations.c.merge_rules).where(organizations.c.id == org_id)
-    return (await conn.execute(stmt)).scalar_one_or_none()
+async def merge_rules(conn: AsyncConnection, space_id: str) -> tuple[Any, Any]:
+    """The space's and its organization's merge rule configurations, in one read."""
+    row = (
+        await conn.execute(
+            sa.select(spaces.c.merge_rules, organizations.c.merge_rules.label("org_rules"))
+            .join(organizations, organizations.c.id == spaces.c.organization_id)
+            .where(spaces.c.id == space_id)
+        )
+    ).one()
+    return row.merge_rules, row.org_rules

@@ -16,7 +16,6 @@ from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
-from docshelf.models import organizations, spaces
 from docshelf.review import policy, repository, rules
 from docshelf.review.presenter import (
     Format,
@@ -158,15 +157,7 @@ async def request_reviewers(
         revision_id=cr["revision_id"],
         now=now,
     )
-    rows = (
-        (
-            await ctx.conn.execute(
-                repository.reviewers_of(cr["id"]).where(repository.reviewers.c.user_id.in_(wanted))
-            )
-        )
-        .mappings()
-        .all()
-    )
+    rows = await repository.requests_of(ctx.conn, cr["id"], wanted)
     by_user = {row["user_id"]: row for row in rows}
     return {"users": [present_requested_reviewer(by_user[u], ctx.base_url) for u in wanted]}
 
@@ -194,14 +185,8 @@ async def enforce_merge_rules(ctx: Ctx, space_id: str, cr: sa.RowMapping, main_i
     """Refuses (400, naming the rules) a merge that breaks the space's effective merge rules.
     Called with the space and the change request locked: the configuration and the reviews
     read here are the ones the merge commits with."""
-    configs = (
-        await ctx.conn.execute(
-            sa.select(spaces.c.merge_rules, organizations.c.merge_rules.label("org_rules"))
-            .join(organizations, organizations.c.id == spaces.c.organization_id)
-            .where(spaces.c.id == space_id)
-        )
-    ).one()
-    effective = rules.effective(configs.merge_rules, configs.org_rules)
+    space_rules, org_rules = await repository.merge_rules(ctx.conn, space_id)
+    effective = rules.effective(space_rules, org_rules)
     if not effective:
         return
     reviews = await repository.standing_reviews(ctx.conn, cr["id"])
