@@ -51,6 +51,14 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/spaces/{spaceId}/content"): {
         "changes": [{"operation": "insert_page", "document": {"markdown": "Hi"}}]
     },
+    # -- reviews --
+    ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/reviews"): {
+        "status": "approved",
+        "comment": {"markdown": "Looks good"},
+    },
+    ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/requested-reviewers"): {
+        "users": ["{userId}"]
+    },
     # -- custom fields --
     ("POST", "/v1/orgs/{organizationId}/custom-fields"): {
         "name": "audience",
@@ -203,6 +211,14 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     )
     assert r.status_code == 201, r.text
     world.extra["changeRequestId"] = r.json()["id"]
+    # -- reviews --
+    r = await client.post(
+        f"/v1/spaces/{space_id}/change-requests/{world.extra['changeRequestId']}/reviews",
+        json={"status": "changes-requested"},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["reviewId"] = r.json()["id"]
     # -- custom fields --
     r = await client.post(
         f"/v1/orgs/{org_a}/custom-fields",

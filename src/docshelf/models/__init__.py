@@ -16,6 +16,7 @@ from docshelf.models.identity import api_tokens, users
 from docshelf.models.job import jobs
 from docshelf.models.organization import invites, members, organization_email_domains, organizations
 from docshelf.models.permission import content_grants
+from docshelf.models.review import change_request_reviewers, change_request_reviews
 from docshelf.models.search import search_sections
 from docshelf.models.space import spaces
 from docshelf.models.system import instance_settings
@@ -25,6 +26,8 @@ from docshelf.models.translation import translation_settings
 __all__ = [
     "api_tokens",
     "change_request_contributors",
+    "change_request_reviewers",
+    "change_request_reviews",
     "change_requests",
     "collections",
     "content_grants",

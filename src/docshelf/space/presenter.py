@@ -33,7 +33,8 @@ def present_space(row: RowMapping, role: str | None, base_url: str) -> dict[str,
         "changeRequests": row["change_requests_total"],
         "changeRequestsOpen": row["change_requests_open"],
         "changeRequestsDraft": row["change_requests_draft"],
-        "mergeRules": {"type": "inherit"},
+        # As configured (GitBook answers the space's own setting); unset inherits.
+        "mergeRules": row["merge_rules"] or {"type": "inherit"},
         "urls": urls,
         "permissions": permissions(role, row["edit_mode"]),
     }
