@@ -18,6 +18,7 @@ from docshelf.models.organization import invites, members, organization_email_do
 from docshelf.models.permission import content_grants
 from docshelf.models.search import search_sections
 from docshelf.models.space import spaces
+from docshelf.models.sso import saml_assertions, saml_providers, saml_requests, user_sessions
 from docshelf.models.system import instance_settings
 from docshelf.models.team import team_members, teams
 from docshelf.models.translation import translation_settings
@@ -41,11 +42,15 @@ __all__ = [
     "page_link_stats",
     "page_links",
     "revisions",
+    "saml_assertions",
+    "saml_providers",
+    "saml_requests",
     "search_sections",
     "space_blobs",
     "spaces",
     "team_members",
     "teams",
     "translation_settings",
+    "user_sessions",
     "users",
 ]
