@@ -188,17 +188,6 @@ async def _offload(fn: Callable[..., T], *args: object) -> T:
         raise BadRequest(_REFUSED + "it could not be processed within the limits") from None
 
 
-async def session_user(b: Browser, value: str | None) -> str:
-    """The user of a live session cookie; 401 otherwise."""
-    if not value:
-        raise Unauthorized("No SSO session: log in through your organization's SSO first")
-    async with unit_of_work(b.engine, write=False) as conn:
-        user_id = await repository.session_user(conn, hash_session(value), utcnow())
-    if user_id is None:
-        raise Unauthorized("The SSO session has expired or was ended; log in again")
-    return user_id
-
-
 async def token_for_session(b: Browser, value: str | None) -> str:
     """A new API token of the session's user (shown once, like any API token)."""
     async with unit_of_work(b.engine) as conn:
