@@ -21,6 +21,7 @@ from tests.saml_idp import (
     IdentityProvider,
     KeyPair,
     bare_base64,
+    encode,
     forged_sibling,
     key_pair,
     tampered,
@@ -377,6 +378,15 @@ async def test_start_of_unknown_or_pending_provider(
 
 
 Attack = Callable[[Login, str], str]
+_LAUGHS = (
+    '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa">'
+    + "".join(f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">' for i in range(9))
+    + ']><samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol">&j;</samlp:Response>'
+)
+_XXE = (
+    '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+    '<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol">&x;</samlp:Response>'
+)
 VICTIM = "ada@example.com"
 ATTACKER = "mallory@example.com"
 OTHER_KEYS = key_pair("other-idp.test")
@@ -426,6 +436,9 @@ ATTACKS: dict[str, tuple[Attack, str]] = {
         "it answers no pending request of ours",
     ),
     "not XML": (lambda lg, rid: "bm90IHhtbA==", "not a valid SAML response"),
+    # pysaml2 parses through defusedxml: no entity is ever expanded or fetched.
+    "entity expansion (billion laughs)": (lambda lg, rid: encode(_LAUGHS), "not a valid SAML"),
+    "external entity": (lambda lg, rid: encode(_XXE), "not a valid SAML response"),
     "not base64": (lambda lg, rid: "%%%", "not a valid SAML response"),
 }
 
