@@ -9,14 +9,17 @@ from typing import Any
 
 import httpx
 import pytest
+from saml2 import BINDING_HTTP_POST
+from saml2.md import entity_descriptor_from_string
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.config import Settings
 from docshelf.kit.db import unit_of_work
 from docshelf.member import repository as member_repository
 from docshelf.user import repository as user_repository
 from tests import factories
 from tests.conftest import BASE
-from tests.helpers import TS, error, snapshot, team_body
+from tests.helpers import TS, error, second_app, snapshot, team_body
 from tests.saml_idp import (
     IdentityProvider,
     KeyPair,
@@ -269,7 +272,7 @@ class Login:
 
     @property
     def acs_url(self) -> str:
-        return f"{BASE}/sso/saml/{self.provider}/acs"
+        return self.idp.sp["acsURL"]
 
     async def post(self, saml_response: str, relay_state: str | None = None) -> httpx.Response:
         data = {"SAMLResponse": saml_response}
@@ -349,6 +352,52 @@ async def test_existing_user_becomes_sso_member(client: httpx.AsyncClient, db: A
     r = await client.get(f"/v1/orgs/{login.org}/members/{someone.id}", headers=admin.headers)
     assert r.status_code == 200
     assert (r.json()["role"], r.json()["sso"]) == (None, True)
+
+
+async def test_session_cookie_is_secure_on_https(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings
+) -> None:
+    base = "https://docs.example.test"
+    org, (admin,) = await factories.org_with_members(db)
+    async with second_app(settings, base_url=base) as https:
+        login = Login(https, org, admin)
+        await login.setup()
+        assert login.idp.sp["acsURL"] == f"{base}/sso/saml/{login.provider}/acs"
+        r = await login.post(login.idp.respond(await login.start(), VICTIM))
+        assert r.status_code == 303, r.text
+        assert r.headers["location"] == f"{base}/"
+        attributes = {p.strip().lower() for p in r.headers["set-cookie"].split(";")[1:]}
+        assert {"httponly", "secure", "samesite=lax", "path=/"} <= attributes
+
+
+async def test_service_provider_metadata(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    r = await client.post(f"/v1/orgs/{org}/saml", json={"label": "Okta"}, headers=admin.headers)
+    service = r.json()["service"]
+    r = await client.get(service["entityID"].removeprefix(BASE))
+    assert r.status_code == 200
+    assert r.headers["content-type"] == "application/samlmetadata+xml"
+    # Read back with pysaml2 itself: an identity provider can load it as it is.
+    descriptor = entity_descriptor_from_string(r.text)
+    assert descriptor.entity_id == service["entityID"]
+    acs = descriptor.spsso_descriptor[0].assertion_consumer_service
+    assert [(a.binding, a.location) for a in acs] == [(BINDING_HTTP_POST, service["acsURL"])]
+    r = await client.get("/sso/saml/nope/metadata")
+    assert r.status_code == 404 and r.json() == error(404, "SAML provider not found")
+
+
+async def test_deleted_default_team_is_dropped(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    team = await _team(client, org, admin, "Engineering")
+    r = await client.post(
+        f"/v1/orgs/{org}/saml", json={"label": "Okta", "defaultTeam": team}, headers=admin.headers
+    )
+    pid = r.json()["id"]
+    assert r.json()["defaultTeam"]["id"] == team
+    r = await client.delete(f"/v1/orgs/{org}/teams/{team}", headers=admin.headers)
+    assert r.status_code in (204, 205), r.text
+    r = await client.get(f"/v1/orgs/{org}/saml/{pid}", headers=admin.headers)
+    assert r.status_code == 200 and "defaultTeam" not in r.json()
 
 
 async def test_token_needs_a_session(client: httpx.AsyncClient, db: AsyncEngine) -> None:

@@ -107,6 +107,12 @@ def _form(body: bytes) -> dict[str, str]:
     return {name: values[0] for name, values in fields.items() if len(values) == 1}
 
 
+@browser_router.get("/saml/{providerId}/metadata")
+async def saml_metadata(providerId: str, request: Request) -> Response:
+    xml = await login.metadata(_browser(request), providerId)
+    return Response(xml, media_type="application/samlmetadata+xml")
+
+
 @browser_router.get("/saml/{providerId}/start")
 async def start_saml_login(
     providerId: str, request: Request, next: Annotated[str | None, Query(max_length=2048)] = None

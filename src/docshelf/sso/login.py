@@ -93,6 +93,17 @@ async def _active_partner(b: Browser, provider_id: str) -> tuple[sa.RowMapping, 
     return row, _partner(row, b.base_url)
 
 
+async def metadata(b: Browser, provider_id: str) -> str:
+    """Our service provider metadata for one provider (pending ones too: an admin sets up the
+    identity provider's side before pasting its settings here)."""
+    async with unit_of_work(b.engine, write=False) as conn:
+        exists = await repository.exists(conn, provider_id)
+    if not exists:
+        not_found("SAML provider")
+    urls = service_urls(b.base_url, provider_id)
+    return saml.sp_metadata(urls["entityID"], urls["acsURL"])
+
+
 async def start(b: Browser, provider_id: str, next_path: str | None) -> str:
     """The identity provider's URL with a new AuthnRequest, whose id is remembered."""
     _, partner = await _active_partner(b, provider_id)

@@ -33,6 +33,11 @@ async def get(conn: AsyncConnection, org_id: str, provider_id: str) -> sa.RowMap
     return (await conn.execute(stmt)).mappings().first()
 
 
+async def exists(conn: AsyncConnection, provider_id: str) -> bool:
+    stmt = sa.select(saml_providers.c.id).where(saml_providers.c.id == provider_id)
+    return (await conn.execute(stmt)).first() is not None
+
+
 async def get_active(conn: AsyncConnection, provider_id: str) -> sa.RowMapping | None:
     stmt = sa.select(saml_providers).where(saml_providers.c.id == provider_id, _active())
     return (await conn.execute(stmt)).mappings().first()

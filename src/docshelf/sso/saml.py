@@ -88,6 +88,21 @@ def idp_metadata(p: Partner) -> str:
     )
 
 
+def sp_metadata(sp_entity_id: str, acs_url: str) -> str:
+    """Our side as SAML metadata, served at our entity ID for identity providers that read it."""
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata"'
+        f" entityID={quoteattr(sp_entity_id)}>"
+        '<md:SPSSODescriptor AuthnRequestsSigned="false" WantAssertionsSigned="true"'
+        ' protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">'
+        f"<md:NameIDFormat>{NAMEID_FORMAT_EMAILADDRESS}</md:NameIDFormat>"
+        f'<md:AssertionConsumerService Binding="{BINDING_HTTP_POST}"'
+        f' Location={quoteattr(acs_url)} index="0" isDefault="true"/>'
+        "</md:SPSSODescriptor></md:EntityDescriptor>"
+    )
+
+
 def _client(p: Partner) -> Saml2Client:
     conf = SPConfig()
     conf.load(
