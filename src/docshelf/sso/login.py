@@ -9,6 +9,7 @@ session, used assertion or consumed request."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 from collections.abc import Callable
@@ -32,6 +33,8 @@ from docshelf.sso import certificate, repository, saml
 from docshelf.sso.presenter import service_urls
 from docshelf.team import repository as team_repository
 from docshelf.user import repository as user_repository
+
+log = logging.getLogger("docshelf.sso")
 
 COOKIE = "docshelf_session"
 # An AuthnRequest may be answered this long after it was issued (the user logging in at the
@@ -194,6 +197,7 @@ async def _offload(fn: Callable[..., T], *args: object) -> T:
     try:
         return await offload.run(fn, *args, seconds=SAML_SECONDS, lane="parse")
     except saml.SamlRefused as exc:
+        log.info("SAML refused: %s", exc)
         raise BadRequest(_REFUSED + str(exc)) from None
     except (offload.OffloadTimeout, offload.OffloadCrashed):
         raise BadRequest(_REFUSED + "it could not be processed within the limits") from None

@@ -7,6 +7,7 @@ process boundary; a refusal is a `SamlRefused` whose message goes to the client.
 from __future__ import annotations
 
 import calendar
+import logging
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,6 +21,10 @@ from saml2.saml import NAMEID_FORMAT_EMAILADDRESS, SCM_BEARER
 from saml2.time_util import str_to_time
 
 from docshelf.sso.certificate import der_base64
+
+# pysaml2 logs whole refused documents at ERROR (attacker-sized text, up to megabytes a
+# request); the refusal's reason is logged by sso.login instead.
+logging.getLogger("saml2").setLevel(logging.CRITICAL)
 
 # Clocks of the identity provider and ours may differ by this much (seconds), no more.
 CLOCK_SKEW_SECONDS = 60
