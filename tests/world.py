@@ -75,6 +75,9 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
         "title": "Europe",
         "languages": ["fr", "de"],
     },
+    # -- single sign-on --
+    ("POST", "/v1/orgs/{organizationId}/saml"): {"label": "Okta"},
+    ("PATCH", "/v1/orgs/{organizationId}/saml/{samlProviderId}"): {"label": "Corporate"},
 }
 
 # Valid values of required query parameters, like VALID_BODIES for bodies.
@@ -235,6 +238,10 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     )
     assert r.status_code == 201, r.text
     world.extra["translationSettingsId"] = r.json()["id"]
+    # -- single sign-on --
+    r = await client.post(f"/v1/orgs/{org_a}/saml", json={"label": "Okta"}, headers=admin_a.headers)
+    assert r.status_code == 201, r.text
+    world.extra["samlProviderId"] = r.json()["id"]
     return world
 
 

@@ -19,6 +19,7 @@ from docshelf.models.permission import content_grants
 from docshelf.models.review import change_request_reviewers, change_request_reviews
 from docshelf.models.search import search_sections
 from docshelf.models.space import spaces
+from docshelf.models.sso import saml_assertions, saml_providers, saml_requests, user_sessions
 from docshelf.models.system import instance_settings
 from docshelf.models.team import team_members, teams
 from docshelf.models.translation import translation_settings
@@ -44,11 +45,15 @@ __all__ = [
     "page_link_stats",
     "page_links",
     "revisions",
+    "saml_assertions",
+    "saml_providers",
+    "saml_requests",
     "search_sections",
     "space_blobs",
     "spaces",
     "team_members",
     "teams",
     "translation_settings",
+    "user_sessions",
     "users",
 ]
