@@ -42,9 +42,10 @@ def present_person(row: RowMapping, id_column: str, prefix: str, base_url: str) 
 
 def group_reactions(rows: Iterable[RowMapping], base_url: str) -> dict[str, list[JSON]]:
     """By comment or reply: one entry per emoji, in the order each was first given, with its
-    users in the order they reacted (rows come ordered by time)."""
+    users in the order they reacted."""
     out: dict[str, dict[str, JSON]] = {}
-    for row in rows:
+    # Ties sorted here, by codepoint: the databases' collations may order emoji differently.
+    for row in sorted(rows, key=lambda r: (r["reacted_at"], r["emoji"], r["user_id"])):
         by_emoji = out.setdefault(row["subject_id"], {})
         entry = by_emoji.setdefault(row["emoji"], {"emoji": row["emoji"], "count": 0, "users": []})
         entry["count"] += 1

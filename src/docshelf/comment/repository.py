@@ -196,7 +196,7 @@ async def distinct_emojis(conn: AsyncConnection, subject_id: str) -> int:
 
 
 async def reactions(conn: AsyncConnection, subject_ids: Collection[str]) -> list[sa.RowMapping]:
-    """Every reaction to these comments or replies with its user, in the order given."""
+    """Every reaction to these comments or replies, with its user."""
     if not subject_ids:
         return []
     stmt = (
@@ -209,12 +209,6 @@ async def reactions(conn: AsyncConnection, subject_ids: Collection[str]) -> list
         )
         .join(users, users.c.id == comment_reactions.c.user_id)
         .where(comment_reactions.c.subject_id.in_(list(subject_ids)))
-        .order_by(
-            comment_reactions.c.subject_id,
-            comment_reactions.c.reacted_at,
-            comment_reactions.c.emoji,
-            comment_reactions.c.user_id,
-        )
     )
     return list((await conn.execute(stmt)).mappings().all())
 
