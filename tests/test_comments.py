@@ -342,7 +342,7 @@ async def test_bad_input_changes_nothing(client: httpx.AsyncClient, db: AsyncEng
             "POST",
             url,
             {"body": {"markdown": "x" * (512 * 1024 + 1)}},
-            "Invalid body field 'body': markdown is 524289 bytes; a page holds at most 524288",
+            "Invalid body field 'body': markdown is 524289 bytes; a comment holds at most 524288",
         ),
         (
             "POST",
@@ -554,3 +554,36 @@ async def test_counters_exact_under_concurrency(client: httpx.AsyncClient, db: A
     assert await space_comments(client, sid, admin) == 51 - 20 - 10
     r = await client.get(url, params={"status": "open", "limit": 0}, headers=admin.headers)
     assert r.json()["count"] == 21
+
+
+async def test_a_duplicate_starts_without_comments(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    space, _, (admin, *_) = await setup(client, db)
+    await post(client, f"/v1/spaces/{space['id']}/comments", admin, "Stays here")
+    r = await client.post(f"/v1/spaces/{space['id']}/duplicate", headers=admin.headers)
+    assert r.status_code == 201, r.text
+    assert r.json()["comments"] == 0
+    r = await client.get(f"/v1/spaces/{r.json()['id']}/comments", headers=admin.headers)
+    assert r.json() == {"items": [], "count": 0}
+    assert await space_comments(client, space["id"], admin) == 1
+
+
+async def test_costly_texts_are_parsed_before_the_write(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """A text too costly to parse on the event loop goes to the offload pool first; past the
+    markup bound it is refused like a page body, and nothing is written."""
+    space, _, (admin, *_) = await setup(client, db)
+    url = f"/v1/spaces/{space['id']}/comments"
+    heavy = "*a* " * 3000
+    assert md.costly(heavy)
+    assert (await post(client, url, admin, heavy))["body"] == {"markdown": heavy}
+    before = await snapshot(db)
+    r = await client.post(url, json={"body": {"markdown": "[" * 50_001}}, headers=admin.headers)
+    assert r.json() == error(
+        400,
+        "Invalid body field 'body': markdown holds more than 50000 markup characters outside "
+        "code ([ ] ! < * _ ` ~ & \\); a comment holds at most 50000",
+    )
+    assert await snapshot(db) == before

@@ -119,6 +119,8 @@ def _check_text(text: str) -> None:
     """The limits of a page body, through the same parse (content.markdown)."""
     problem = md.check(text)
     if problem is not None:
+        # The bounds are a page body's; the sentence names what was sent.
+        problem = problem.replace("a page holds", "a comment holds")
         raise BadRequest(f"Invalid body field 'body': {problem}")
 
 
@@ -157,7 +159,7 @@ async def _pages(ctx: Ctx, thread: Thread, rows: Sequence[sa.RowMapping]) -> dic
         rec = current.get(pid)
         if rec is not None:
             out[row["id"]] = present_page(
-                rec, paths[pid], rec["markdown"] != row["target_page_text"]
+                rec, paths[pid], rec.get("markdown") != row["target_page_text"]
             )
             continue
         revision = row["target_revision"]
@@ -274,7 +276,7 @@ async def post_comment(st: Staged, where: Where, body: PostComment) -> JSON:
                 raise BadRequest(
                     f"Invalid body field 'page': no page {body.page!r} in the {content} content"
                 )
-            page_text = rec["markdown"]
+            page_text = rec.get("markdown")
         comment_id = new_id()
         await repository.insert(
             ctx.conn,
