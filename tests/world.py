@@ -59,6 +59,30 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/requested-reviewers"): {
         "users": ["{userId}"]
     },
+    # -- comments --
+    ("POST", "/v1/spaces/{spaceId}/comments"): {"page": "{pageId}", "body": {"markdown": "Why?"}},
+    ("PUT", "/v1/spaces/{spaceId}/comments/{commentId}"): {"body": {"markdown": "Edited"}},
+    ("POST", "/v1/spaces/{spaceId}/comments/{commentId}/replies"): {"body": {"markdown": "Yes"}},
+    ("PUT", "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}"): {
+        "addedReactions": ["👍"]
+    },
+    ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments"): {
+        "body": {"markdown": "Why?"}
+    },
+    (
+        "PUT",
+        "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{changeRequestCommentId}",
+    ): {"resolved": True},
+    (
+        "POST",
+        "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{changeRequestCommentId}"
+        "/replies",
+    ): {"body": {"markdown": "Yes"}},
+    (
+        "PUT",
+        "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{changeRequestCommentId}"
+        "/replies/{changeRequestCommentReplyId}",
+    ): {"body": {"markdown": "Edited"}},
     # -- custom fields --
     ("POST", "/v1/orgs/{organizationId}/custom-fields"): {
         "name": "audience",
@@ -222,6 +246,27 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     )
     assert r.status_code == 201, r.text
     world.extra["reviewId"] = r.json()["id"]
+    # -- comments: one with a reply on main, one with a reply in the change request --
+    for thread, comment_key, reply_key in (
+        (f"/v1/spaces/{space_id}", "commentId", "commentReplyId"),
+        (
+            f"/v1/spaces/{space_id}/change-requests/{world.extra['changeRequestId']}",
+            "changeRequestCommentId",
+            "changeRequestCommentReplyId",
+        ),
+    ):
+        r = await client.post(
+            f"{thread}/comments", json={"body": {"markdown": "Hm"}}, headers=admin_a.headers
+        )
+        assert r.status_code == 200, r.text
+        world.extra[comment_key] = r.json()["id"]
+        r = await client.post(
+            f"{thread}/comments/{world.extra[comment_key]}/replies",
+            json={"body": {"markdown": "Ok"}},
+            headers=admin_a.headers,
+        )
+        assert r.status_code == 200, r.text
+        world.extra[reply_key] = r.json()["id"]
     # -- custom fields --
     r = await client.post(
         f"/v1/orgs/{org_a}/custom-fields",

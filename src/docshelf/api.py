@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, FastAPI
 
 from docshelf.change_request.endpoints import router as change_request_router
 from docshelf.collection.endpoints import router as collection_router
+from docshelf.comment.endpoints import router as comment_router
 from docshelf.content.endpoints import public_router as download_router
 from docshelf.content.endpoints import router as content_router
 from docshelf.custom_field.endpoints import router as custom_field_router
@@ -41,6 +42,8 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     space_router,
     permission_router,
     change_request_router,
+    # -- comments --
+    comment_router,
     # -- content --
     content_router,
     links_router,

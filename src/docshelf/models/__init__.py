@@ -3,6 +3,7 @@
 
 from docshelf.models.change_request import change_request_contributors, change_requests
 from docshelf.models.collection import collections
+from docshelf.models.comment import comment_reactions, comment_replies, comments
 from docshelf.models.content import (
     content_objects,
     import_stages,
@@ -31,6 +32,9 @@ __all__ = [
     "change_request_reviews",
     "change_requests",
     "collections",
+    "comment_reactions",
+    "comment_replies",
+    "comments",
     "content_grants",
     "content_objects",
     "custom_field_values",

@@ -33,6 +33,8 @@ spaces = sa.Table(
     sa.Column("change_requests_total", sa.Integer(), nullable=False, server_default="0"),
     sa.Column("change_requests_open", sa.Integer(), nullable=False, server_default="0"),
     sa.Column("change_requests_draft", sa.Integer(), nullable=False, server_default="0"),
+    # Open comments on main (comment/repository.py keeps it in the comment's transaction).
+    sa.Column("comments_open", sa.Integer(), nullable=False, server_default="0"),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Column("updated_at", UTCDateTime(), nullable=False),
     sa.Column("deleted_at", UTCDateTime()),

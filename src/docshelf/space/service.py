@@ -203,6 +203,8 @@ async def duplicate(ctx: Ctx, space_id: str) -> dict[str, Any]:
         change_requests_total=0,
         change_requests_open=0,
         change_requests_draft=0,
+        # Comments stay with the original.
+        comments_open=0,
         created_at=now,
         updated_at=now,
         deleted_at=None,
