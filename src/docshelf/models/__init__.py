@@ -17,6 +17,13 @@ from docshelf.models.job import jobs
 from docshelf.models.organization import invites, members, organization_email_domains, organizations
 from docshelf.models.permission import content_grants
 from docshelf.models.search import search_sections
+from docshelf.models.site import (
+    site_section_groups,
+    site_sections,
+    site_share_links,
+    site_spaces,
+    sites,
+)
 from docshelf.models.space import spaces
 from docshelf.models.system import instance_settings
 from docshelf.models.team import team_members, teams
@@ -42,6 +49,11 @@ __all__ = [
     "page_links",
     "revisions",
     "search_sections",
+    "site_section_groups",
+    "site_sections",
+    "site_share_links",
+    "site_spaces",
+    "sites",
     "space_blobs",
     "spaces",
     "team_members",

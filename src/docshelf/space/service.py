@@ -20,6 +20,7 @@ from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import content_grants, custom_field_values, spaces
 from docshelf.organization import policy as org_policy
 from docshelf.permission import repository as permission_repository
+from docshelf.site import lifecycle as site_lifecycle
 from docshelf.space import policy, repository
 from docshelf.space.policy import SpaceAccess
 from docshelf.space.presenter import present_space
@@ -164,6 +165,7 @@ async def delete(ctx: Ctx, space_id: str) -> None:
     await _admin(ctx, space_id)
     now = utcnow()
     await repository.update(ctx.conn, space_id, {"deleted_at": now, "updated_at": now})
+    await site_lifecycle.detach_spaces(ctx.conn, [space_id])
     await schedule_purge(ctx.conn, space_id, now)
 
 
@@ -256,6 +258,7 @@ async def transfer(ctx: Ctx, space_id: str, body: TransferSpace) -> dict[str, An
         )
         await collection_service.require_admin_of(ctx, body.organization)
         await collection_service.detach_from_organization(ctx, [space_id], [])
+        await site_lifecycle.detach_spaces(ctx.conn, [space_id])
     elif body.parent == access.row["parent_id"]:
         raise BadRequest("Invalid body: the space is already there")
     await collection_service.require_container(ctx, body.organization, body.parent)
