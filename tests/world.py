@@ -98,6 +98,10 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
         "condition": "visitor.claims.beta"
     },
     ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move"): {},
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/share-links"): {"name": "Partners"},
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}"): {
+        "active": False
+    },
 }
 
 # Valid values of required query parameters, like VALID_BODIES for bodies.
@@ -280,6 +284,9 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     )
     assert r.status_code == 201, r.text
     world.extra["siteSectionGroupId"] = r.json()["id"]
+    r = await client.post(f"{site}/share-links", json={"name": "Press"}, headers=admin_a.headers)
+    assert r.status_code == 201, r.text
+    world.extra["shareLinkId"] = r.json()["id"]
     return world
 
 

@@ -21,6 +21,7 @@ from docshelf.meta.endpoints import router as meta_router
 from docshelf.organization.endpoints import router as organization_router
 from docshelf.permission.endpoints import router as permission_router
 from docshelf.search.endpoints import router as search_router
+from docshelf.share_link.endpoints import router as share_link_router
 from docshelf.site.endpoints import router as site_router
 from docshelf.space.endpoints import router as space_router
 from docshelf.team.endpoints import router as team_router
@@ -50,6 +51,7 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     translation_router,
     # -- sites --
     site_router,
+    share_link_router,
 )
 
 # File downloads carry their own signed, expiring token in the path.

@@ -246,3 +246,15 @@ async def sites_showing(conn: AsyncConnection, space_ids: Sequence[str]) -> list
 
 async def lock_site(conn: AsyncConnection, site_id: str) -> None:
     await conn.execute(sa.select(sites.c.id).where(sites.c.id == site_id).with_for_update())
+
+
+async def hold_live_space(conn: AsyncConnection, space_id: str, org_id: str) -> bool:
+    """Share-locks the space row (PostgreSQL) and tells whether it is still a live space of
+    the organization, as committed now."""
+    stmt = (
+        sa.select(spaces.c.organization_id, spaces.c.deleted_at)
+        .where(spaces.c.id == space_id)
+        .with_for_update(read=True)
+    )
+    row = (await conn.execute(stmt)).first()
+    return row is not None and row.organization_id == org_id and row.deleted_at is None

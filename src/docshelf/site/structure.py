@@ -77,8 +77,10 @@ async def fresh_view(ctx: Ctx, org_id: str, site_id: str) -> SiteView:
     return await view(ctx, await policy.load(ctx, org_id, site_id))
 
 
-async def edit(ctx: Ctx, org_id: str, site_id: str) -> SiteAccess:
-    access = await policy.load(ctx, org_id, site_id, lock=True)
+async def edit(ctx: Ctx, org_id: str, site_id: str, *, lock: bool = True) -> SiteAccess:
+    """The site, for a caller who may edit it, locked unless the caller locks it later (after
+    locking a space: see `usable_space`)."""
+    access = await policy.load(ctx, org_id, site_id, lock=lock)
     require(policy.can_edit(access.org), "You cannot edit this site")
     return access
 
@@ -88,12 +90,19 @@ def _find(rows: list[sa.RowMapping], item_id: str) -> sa.RowMapping | None:
 
 
 async def usable_space(ctx: Ctx, org_id: str, space_id: str, field: str) -> sa.RowMapping:
-    """A live space of the organization the caller can see, else a 400 naming the field."""
+    """A live space of the organization the caller can see, else a 400 naming the field.
+
+    The space row is then held `FOR SHARE` (PostgreSQL) until commit, so a concurrent deletion
+    or transfer either commits first (and the space is refused here) or waits for this site
+    space to commit (and then detaches it). Callers take it before the site lock: deleting a
+    space locks the space, then the sites showing it, in that order too."""
     try:
         access = await space_policy.load(ctx, space_id)
     except NotFound:
         access = None
     if access is None or access.org_id != org_id:
+        raise BadRequest(f"Invalid body field '{field}': space '{space_id}' not found")
+    if not await repository.hold_live_space(ctx.conn, space_id, org_id):
         raise BadRequest(f"Invalid body field '{field}': space '{space_id}' not found")
     return access.row
 
@@ -256,8 +265,9 @@ async def _wrap_root(ctx: Ctx, site: sa.RowMapping) -> None:
 async def create_section(
     ctx: Ctx, org_id: str, site_id: str, body: CreateSection
 ) -> dict[str, Any]:
-    access = await edit(ctx, org_id, site_id)
+    access = await edit(ctx, org_id, site_id, lock=False)
     space = await usable_space(ctx, org_id, body.spaceId, "spaceId")
+    await repository.lock_site(ctx.conn, site_id)
     if not await repository.sections(ctx.conn, site_id):
         await _wrap_root(ctx, access.site)
     sections = await repository.sections(ctx.conn, site_id)
@@ -569,8 +579,9 @@ async def _site_space(ctx: Ctx, site_id: str, site_space_id: str) -> sa.RowMappi
 async def create_site_space(
     ctx: Ctx, org_id: str, site_id: str, body: CreateSiteSpace
 ) -> dict[str, Any]:
-    await edit(ctx, org_id, site_id)
+    await edit(ctx, org_id, site_id, lock=False)
     space = await usable_space(ctx, org_id, body.spaceId, "spaceId")
+    await repository.lock_site(ctx.conn, site_id)
     sections = await repository.sections(ctx.conn, site_id)
     if body.sectionId is not None:
         if _find(sections, body.sectionId) is None:
