@@ -259,3 +259,19 @@ async def test_published_url_follows_the_public_url_and_hostname(
     async with second_app(settings, public_url="https://docs.example.org/") as other:
         r = await other.get(url, headers=admin.headers)
     assert r.json()["urls"]["published"] == f"https://docs.example.org/acme/{site['id']}/"
+
+
+async def test_default_space_is_each_sites_own(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    ids = [(await factories.api_space(client, org, admin, title=t))["id"] for t in "ABCD"]
+    sites = []
+    for first, second in ((ids[0], ids[1]), (ids[2], ids[3])):
+        site = await make_site(client, org, admin)
+        url = f"/v1/orgs/{org}/sites/{site['id']}"
+        for space in (first, second):
+            r = await client.post(f"{url}/sections", json={"spaceId": space}, headers=admin.headers)
+            assert r.status_code == 201, r.text
+        sites.append(url)
+    for url, expected in zip(sites, (ids[0], ids[2]), strict=True):
+        r = await client.get(url, headers=admin.headers)
+        assert (r.json()["defaultSpace"], r.json()["siteSpaces"]) == (expected, 2)

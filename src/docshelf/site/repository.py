@@ -22,6 +22,9 @@ _other = site_spaces.alias("other_variant")
 _default_section = (
     sa.select(site_sections.c.id)
     .where(site_sections.c.site_id == sites.c.id, site_sections.c.is_default)
+    # Nested in the default-space subquery: correlated to the outer site explicitly, which
+    # SQLAlchemy does not do past the immediately enclosing SELECT.
+    .correlate(sites)
     .scalar_subquery()
 )
 
