@@ -146,6 +146,17 @@ async def test_site_spaces_at_the_root(client: httpx.AsyncClient, db: AsyncEngin
     body = await site.ok("GET")
     assert body["siteSpaces"] == 3 and body["defaultSpace"] == one
     assert {"id": "sites-multivariant-site", "plan": "basic", "frozen": False} in body["features"]
+    # Prefer: return=minimal on adding a site space: 204, and the site space is there.
+    (four,) = await spaces(site.client, site.org, admin, "Four")
+    r = await site.call("POST", "/site-spaces", {"spaceId": four}, minimal=True)
+    assert (r.status_code, r.content, r.headers["preference-applied"]) == (
+        204,
+        b"",
+        "return=minimal",
+    )
+    (added,) = (await site.ok("GET", "/site-spaces?default=false"))["items"][2:]
+    assert added == await site.site_space_body(added["id"], four, path="four", default=False)
+    assert (await site.call("DELETE", f"/site-spaces/{added['id']}")).status_code == 205
     # The same space twice beside itself: refused, nothing written.
     before = await snapshot(db)
     r = await site.call("POST", "/site-spaces", {"spaceId": two})
