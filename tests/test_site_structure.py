@@ -324,6 +324,16 @@ async def test_sections(client: httpx.AsyncClient, db: AsyncEngine) -> None:
         (ss_two, False),
         (ss["id"], True),
     ]
+    # The site's default site space: in a section, that section becomes the default one.
+    body = await site.ok("PATCH", "", {"defaultSiteSpace": ss_two})
+    assert body["defaultSpace"] == two
+    sections_now = (await site.ok("GET", "/sections"))["items"]
+    assert [s["id"] for s in sections_now if s["default"]] == [api["id"]]
+    await site.ok("PATCH", "", {"defaultSiteSection": first["id"], "defaultSiteSpace": ss["id"]})
+    assert [s["id"] for s in (await site.ok("GET", "/sections"))["items"] if s["default"]] == [
+        api["id"]
+    ]
+    await site.ok("PATCH", "", {"defaultSiteSection": first["id"]})
     # Without sectionId a site space goes to the default section.
     extra = await site.ok("POST", "/site-spaces", {"spaceId": two}, status=201)
     assert extra["section"] == first["id"]

@@ -131,6 +131,9 @@ async def update(ctx: Ctx, org_id: str, site_id: str, body: UpdateSite) -> dict[
                 "not found"
             )
         await structure.set_default_site_space(ctx, site_id, target)
+        if target["section_id"] is not None:
+            # The site's default space is its default section's: that section becomes it.
+            await structure.set_default_section(ctx, site_id, target["section_id"])
     if values:
         values["updated_at"] = utcnow()
         await repository.update_site(ctx.conn, site_id, values)

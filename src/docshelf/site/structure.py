@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
@@ -192,7 +193,7 @@ async def add_site_space(
     return site_space_id
 
 
-async def remove_site_space(ctx_conn: Any, site_id: str, row: sa.RowMapping) -> None:
+async def remove_site_space(ctx_conn: AsyncConnection, site_id: str, row: sa.RowMapping) -> None:
     """Removes a site space; the default passes to the first remaining sibling, and a section
     left without any goes too (its default passing on likewise)."""
     rows = await repository.all_site_spaces(ctx_conn, site_id)
@@ -206,7 +207,7 @@ async def remove_site_space(ctx_conn: Any, site_id: str, row: sa.RowMapping) -> 
         await remove_section(ctx_conn, site_id, row["section_id"])
 
 
-async def remove_section(conn: Any, site_id: str, section_id: str) -> None:
+async def remove_section(conn: AsyncConnection, site_id: str, section_id: str) -> None:
     sections = await repository.sections(conn, site_id)
     groups = await repository.groups(conn, site_id)
     default = next((s["id"] for s in sections if s["is_default"]), None)
