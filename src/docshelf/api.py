@@ -23,6 +23,8 @@ from docshelf.organization.endpoints import router as organization_router
 from docshelf.permission.endpoints import router as permission_router
 from docshelf.review.endpoints import router as review_router
 from docshelf.search.endpoints import router as search_router
+from docshelf.share_link.endpoints import router as share_link_router
+from docshelf.site.endpoints import router as site_router
 from docshelf.space.endpoints import router as space_router
 from docshelf.sso.endpoints import browser_router as sso_browser_router
 from docshelf.sso.endpoints import router as sso_router
@@ -57,6 +59,9 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     translation_router,
     # -- single sign-on --
     sso_router,
+    # -- sites --
+    site_router,
+    share_link_router,
 )
 
 # File downloads carry their own signed, expiring token in the path.
