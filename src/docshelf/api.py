@@ -19,6 +19,7 @@ from docshelf.links.endpoints import router as links_router
 from docshelf.member.endpoints import router as member_router
 from docshelf.meta.endpoints import router as meta_router
 from docshelf.organization.endpoints import router as organization_router
+from docshelf.pdf.endpoints import router as pdf_router
 from docshelf.permission.endpoints import router as permission_router
 from docshelf.search.endpoints import router as search_router
 from docshelf.space.endpoints import router as space_router
@@ -43,6 +44,8 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     links_router,
     import_router,
     search_router,
+    # -- exports --
+    pdf_router,
     # -- custom fields --
     custom_field_router,
     # -- translations --

@@ -38,7 +38,7 @@ from pygments.util import ClassNotFound
 
 from docshelf.content import markdown as md
 
-__all__ = ["CODE_CSS_CLASS", "Heading", "Rendered", "code_stylesheet", "render"]
+__all__ = ["CODE_CSS_CLASS", "Heading", "Rendered", "code_stylesheet", "is_safe_url", "render"]
 
 LinkResolver = Callable[[str], "str | None"]
 
@@ -142,7 +142,7 @@ _SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 _IGNORED_IN_URLS = re.compile(r"[\x00-\x20\x7f]+")
 
 
-def _safe_url(url: str) -> bool:
+def is_safe_url(url: str) -> bool:
     # Judged as written and percent-decoded (markdown-it encodes "java\tscript:" as
     # "java%09script:"), so no spelling of a scheme slips through.
     squeezed = _IGNORED_IN_URLS.sub("", unquote(url))
@@ -281,7 +281,7 @@ def _href(state: _State, href: str) -> str | None:
     if href.startswith("#"):
         return f"#{state.prefix}{href[1:]}" if len(href) > 1 else None
     resolved = state.links(href)
-    return resolved if resolved is not None and _safe_url(resolved) else None
+    return resolved if resolved is not None and is_safe_url(resolved) else None
 
 
 Rule = Callable[[Any, Sequence[Token], int, OptionsDict, MutableMapping[str, Any]], str]
@@ -311,7 +311,7 @@ def _image(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, e
     token = tokens[idx]
     alt = _plain(token.children)
     src = state.images(str(token.attrGet("src") or ""))
-    if src is None or not _safe_url(src):
+    if src is None or not is_safe_url(src):
         return f'<span class="image-missing">{html.escape(alt)}</span>' if alt else ""
     title = token.attrGet("title")
     extra = f' title="{html.escape(str(title))}"' if title else ""
