@@ -188,6 +188,22 @@ def _first_page_image(pdf: bytes, tmp_path: Path) -> Image.Image:
     return Image.open(tmp_path / "p1.png").convert("L")
 
 
+def test_weasyprint_and_its_debian_packages_are_installed() -> None:
+    # Fails (never skips) without them: the export would answer 400 on every request.
+    try:
+        from weasyprint import HTML
+    except OSError as exc:  # Pango or HarfBuzz missing: WeasyPrint cannot load them
+        raise AssertionError(
+            "WeasyPrint needs Debian's libpango-1.0-0, libpangoft2-1.0-0 and "
+            f"libharfbuzz-subset0 (.ci/run installs them): {exc}"
+        ) from exc
+    pdf = HTML(string="<p style='font-family: DejaVu Sans'>x</p>").write_pdf()
+    page = pypdf.PdfReader(io.BytesIO(pdf)).pages[0]
+    fonts = {str(f.get_object()["/BaseFont"]) for f in page["/Resources"]["/Font"].values()}
+    assert any("DejaVu-Sans" in f for f in fonts), f"install fonts-dejavu-core (found {fonts})"
+    assert shutil.which("pdftoppm"), "install poppler-utils: the tests render a page with pdftoppm"
+
+
 async def test_space_pdf_holds_the_pages(
     client: httpx.AsyncClient, db: AsyncEngine, tmp_path: Path
 ) -> None:
