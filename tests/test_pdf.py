@@ -8,6 +8,7 @@ import base64
 import io
 import shutil
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import sqlalchemy as sa
 from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.kit.clock import clock
 from docshelf.models import pdf_exports
 from tests import factories
 from tests.conftest import BASE
@@ -377,3 +379,42 @@ async def test_view_right_decides_who_may_export(
     r = await client.get(url[len(BASE) :])
     assert r.status_code == 404
     assert r.json() == error(404, "Download link not found")
+
+
+async def test_old_exports_are_dropped_and_collected(
+    client: httpx.AsyncClient, db: AsyncEngine, monkeypatch: Any
+) -> None:
+    from docshelf.content import lifecycle
+    from docshelf.kit.db import unit_of_work
+    from docshelf.models import jobs
+    from docshelf.pdf import service
+
+    monkeypatch.setattr(service, "KEEP_PER_SPACE", 2)
+    sid, admin, _, pages = await _space(client, db)
+    first, _ = await _export(client, f"/v1/spaces/{sid}/pdf", admin)
+    second, _ = await _export(client, f"/v1/spaces/{sid}/pdf", admin, page=pages["reference"])
+    clock.advance(timedelta(seconds=1))
+    third, _ = await _export(client, f"/v1/spaces/{sid}/pdf", admin, page=pages["guide"])
+    async with db.connect() as conn:
+        kept = set((await conn.execute(sa.select(pdf_exports.c.blob_key))).scalars())
+        payloads = (
+            (
+                await conn.execute(
+                    sa.select(jobs.c.payload).where(jobs.c.kind == "content.collect_blobs")
+                )
+            )
+            .scalars()
+            .all()
+        )
+    assert len(kept) == 2 and _blob_of(third) in kept
+    dropped = ({_blob_of(first), _blob_of(second)} - kept).pop()
+    assert [p["keys"] for p in payloads] == [[dropped]]
+    stale = first if _blob_of(first) == dropped else second
+    r = await client.get(stale[len(BASE) :])
+    assert r.status_code == 404 and r.json() == error(404, "Download link not found")
+    # The collector deletes the bytes nothing names any more, and keeps the others.
+    async with unit_of_work(db) as conn:
+        await lifecycle.collect_blobs(conn, {"keys": [dropped, _blob_of(third)]})
+    store = lifecycle.blob_store()
+    assert not await store.exists(dropped)
+    assert await store.exists(_blob_of(third))
