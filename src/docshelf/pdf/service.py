@@ -32,7 +32,7 @@ from docshelf.kit.errors import BadRequest
 from docshelf.pdf import render
 from docshelf.pdf import repository as exports
 
-# WeasyPrint needs ~80 ms of CPU a sheet (a 100-page space: ~9 s; benchmarks/RESULTS.md, "PDF
+# WeasyPrint needs ~100 ms of CPU a sheet (a 100-page space: ~12 s; benchmarks/RESULTS.md, "PDF
 # export"). The limit is wall time, so it leaves room for a busy host; past it the worker is
 # killed and the caller told to export less.
 RENDER_SECONDS = 300.0
