@@ -73,6 +73,8 @@ def _gitbook_block(state: StateBlock, start_line: int, end_line: int, silent: bo
     if state.sCount[start_line] - state.blkIndent >= 4:
         return False  # an indented code block
     begin = state.bMarks[start_line] + state.tShift[start_line]
+    if not state.src.startswith("{%", begin):
+        return False  # the common case, decided without copying the line
     line = state.src[begin : state.eMarks[start_line]].rstrip()
     match = _TAG_LINE.fullmatch(line)
     if match is None:
