@@ -13,6 +13,8 @@ if [ ! -x .venv/bin/python ]; then
     exit 1
   fi
 fi
+# Single sign-on verifies SAML signatures with xmlsec1 (Debian package xmlsec1).
+command -v xmlsec1 >/dev/null 2>&1 || echo "note: xmlsec1 is missing; SSO logins need it (apt-get install xmlsec1)" >&2
 stamp=.venv/.docshelf-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip

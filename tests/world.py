@@ -51,6 +51,38 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/spaces/{spaceId}/content"): {
         "changes": [{"operation": "insert_page", "document": {"markdown": "Hi"}}]
     },
+    # -- reviews --
+    ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/reviews"): {
+        "status": "approved",
+        "comment": {"markdown": "Looks good"},
+    },
+    ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/requested-reviewers"): {
+        "users": ["{userId}"]
+    },
+    # -- comments --
+    ("POST", "/v1/spaces/{spaceId}/comments"): {"page": "{pageId}", "body": {"markdown": "Why?"}},
+    ("PUT", "/v1/spaces/{spaceId}/comments/{commentId}"): {"body": {"markdown": "Edited"}},
+    ("POST", "/v1/spaces/{spaceId}/comments/{commentId}/replies"): {"body": {"markdown": "Yes"}},
+    ("PUT", "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}"): {
+        "addedReactions": ["👍"]
+    },
+    ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments"): {
+        "body": {"markdown": "Why?"}
+    },
+    (
+        "PUT",
+        "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{changeRequestCommentId}",
+    ): {"resolved": True},
+    (
+        "POST",
+        "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{changeRequestCommentId}"
+        "/replies",
+    ): {"body": {"markdown": "Yes"}},
+    (
+        "PUT",
+        "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{changeRequestCommentId}"
+        "/replies/{changeRequestCommentReplyId}",
+    ): {"body": {"markdown": "Edited"}},
     # -- custom fields --
     ("POST", "/v1/orgs/{organizationId}/custom-fields"): {
         "name": "audience",
@@ -67,6 +99,9 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
         "title": "Europe",
         "languages": ["fr", "de"],
     },
+    # -- single sign-on --
+    ("POST", "/v1/orgs/{organizationId}/saml"): {"label": "Okta"},
+    ("PATCH", "/v1/orgs/{organizationId}/saml/{samlProviderId}"): {"label": "Corporate"},
 }
 
 # Valid values of required query parameters, like VALID_BODIES for bodies.
@@ -203,6 +238,35 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     )
     assert r.status_code == 201, r.text
     world.extra["changeRequestId"] = r.json()["id"]
+    # -- reviews --
+    r = await client.post(
+        f"/v1/spaces/{space_id}/change-requests/{world.extra['changeRequestId']}/reviews",
+        json={"status": "changes-requested"},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["reviewId"] = r.json()["id"]
+    # -- comments: one with a reply on main, one with a reply in the change request --
+    for thread, comment_key, reply_key in (
+        (f"/v1/spaces/{space_id}", "commentId", "commentReplyId"),
+        (
+            f"/v1/spaces/{space_id}/change-requests/{world.extra['changeRequestId']}",
+            "changeRequestCommentId",
+            "changeRequestCommentReplyId",
+        ),
+    ):
+        r = await client.post(
+            f"{thread}/comments", json={"body": {"markdown": "Hm"}}, headers=admin_a.headers
+        )
+        assert r.status_code == 200, r.text
+        world.extra[comment_key] = r.json()["id"]
+        r = await client.post(
+            f"{thread}/comments/{world.extra[comment_key]}/replies",
+            json={"body": {"markdown": "Ok"}},
+            headers=admin_a.headers,
+        )
+        assert r.status_code == 200, r.text
+        world.extra[reply_key] = r.json()["id"]
     # -- custom fields --
     r = await client.post(
         f"/v1/orgs/{org_a}/custom-fields",
@@ -219,6 +283,10 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     )
     assert r.status_code == 201, r.text
     world.extra["translationSettingsId"] = r.json()["id"]
+    # -- single sign-on --
+    r = await client.post(f"/v1/orgs/{org_a}/saml", json={"label": "Okta"}, headers=admin_a.headers)
+    assert r.status_code == 201, r.text
+    world.extra["samlProviderId"] = r.json()["id"]
     return world
 
 

@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     s3_access_key_id: str = ""
     s3_secret_access_key: str = ""
 
+    # How long an SSO login's browser session lasts (hours).
+    sso_session_hours: int = Field(default=12, ge=1, le=24 * 30)
+
     @property
     def resolved_database_url(self) -> str:
         if self.database_url:

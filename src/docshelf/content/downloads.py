@@ -14,7 +14,6 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
-import jwt
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -34,6 +33,9 @@ async def signer(conn: AsyncConnection, base_url: str, space_id: str) -> Any:
     secret = await instance.get_or_create(conn, _KEY, lambda: secrets.token_urlsafe(48))
     expires = int((utcnow() + TTL).timestamp())
 
+    # PyJWT (and the cryptography it loads) only where a link is signed or opened.
+    import jwt
+
     def url(rec: Record) -> str:
         claims = {
             "aud": _AUDIENCE,
@@ -52,6 +54,8 @@ async def export_url(
     conn: AsyncConnection, base_url: str, space_id: str, blob: str, name: str, content_type: str
 ) -> str:
     """A download link for a rendered export of the space (pdf/), valid for TTL."""
+    import jwt
+
     secret = await instance.get_or_create(conn, _KEY, lambda: secrets.token_urlsafe(48))
     claims = {
         "aud": _AUDIENCE,
@@ -66,6 +70,8 @@ async def export_url(
 
 
 async def open_token(conn: AsyncConnection, token: str) -> dict[str, Any]:
+    import jwt
+
     secret = await instance.get_or_create(conn, _KEY, lambda: secrets.token_urlsafe(48))
     try:
         claims: dict[str, Any] = jwt.decode(

@@ -3,6 +3,7 @@
 
 from docshelf.models.change_request import change_request_contributors, change_requests
 from docshelf.models.collection import collections
+from docshelf.models.comment import comment_reactions, comment_replies, comments
 from docshelf.models.content import (
     content_objects,
     import_stages,
@@ -17,8 +18,10 @@ from docshelf.models.identity import api_tokens, users
 from docshelf.models.job import jobs
 from docshelf.models.organization import invites, members, organization_email_domains, organizations
 from docshelf.models.permission import content_grants
+from docshelf.models.review import change_request_reviewers, change_request_reviews
 from docshelf.models.search import search_sections
 from docshelf.models.space import spaces
+from docshelf.models.sso import saml_assertions, saml_providers, saml_requests, user_sessions
 from docshelf.models.system import instance_settings
 from docshelf.models.team import team_members, teams
 from docshelf.models.translation import translation_settings
@@ -26,8 +29,13 @@ from docshelf.models.translation import translation_settings
 __all__ = [
     "api_tokens",
     "change_request_contributors",
+    "change_request_reviewers",
+    "change_request_reviews",
     "change_requests",
     "collections",
+    "comment_reactions",
+    "comment_replies",
+    "comments",
     "content_grants",
     "content_objects",
     "custom_field_values",
@@ -43,11 +51,15 @@ __all__ = [
     "page_links",
     "pdf_exports",
     "revisions",
+    "saml_assertions",
+    "saml_providers",
+    "saml_requests",
     "search_sections",
     "space_blobs",
     "spaces",
     "team_members",
     "teams",
     "translation_settings",
+    "user_sessions",
     "users",
 ]

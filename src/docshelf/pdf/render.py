@@ -12,8 +12,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from docshelf.content import html as reader
-
 # Part of every export's cache key (pdf/service.py): bump it when the output would change for
 # the same content, so stored PDFs of the former layout are not served again.
 VERSION = "1"
@@ -119,6 +117,10 @@ def _images(available: dict[str, tuple[bytes, str]]) -> Any:
 def document(job: Job) -> str:
     """The export as one HTML document (pure): a cover, the contents with page numbers, then
     each page on a new sheet, its title as a PDF bookmark at its depth in the tree."""
+    # Imported here, in the worker: the API process never renders, and need not hold Pygments
+    # and nh3.
+    from docshelf.content import html as reader
+
     e = html.escape
     links = _page_links(job.pages)
     images = _images(job.images)

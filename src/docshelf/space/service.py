@@ -20,6 +20,7 @@ from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import content_grants, custom_field_values, spaces
 from docshelf.organization import policy as org_policy
 from docshelf.permission import repository as permission_repository
+from docshelf.review import service as review_service
 from docshelf.space import policy, repository
 from docshelf.space.policy import SpaceAccess
 from docshelf.space.presenter import present_space
@@ -128,7 +129,7 @@ async def update(ctx: Ctx, space_id: str, body: UpdateSpace) -> dict[str, Any]:
     given = body.model_fields_set
     if body.emoji is not None and body.icon is not None:
         raise BadRequest("Invalid body: give 'emoji' or 'icon', not both")
-    for name in ("title", "visibility"):
+    for name in ("title", "visibility", "mergeRules"):
         if name in given and getattr(body, name) is None:
             raise BadRequest(f"Invalid body field '{name}': must not be null")
     values: dict[str, Any] = {}
@@ -146,6 +147,9 @@ async def update(ctx: Ctx, space_id: str, body: UpdateSpace) -> dict[str, Any]:
         values["default_level"] = body.defaultLevel
     if "language" in given:
         values["language"] = body.language
+    if body.mergeRules is not None:
+        values["merge_rules"] = body.mergeRules.stored()
+        await review_service.check_rule_users(ctx, access.org_id, values["merge_rules"])
     if body.visibility is not None:
         _check_visibility(body.visibility, access.row["parent_id"])
         values["visibility"] = body.visibility
@@ -199,6 +203,8 @@ async def duplicate(ctx: Ctx, space_id: str) -> dict[str, Any]:
         change_requests_total=0,
         change_requests_open=0,
         change_requests_draft=0,
+        # Comments stay with the original.
+        comments_open=0,
         created_at=now,
         updated_at=now,
         deleted_at=None,

@@ -1,7 +1,7 @@
 """Rendered PDF exports, by what they were rendered from.
 
 Revision ID: 0014
-Revises: 0011
+Revises: 0012
 Create Date: 2026-11-24
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0014"
-down_revision: str | None = "0011"
+down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
