@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv and install Docshelf with its development tools; a no-op when up to date.
+# PDF export (WeasyPrint) needs Debian's Pango, HarfBuzz subsetter and a font:
+#   apt-get install libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core
+# and its tests render a page with pdftoppm: apt-get install poppler-utils (.ci/run installs all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -20,6 +20,7 @@ from docshelf.links.endpoints import router as links_router
 from docshelf.member.endpoints import router as member_router
 from docshelf.meta.endpoints import router as meta_router
 from docshelf.organization.endpoints import router as organization_router
+from docshelf.pdf.endpoints import router as pdf_router
 from docshelf.permission.endpoints import router as permission_router
 from docshelf.review.endpoints import router as review_router
 from docshelf.search.endpoints import router as search_router
@@ -51,6 +52,8 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     links_router,
     import_router,
     search_router,
+    # -- exports --
+    pdf_router,
     # -- reviews --
     review_router,
     # -- custom fields --

@@ -13,6 +13,7 @@ from docshelf.models.content import (
     space_blobs,
 )
 from docshelf.models.custom_field import custom_field_values, custom_fields
+from docshelf.models.export import pdf_exports
 from docshelf.models.identity import api_tokens, users
 from docshelf.models.job import jobs
 from docshelf.models.organization import invites, members, organization_email_domains, organizations
@@ -55,6 +56,7 @@ __all__ = [
     "organizations",
     "page_link_stats",
     "page_links",
+    "pdf_exports",
     "revisions",
     "saml_assertions",
     "saml_providers",
