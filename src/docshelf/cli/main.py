@@ -4,7 +4,6 @@ act on the database the settings (DOCSHELF_* variables and flags) name, exactly 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -14,6 +13,7 @@ import click
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.config import Settings, get_settings
+from docshelf.kit import logs
 from docshelf.kit.db import create_engine, unit_of_work
 from docshelf.kit.errors import DocshelfError
 from docshelf.kit.migrate import upgrade
@@ -76,6 +76,8 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
 @click.pass_obj
 def serve(settings: Settings, host: str | None, port: int | None, data_dir: Path | None) -> None:
     """Migrate, bootstrap an admin on first start, and serve the API."""
+    if settings.workers > 1 or os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        _multiprocess_metrics()
     from docshelf.cli.serve import run_server
 
     updates: dict[str, Any] = {}
@@ -93,13 +95,32 @@ def serve(settings: Settings, host: str | None, port: int | None, data_dir: Path
     run_server(settings)
 
 
+def _multiprocess_metrics() -> None:
+    """Several API processes: prometheus-client's multiprocess mode, whose value files live in a
+    fresh directory named before any process imports the library (it reads it on import)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if given:
+        # The operator's directory: emptied, since files of dead processes would still count.
+        path = Path(given)
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True, mode=0o700)
+    else:
+        path = Path(tempfile.mkdtemp(prefix="docshelf-metrics-"))
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
+
+
 @main.command()
 @click.pass_obj
 def worker(settings: Settings) -> None:
     """Run the job runner on its own (set DOCSHELF_RUN_JOBS_IN_SERVER=false on the API)."""
     from docshelf.worker.process import run_worker
 
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    logs.configure(settings.log_level, settings.log_format)
     _migrate(settings)
     run_worker(settings)
 
