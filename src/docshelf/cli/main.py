@@ -269,3 +269,35 @@ def import_command(settings: Settings, space_id: str, source: str, email: str | 
 
         revision = _in_transaction(settings, work)
     click.echo(f"Imported into revision {revision}")
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.pass_obj
+def backup(settings: Settings, path: Path) -> None:
+    """Copy the database and the file bytes to PATH (a new or empty directory), with a
+    manifest of SHA-256 checksums; safe while the server runs."""
+    from docshelf.ops.backup import BackupError
+    from docshelf.ops.backup import backup as run_backup
+
+    try:
+        done = run_backup(settings, path)
+    except BackupError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"Backed up the {done.engine} database and {done.blobs} blobs to {path}")
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.pass_obj
+def restore(settings: Settings, path: Path) -> None:
+    """Restore a backup from PATH into an empty data directory or database (checksums are
+    verified first); `docshelf serve` then migrates it if it is older."""
+    from docshelf.ops.backup import BackupError
+    from docshelf.ops.backup import restore as run_restore
+
+    try:
+        done = run_restore(settings, path)
+    except BackupError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"Restored the {done.engine} database and {done.blobs} blobs from {path}")
