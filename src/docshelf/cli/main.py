@@ -301,3 +301,22 @@ def restore(settings: Settings, path: Path) -> None:
     except BackupError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"Restored the {done.engine} database and {done.blobs} blobs from {path}")
+
+
+@main.command()
+@click.option("--port", envvar="DOCSHELF_PORT", type=int, default=None)
+@click.option("--timeout", type=float, default=3.0, show_default=True)
+@click.pass_obj
+def healthcheck(settings: Settings, port: int | None, timeout: float) -> None:
+    """Exit 0 if the server on this machine answers /healthz (the container's HEALTHCHECK:
+    the slim image has no curl)."""
+    import httpx
+
+    url = f"http://127.0.0.1:{port or settings.port}/healthz"
+    try:
+        ok = httpx.get(url, timeout=timeout).status_code == 200
+    except httpx.HTTPError:
+        ok = False
+    if not ok:
+        raise click.ClickException(f"{url} did not answer 200")
+    click.echo("ok")
