@@ -39,19 +39,31 @@ async def _log_job(_conn: AsyncConnection, payload: dict[str, Any]) -> None:
     logging.getLogger("docshelf.test").info("job ran")
 
 
+_GLOBALS = ("_srcfile", "logThreads", "logProcesses", "logMultiprocessing")
+
+
 @pytest.fixture
-def log_lines() -> Iterator[io.StringIO]:
-    """The root logger as `serve` configures it (JSON), writing to a buffer for the test."""
+def restore_logging() -> Iterator[None]:
+    """Put back what logs.configure changes, for the tests that follow."""
     root = logging.getLogger()
-    saved = (list(root.handlers), root.level)
-    stream = io.StringIO()
-    logs.configure("info", "json", stream)
-    yield stream
+    handlers, level = list(root.handlers), root.level
+    saved = {name: getattr(logging, name) for name in _GLOBALS}
+    yield
     for handler in list(root.handlers):
         root.removeHandler(handler)
-    for handler in saved[0]:
+    for handler in handlers:
         root.addHandler(handler)
-    root.setLevel(saved[1])
+    root.setLevel(level)
+    for name, value in saved.items():
+        setattr(logging, name, value)
+
+
+@pytest.fixture
+def log_lines(restore_logging: None) -> io.StringIO:
+    """The root logger as `serve` configures it (JSON), writing to a buffer for the test."""
+    stream = io.StringIO()
+    logs.configure("info", "json", stream)
+    return stream
 
 
 def _lines(stream: io.StringIO) -> list[dict[str, Any]]:
@@ -155,20 +167,12 @@ async def test_one_json_line_per_request_without_secrets(
     assert "secretkey" not in text and admin.token not in text and "dsk_wrong" not in text
 
 
-async def test_text_format_for_terminals() -> None:
+async def test_text_format_for_terminals(restore_logging: None) -> None:
     stream = io.StringIO()
-    root = logging.getLogger()
-    saved = list(root.handlers)
-    try:
-        logs.configure("info", "text", stream)
-        token = logs.request_id.set("rid-7")
-        logging.getLogger("docshelf.access").info("request", extra={"status": 200})
-        logs.request_id.reset(token)
-    finally:
-        for handler in list(root.handlers):
-            root.removeHandler(handler)
-        for handler in saved:
-            root.addHandler(handler)
+    logs.configure("info", "text", stream)
+    token = logs.request_id.set("rid-7")
+    logging.getLogger("docshelf.access").info("request", extra={"status": 200})
+    logs.request_id.reset(token)
     line = stream.getvalue()
     assert line.endswith(" INFO docshelf.access request status=200 request_id=rid-7\n")
     assert logs.resolve_format("auto", io.StringIO()) == "json"  # not a terminal
