@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -205,3 +207,38 @@ async def test_damaged_backup_is_refused(
     assert await _blobs(target) == {}
     with pytest.raises(ops_backup.BackupError, match="not an empty directory"):
         await asyncio.to_thread(ops_backup.backup, settings, dest)
+
+
+def _cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "DOCSHELF_DATA_DIR": str(settings.data_dir),
+        "DOCSHELF_DATABASE_URL": settings.database_url,
+    }
+    command = [sys.executable, "-c", "from docshelf.cli.main import main; main()", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+async def test_commands(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, target: Settings, tmp_path: Path
+) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    await _write(client, org_id, admin, 1)
+    dest = tmp_path / "nightly"
+    done = await asyncio.to_thread(_cli, settings, "backup", str(dest))
+    engine = "sqlite" if settings.is_sqlite else "postgresql"
+    blobs = len(await _blobs(settings))
+    assert (done.returncode, done.stdout) == (
+        0,
+        f"Backed up the {engine} database and {blobs} blobs to {dest}\n",
+    ), done.stderr
+    done = await asyncio.to_thread(_cli, target, "restore", str(dest))
+    assert (done.returncode, done.stdout) == (
+        0,
+        f"Restored the {engine} database and {blobs} blobs from {dest}\n",
+    ), done.stderr
+    done = await asyncio.to_thread(_cli, target, "restore", str(dest))
+    assert done.returncode == 1 and "not empty" in done.stderr
+    done = await asyncio.to_thread(_cli, settings, "backup", str(dest))
+    assert done.returncode == 1
+    assert f"Error: {dest} exists and is not an empty directory" in done.stderr

@@ -236,6 +236,11 @@ async def test_metrics_count_queued_jobs(client: httpx.AsyncClient, db: AsyncEng
     await client.delete(f"/v1/spaces/{space['id']}", headers=admin.headers)
     body = (await client.get("/metrics")).text
     assert 'docshelf_jobs{kind="space.purge",status="queued"} 1.0' in body
+    async with db.begin() as conn:
+        await conn.execute(sa.update(jobs).values(last_error="boom"))
+    body = (await client.get("/metrics")).text
+    assert 'docshelf_jobs{kind="space.purge",status="queued"} 1.0' in body
+    assert 'docshelf_jobs_retrying{kind="space.purge"} 1.0' in body
 
 
 async def test_metrics_elsewhere_need_the_token(settings: Settings) -> None:

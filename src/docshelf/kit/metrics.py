@@ -97,8 +97,9 @@ class _Rows(Collector):
         return self.families
 
 
-def exposition(job_counts: Iterable[tuple[str, str, int]]) -> bytes:
-    """The text format: every process's metrics, then the jobs (kind, status, count)."""
+def exposition(job_counts: Iterable[tuple[str, str, bool, int]]) -> bytes:
+    """The text format: every process's metrics, then the jobs (kind, status, whether an
+    attempt failed, count)."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
@@ -110,8 +111,21 @@ def exposition(job_counts: Iterable[tuple[str, str, int]]) -> bytes:
         "Jobs by kind and status: queued is the queue's depth, failed the jobs that gave up.",
         labels=("kind", "status"),
     )
-    for kind, status, count in job_counts:
-        jobs.add_metric((kind, status), count)
+    retrying = GaugeMetricFamily(
+        "docshelf_jobs_retrying",
+        "Queued jobs whose last attempt failed (waiting for their retry), by kind.",
+        labels=("kind",),
+    )
+    totals: dict[tuple[str, str], int] = {}
+    waiting: dict[str, int] = {}
+    for kind, status, failed, count in job_counts:
+        totals[kind, status] = totals.get((kind, status), 0) + count
+        if failed and status == "queued":
+            waiting[kind] = waiting.get(kind, 0) + count
+    for labels, count in sorted(totals.items()):
+        jobs.add_metric(labels, count)
+    for kind, count in sorted(waiting.items()):
+        retrying.add_metric((kind,), count)
     extra = CollectorRegistry()
-    extra.register(_Rows([jobs]))
+    extra.register(_Rows([jobs, retrying]))
     return body + generate_latest(extra)

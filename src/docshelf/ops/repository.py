@@ -11,9 +11,12 @@ async def migration_revisions(conn: AsyncConnection) -> set[str]:
     return {row[0] for row in rows}
 
 
-async def job_counts(conn: AsyncConnection) -> list[tuple[str, str, int]]:
-    # One indexed-or-small scan per scrape: finished jobs are purged by their own schedule.
-    stmt = sa.select(jobs.c.kind, jobs.c.status, sa.func.count()).group_by(
-        jobs.c.kind, jobs.c.status
+async def job_counts(conn: AsyncConnection) -> list[tuple[str, str, bool, int]]:
+    """(kind, status, whether an attempt failed, count): one grouped scan per scrape; finished
+    jobs are purged by their own schedule, so the table stays small."""
+    failed_once = jobs.c.last_error.is_not(None)
+    stmt = sa.select(jobs.c.kind, jobs.c.status, failed_once, sa.func.count()).group_by(
+        jobs.c.kind, jobs.c.status, failed_once
     )
-    return [(kind, status, int(count)) for kind, status, count in await conn.execute(stmt)]
+    rows = await conn.execute(stmt)
+    return [(kind, status, bool(failed), int(count)) for kind, status, failed, count in rows]
