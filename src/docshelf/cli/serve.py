@@ -65,6 +65,9 @@ def _serve(settings: Settings) -> None:
             factory=True,
             workers=settings.workers,
             log_level=LogLevels(settings.log_level),
+            # Granian's own lines go through the root handler logs.configure set up (JSON or
+            # text, stderr) instead of its text handler on stdout.
+            log_dictconfig={"loggers": {"_granian": {"handlers": [], "propagate": True}}},
         ).serve()
     else:
         import uvicorn
