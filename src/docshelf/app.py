@@ -26,7 +26,7 @@ from docshelf.kit import logs, metrics, offload
 from docshelf.kit.db import create_engine, is_busy_error
 from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
-from docshelf.kit.observe import ObserveMiddleware
+from docshelf.kit.observe import ObserveMiddleware, route_of
 from docshelf.kit.pagination import load_cursor_key, use_cursor_key
 from docshelf.kit.validation import describe_validation_error, request_line_error
 from docshelf.ops import openapi as ops_openapi
@@ -188,12 +188,14 @@ def _install_error_handlers(app: FastAPI) -> None:
         # Lock or pool contention: not the caller's fault and nothing was written.
         if not is_busy_error(exc):
             return await _unexpected(request, exc)
-        log.warning("busy on %s %s: %s", request.method, request.url.path, exc)
+        log.warning("busy on %s %s: %s", request.method, route_of(request.scope), exc)
         return _error(503, _BUSY, {"Retry-After": "1"})
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSON:
-        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        # The route's template: a path can hold a credential (a download link's token).
+        route = route_of(request.scope)
+        log.error("unhandled error on %s %s", request.method, route, exc_info=exc)
         return _error(500, "Internal server error")
 
 

@@ -26,7 +26,8 @@ UNMATCHED = "<unmatched>"
 _templates: dict[int, tuple[object, str]] = {}
 
 
-def _route_of(scope: Scope) -> str:
+def route_of(scope: Scope) -> str:
+    """The matched route's template, never the path: paths can hold download tokens."""
     route = scope.get("route")
     if route is None:
         return UNMATCHED
@@ -79,7 +80,7 @@ class ObserveMiddleware:
         finally:
             seconds = time.perf_counter() - started
             method = scope["method"]
-            route = _route_of(scope)
+            route = route_of(scope)
             metrics.observe_request(method, route, status, seconds)
             if status == 429:
                 metrics.RATE_LIMITED.inc()
