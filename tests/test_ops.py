@@ -329,3 +329,15 @@ async def test_api_explorer_works_offline(client: httpx.AsyncClient) -> None:
         asset = await client.get(source)
         assert asset.status_code == 200, source
         assert len(asset.content) > 500
+
+
+def test_an_operators_metrics_directory_loses_only_stale_values(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from docshelf.cli.main import _multiprocess_metrics
+
+    (tmp_path / "counter_123.db").write_bytes(b"old")
+    (tmp_path / "notes.txt").write_text("mine")
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    _multiprocess_metrics()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]

@@ -104,10 +104,12 @@ def _multiprocess_metrics() -> None:
 
     given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if given:
-        # The operator's directory: emptied, since files of dead processes would still count.
+        # The operator's directory: the library's value files (*.db) of earlier processes are
+        # removed, since they would still count; nothing else in it is touched.
         path = Path(given)
-        shutil.rmtree(path, ignore_errors=True)
-        path.mkdir(parents=True, mode=0o700)
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for stale in path.glob("*.db"):
+            stale.unlink(missing_ok=True)
     else:
         path = Path(tempfile.mkdtemp(prefix="docshelf-metrics-"))
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
