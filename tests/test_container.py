@@ -1,26 +1,21 @@
 """The container files, tested as far as this machine can without Docker: the image's command
 and health check are real `docshelf` commands (the health check is run against a real server),
-and the settings compose.yaml gives each container parse and build what they name. Building
+and the settings compose.yaml gives each container parse and build what they name (the health
+check runs against a real server in test_ops_server.py). Building
 the image and starting the compose stack are not tested here."""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.blobs import S3BlobStore, open_blob_store
 from docshelf.cli.main import main
 from docshelf.config import Settings
-from tests.server import Server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,29 +104,3 @@ def test_compose_services() -> None:
     init = " ".join(services["minio-init"]["entrypoint"])
     assert "mc mb --ignore-existing local/docshelf" in init
     assert services["postgres"]["image"] == "postgres:15"  # pg_dump 15 in the image
-
-
-@pytest.fixture
-def server(settings: Settings, db: AsyncEngine, tmp_path: Path) -> Iterator[Server]:
-    s = Server(settings, tmp_path)
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
-def _healthcheck(port: int) -> subprocess.CompletedProcess[bytes]:
-    command = [sys.executable, "-c", "from docshelf.cli.main import main; main()", "healthcheck"]
-    return subprocess.run(
-        [*command, "--port", str(port)], capture_output=True, timeout=60, check=False
-    )
-
-
-def test_healthcheck_command_against_a_real_server(server: Server) -> None:
-    server.start()
-    done = _healthcheck(server.port)
-    assert (done.returncode, done.stdout) == (0, b"ok\n"), done.stderr
-    server.stop()
-    done = _healthcheck(server.port)
-    assert done.returncode == 1
-    assert f"http://127.0.0.1:{server.port}/healthz did not answer 200".encode() in done.stderr

@@ -1,10 +1,13 @@
 """Operations on the real server: two API processes (granian workers) add up into one /metrics
 (prometheus-client's multiprocess mode, set up by `docshelf serve`), and every request is one
-JSON line on the server's output carrying the caller's request id."""
+JSON line on the server's output carrying the caller's request id; the image's health check
+command reports the server's state."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +38,13 @@ def server(settings: Settings, db: AsyncEngine, tmp_path: Path) -> Iterator[Serv
         s.stop()
 
 
+def _healthcheck(port: int) -> subprocess.CompletedProcess[bytes]:
+    command = [sys.executable, "-c", "from docshelf.cli.main import main; main()", "healthcheck"]
+    return subprocess.run(
+        [*command, "--port", str(port)], capture_output=True, timeout=60, check=False
+    )
+
+
 def _count(body: str, route: str) -> float:
     pattern = rf'docshelf_http_requests_total\{{method="GET",route="{re.escape(route)}",'
     pattern += r'status="200"\} ([0-9.e+]+)'
@@ -59,7 +69,14 @@ async def test_metrics_and_logs_of_several_processes(
     per_process = 4 if settings.is_sqlite else settings.db_pool_size
     assert f'docshelf_db_pool_size{{pool="main"}} {2 * per_process}.0' in body
 
+    # The container's HEALTHCHECK command, against this server, then against nothing.
+    done = _healthcheck(server.port)
+    assert (done.returncode, done.stdout) == (0, b"ok\n"), done.stderr
     server.stop()
+    done = _healthcheck(server.port)
+    assert done.returncode == 1
+    assert f"http://127.0.0.1:{server.port}/healthz did not answer 200".encode() in done.stderr
+
     lines = [orjson.loads(x) for x in server.log.read_bytes().splitlines() if x.startswith(b"{")]
     access = [x for x in lines if x.get("logger") == "docshelf.access"]
     ours = {x["request_id"]: x for x in access if x["request_id"] in ids}
