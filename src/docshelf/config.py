@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -53,6 +54,14 @@ class Settings(BaseSettings):
     server: str = "granian"
     workers: int = 1
     log_level: str = "info"
+    # "json" (one object per line, for collectors), "text" (for a terminal), or "auto": text
+    # when stderr is a terminal, JSON otherwise.
+    log_format: Literal["auto", "json", "text"] = "auto"
+    # One log line per request (logger docshelf.access, level info).
+    access_log: bool = True
+    # /metrics answers loopback callers; with a token, also others sending it as a bearer token.
+    metrics_enabled: bool = True
+    metrics_token: str = ""
     # Comma-separated host names or IP addresses that URL fetching may reach even though they
     # are private/loopback (e.g. "127.0.0.1" for tests, an intranet docs host). Empty: none.
     fetch_allowed_hosts: str = ""

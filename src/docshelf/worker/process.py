@@ -5,13 +5,12 @@ cannot delay a request; on SQLite the child is the one other writer, queued on t
 from __future__ import annotations
 
 import asyncio
-import logging
 import multiprocessing
 import signal
 from multiprocessing.process import BaseProcess
 
 from docshelf.config import Settings
-from docshelf.kit import offload
+from docshelf.kit import logs, offload
 from docshelf.kit.db import create_engine
 
 
@@ -40,7 +39,7 @@ def run_worker(settings: Settings) -> None:
 
 def _child(settings_json: str) -> None:
     settings = Settings.model_validate_json(settings_json)
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    logs.configure(settings.log_level, settings.log_format)
     run_worker(settings)
 
 
