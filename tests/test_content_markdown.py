@@ -364,7 +364,8 @@ DOCUMENT_CASES: dict[str, tuple[str, list[dict[str, Any]]]] = {
             },
             para(text(leaf("x ")), inline_image("c.png", "c"), text()),
             block(
-                "list-unordered", block("list-item", para(text(), inline_image("d.png", "d"), text()))
+                "list-unordered",
+                block("list-item", para(text(), inline_image("d.png", "d"), text())),
             ),
             para(text(), link("f", text(), inline_image("e.png", "e"), text()), text()),
         ],

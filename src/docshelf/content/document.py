@@ -258,6 +258,11 @@ def _image_data(token: Token) -> JSON:
 _HTML_MARK = re.compile(r"<(/?)(kbd|sup|sub)>")
 
 
+def _one_line(tokens: list[Token]) -> list[Token]:
+    """A heading's or title's tokens without hard breaks (one line of markdown holds none)."""
+    return [Token("softbreak", "", 0) if t.type == "hardbreak" else t for t in tokens]
+
+
 def _inlines(tokens: list[Token]) -> list[JSON]:
     """Inline tokens as GitBook text and inline nodes; like Slate, which GitBook documents come
     from, every inline gets a text node on each side, empty if need be."""
@@ -392,6 +397,8 @@ def _fit(node: JSON, where: str) -> list[JSON]:
     kind = node["type"]
     if kind in ALLOWED[where]:
         return [node]
+    if where == "list":
+        return [_block("list-item", _fit(node, "item") or [_paragraph()])]
     if kind == "code":
         text = "\n".join("".join(_leaf_text(line)) for line in node["nodes"])
         return [_plain_paragraph(text, frozenset({"code"}))]
@@ -417,7 +424,8 @@ def _fit(node: JSON, where: str) -> list[JSON]:
         ]
     out: list[JSON] = []
     for child in node.get("nodes", []):
-        out.extend(_fit(child, where))
+        if child.get("object") == "block":
+            out.extend(_fit(child, where))
     return out
 
 
@@ -484,7 +492,11 @@ def _table(tokens: list[Token], i: int) -> tuple[JSON, int]:
             cell = row[n] if n < len(row) else []
             values[c] = frag
             fragments.append(
-                {"object": "fragment", "fragment": frag, "nodes": [_paragraph(_inlines(cell))]}
+                {
+                    "object": "fragment",
+                    "fragment": frag,
+                    "nodes": [_paragraph(_inlines(_one_line(cell)))],
+                }
             )
         records[f"r{r}"] = {"orderIndex": f"a{r:06d}", "values": values}
     node = {
@@ -562,7 +574,8 @@ def from_tokens(tokens: list[Token], parse_inline: Callable[[str], list[Token]])
             inline = tokens[i + 1] if i + 1 < len(tokens) else None
             children = (inline.children or []) if inline and inline.type == "inline" else []
             if kind == "heading_open":
-                put(_block(f"heading-{min(int(token.tag[1:]), 3)}", _inlines(children)))
+                level = min(int(token.tag[1:]), 3)
+                put(_block(f"heading-{level}", _inlines(_one_line(children))))
             elif _only_images(children) and "images" in ALLOWED[top.where]:
                 images = [
                     {"object": "block", "type": "image", "isVoid": True}
@@ -725,7 +738,9 @@ def _html(
             and not top.nodes
         ):
             top.attrs["title"] = "set"
-            top.node["fragments"][0]["nodes"] = [_paragraph(_inlines(parse_inline(value)))]
+            top.node["fragments"][0]["nodes"] = [
+                _paragraph(_inlines(_one_line(parse_inline(value))))
+            ]
         elif what == "close" and close_tag("details"):
             pass
         else:
@@ -876,9 +891,9 @@ def _one_block(value: Any, where: str, p: str, depth: int, budget: _Budget) -> N
             if data.get("style") not in HINT_STYLES:
                 _fail(f"{p}.data.style", f"must be one of {', '.join(HINT_STYLES)}")
             if "icon" in data:
-                _one_line(_str(data["icon"], f"{p}.data.icon"), f"{p}.data.icon")
+                _single_line(_str(data["icon"], f"{p}.data.icon"), f"{p}.data.icon")
         if kind == "tabs-item" and "title" in data:
-            _one_line(_str(data["title"], f"{p}.data.title"), f"{p}.data.title")
+            _single_line(_str(data["title"], f"{p}.data.title"), f"{p}.data.title")
         return
     if kind in ("paragraph", "heading-1", "heading-2", "heading-3"):
         _inline_nodes(_list(nodes, f"{p}.nodes"), f"{p}.nodes", budget, link=False)
@@ -894,7 +909,7 @@ def _one_block(value: Any, where: str, p: str, depth: int, budget: _Budget) -> N
                 _text_node(t, f"{lp}.nodes[{j}]", budget)
         for name in ("syntax", "title"):
             if name in data:
-                _one_line(_str(data[name], f"{p}.data.{name}"), f"{p}.data.{name}")
+                _single_line(_str(data[name], f"{p}.data.{name}"), f"{p}.data.{name}")
         if "syntax" in data and re.search(r"[\s`]", data["syntax"]):
             _fail(f"{p}.data.syntax", "must not hold spaces or backticks")
         if "overflow" in data and data["overflow"] not in ("scroll", "wrap"):
@@ -908,7 +923,7 @@ def _one_block(value: Any, where: str, p: str, depth: int, budget: _Budget) -> N
         if any(line.strip() == "$$" for line in formula.split("\n")):
             _fail(f"{p}.data.formula", "must not hold a line of only $$")
     elif kind == "embed":
-        _one_line(_str(data.get("url"), f"{p}.data.url"), f"{p}.data.url")
+        _single_line(_str(data.get("url"), f"{p}.data.url"), f"{p}.data.url")
         _opt_bool(data, "fullWidth", p)
     elif kind == "file":
         _ref(data.get("ref"), f"{p}.data.ref", ("file",))
@@ -929,7 +944,7 @@ def _one_block(value: Any, where: str, p: str, depth: int, budget: _Budget) -> N
         _table_node(node, p, depth, budget)
 
 
-def _one_line(text: str, path: str) -> None:
+def _single_line(text: str, path: str) -> None:
     if "\n" in text or "\r" in text or '"' in text:
         _fail(path, "must be one line without double quotes")
 
@@ -1384,4 +1399,13 @@ def _write_inlines(nodes: list[JSON], *, breaks: bool = True) -> str:
         if m is not None:
             at = len(line) - len(stripped) + m.end() - 1
             lines[k] = line[:at] + "\\" + line[at:]
-    return "\n".join(lines).strip(" ") if len(lines) == 1 else "\n".join(lines)
+    # Spaces at the edges of a line are markup to the parser (cut away): one written as a
+    # character reference keeps the rest as text.
+    if lines[0].startswith(" "):
+        lines[0] = "&#32;" + lines[0][1:]
+    for k in range(1, len(lines)):
+        if lines[k].startswith((" ", "\t")):
+            lines[k] = "&#32;" + lines[k][1:]
+    if lines[-1].endswith(" "):
+        lines[-1] = lines[-1][:-1] + "&#32;"
+    return "\n".join(lines)
