@@ -346,7 +346,7 @@ DOCUMENT_CASES: dict[str, tuple[str, list[dict[str, Any]]]] = {
             block(
                 "blockquote",
                 plain("q"),
-                para(text(leaf("c\nd", "code"))),
+                para(text(leaf("c", "code"), leaf("\n"), leaf("d", "code"))),
                 block("blockquote", plain("deeper")),
             ),
             block("blockquote", para(text())),

@@ -400,8 +400,13 @@ def _fit(node: JSON, where: str) -> list[JSON]:
     if where == "list":
         return [_block("list-item", _fit(node, "item") or [_paragraph()])]
     if kind == "code":
-        text = "\n".join("".join(_leaf_text(line)) for line in node["nodes"])
-        return [_plain_paragraph(text, frozenset({"code"}))]
+        # One code span a line: a span cannot hold a line break.
+        runs: list[tuple[str, frozenset[str]]] = []
+        for k, line in enumerate(node["nodes"]):
+            if k:
+                runs.append(("\n", frozenset()))
+            runs.append(("".join(_leaf_text(line)), frozenset({"code"})))
+        return [_paragraph([_text(runs)])]
     if kind == "images":
         nodes: list[JSON] = []
         for image in node["nodes"]:
