@@ -739,3 +739,59 @@ async def test_large_documents_convert_in_the_worker(
     base = f"/v1/spaces/{sid}/change-requests/{cr['id']}/content"
     got = (await client.get(f"{base}/page/{ids['b']}", headers=reader.headers)).json()
     assert got["document"] == body
+
+
+async def test_every_documented_page_link_form_resolves(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    space, _admin, editor, _reviewer, reader = await setup(client, db)
+    sid = space["id"]
+    cr = await new_cr(client, sid, editor)
+
+    def page(ref: str, markdown: str = "", **fields: Any) -> JSON:
+        body = {"markdown": markdown}
+        return {"operation": "insert_page", "ref": ref, "document": body} | fields
+
+    r = await write(
+        client,
+        sid,
+        cr["id"],
+        editor,
+        page("guide", title="Guide"),
+        page("install", title="Install", into="guide"),
+        compat="false",
+    )
+    ids = await created_ids(r)
+    links = (
+        "[slug](/pages/guide) [slug md](/pages/guide/install.md) [id](/pages/{g}) "
+        "[id md](/pages/{g}.md#top) [slug path](guide/install) [md](guide/install.md) "
+        "[missing](/pages/nope)"
+    ).format(g=ids["guide"])
+    r = await write(
+        client, sid, cr["id"], editor, page("links", links, title="Links"), compat="false"
+    )
+    ids |= await created_ids(r)
+    got = await client.get(
+        f"/v1/spaces/{sid}/change-requests/{cr['id']}/content/page/{ids['links']}",
+        params={"format": "markdown", "format.markdown.refs": "stable"},
+        headers=reader.headers,
+    )
+    g, i = ids["guide"], ids["install"]
+    assert got.json()["markdown"] == (
+        f"[slug](/pages/{g}) [slug md](/pages/{i}) [id](/pages/{g}) "
+        f"[id md](/pages/{g}#top) [slug path](/pages/{i}) [md](/pages/{i}) "
+        "[missing](/pages/nope)"
+    )
+    document = (
+        await client.get(
+            f"/v1/spaces/{sid}/change-requests/{cr['id']}/content/page/{ids['links']}",
+            headers=reader.headers,
+        )
+    ).json()["document"]
+    refs = [n["data"]["ref"] for n in document["nodes"][0]["nodes"] if n["object"] == "inline"]
+    assert refs[:4] == [
+        {"kind": "page", "page": g},
+        {"kind": "page", "page": i},
+        {"kind": "page", "page": g},
+        {"kind": "anchor", "page": g, "anchor": "top"},
+    ]
