@@ -138,7 +138,7 @@ async def test_pathological_markdown_round_trips(
     sid, editor, reader = await live_space(client, db)
     page = (await created_ids(await live(client, sid, editor, insert(markdown, ref="p"))))["p"]
     url = f"/v1/spaces/{sid}/content/page/{page}"
-    r = await client.get(url, headers=reader.headers)
+    r = await client.get(url, params={"format": "markdown"}, headers=reader.headers)
     assert r.status_code == 200 and r.json()["markdown"] == markdown
     r = await client.get(url, params={"format": "document"}, headers=reader.headers)
     assert r.status_code == 200 and r.json()["document"]["object"] == "document"

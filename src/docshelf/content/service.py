@@ -808,7 +808,13 @@ async def merge(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     await cr_repository.update(
         ctx.conn,
         cr["id"],
-        {"status": "merged", "revision_merged": done.revision_id, "updated_at": done.now},
+        {
+            "status": "merged",
+            "revision_merged": done.revision_id,
+            "updated_at": done.now,
+            "merged_by": ctx.actor.user_id,
+            "merged_at": done.now,
+        },
     )
     await cr_repository.count_status_change(ctx.conn, space_id, cr["status"], "merged")
     return {"revision": done.revision_id, "result": "merge"}

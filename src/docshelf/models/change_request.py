@@ -1,6 +1,6 @@
 import sqlalchemy as sa
 
-from docshelf.kit.db import UTCDateTime, metadata
+from docshelf.kit.db import JSONType, UTCDateTime, metadata
 
 change_requests = sa.Table(
     "change_requests",
@@ -20,6 +20,12 @@ change_requests = sa.Table(
     sa.Column("revision_initial", sa.String(32), nullable=False),
     sa.Column("revision_merged_ancestor", sa.String(32)),
     sa.Column("revision_merged", sa.String(32)),
+    # GitBook 0.202's newer fields: the description as markdown (served as a JSON document),
+    # external links [{id, ref: {kind: url, url}, title?}], and the merge's author and time.
+    sa.Column("description", sa.Text()),
+    sa.Column("links", JSONType),
+    sa.Column("merged_by", sa.String(32), sa.ForeignKey("users.id", ondelete="SET NULL")),
+    sa.Column("merged_at", UTCDateTime()),
     sa.UniqueConstraint("space_id", "number"),
     sa.Index("ix_change_requests_space_status_updated", "space_id", "status", "updated_at", "id"),
 )
