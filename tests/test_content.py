@@ -32,6 +32,10 @@ LAYOUT = {
     "outline": True,
     "pagination": True,
     "metadata": True,
+    "coverMask": "none",
+    "tags": True,
+    "actions": True,
+    "anchors": True,
 }
 
 
@@ -54,6 +58,7 @@ def page_body(
         "noRobotsIndex": False,
         "urls": {"app": f"{BASE}/s/{sid}/pages/{page_id}"},
         "layout": LAYOUT,
+        "tags": [],
     }
     body.update(extra)
     return body
@@ -105,6 +110,7 @@ async def test_new_space_starts_empty(client: httpx.AsyncClient, db: AsyncEngine
         "pages": [],
         "files": [],
         "reusableContents": [],
+        "tags": [],
         "createdAt": isoformat(clock.now()),
         "type": "edits",
         "urls": {"app": f"{BASE}/s/{sid}/revisions/{space['revision']}"},

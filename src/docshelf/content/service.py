@@ -111,7 +111,7 @@ async def _files_out(ctx: Ctx, space_id: str, files: list[Record]) -> list[dict[
     return [present_file(f, sign(f)) for f in sorted(files, key=lambda f: f["id"])]
 
 
-async def _merged_from(ctx: Ctx, space_id: str, row: sa.RowMapping) -> dict[str, Any] | None:
+async def merged_from_of(ctx: Ctx, space_id: str, row: sa.RowMapping) -> dict[str, Any] | None:
     if row["type"] != "merge" or row["change_request_id"] is None:
         return None
     cr = await cr_repository.get(ctx.conn, space_id, row["change_request_id"])
@@ -130,7 +130,7 @@ async def get_revision(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
         pages=_nest(ctx, space_id, records, await t.snap.root()),
         files=await _files_out(ctx, space_id, list(files.values())),
         app_url=ctx.app_url(f"s/{space_id}/revisions/{t.revision['id']}"),
-        merged_from=await _merged_from(ctx, space_id, t.revision),
+        merged_from=await merged_from_of(ctx, space_id, t.revision),
     )
 
 
@@ -242,7 +242,7 @@ async def changes(ctx: Ctx, space_id: str, where: Where, limit: int) -> dict[str
     else:
         parents = list(t.revision["parents"])
         base_id = parents[0] if parents else None
-        merged_from = await _merged_from(ctx, space_id, t.revision)
+        merged_from = await merged_from_of(ctx, space_id, t.revision)
     base_row = None if base_id is None else await repository.get(ctx.conn, space_id, base_id)
     before = (
         Snapshot(t.snap.store, None, None)
