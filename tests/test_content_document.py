@@ -578,6 +578,13 @@ MARKDOWN_PIECES = st.sampled_from(
         "a\\\nb\n",
         "$$f$$ x\n",
         "<!-- -->\n",
+        '{% code title="x" %}\n',
+        "{% endcode %}\n",
+        '{% file src="/files/abc" %}\n',
+        "  - nested\n",
+        "> - q\n",
+        "[x]: /y\n",
+        "***b*** _a_b_\n",
         "* * *\n",
         "1) y\n",
         "    indented\n",
@@ -795,3 +802,17 @@ async def test_every_documented_page_link_form_resolves(
         {"kind": "page", "page": g},
         {"kind": "anchor", "page": g, "anchor": "top"},
     ]
+
+
+@PROPERTY
+@given(
+    st.text(
+        alphabet=st.sampled_from(list('ab1 \n\t#*_-+>|`~$[](){}%<>!\\/:.="')) | st.characters(),
+        max_size=200,
+    )
+)
+def test_any_markdown_gives_a_valid_document(markdown: str) -> None:
+    document = markdown_to_document(markdown)
+    validate_document(document)  # what reads serve, a write would take back
+    again = markdown_to_document(document_to_markdown(document))
+    validate_document(again)

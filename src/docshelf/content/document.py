@@ -141,7 +141,7 @@ def _math_block_rule(state: StateBlock, start: int, end: int, silent: bool) -> b
     content = state.getLines(start + 1, line, state.blkIndent, False)
     token = state.push("math_block", "", 0)
     token.map = [start, line + 1]
-    token.content = content[:-1] if content.endswith("\n") else content
+    token.content = content.rstrip("\n")  # line breaks ending a formula are not kept
     state.line = line + 1 if closed else line
     return True
 
@@ -414,7 +414,12 @@ def _fit(node: JSON, where: str) -> list[JSON]:
             nodes.extend([_text([]), inline | {"data": image["data"]}])
         return [_paragraph([*nodes, _text([])])]
     if kind == "math":
-        math = {"object": "inline", "type": "inline-math", "isVoid": True, "data": node["data"]}
+        # Inline math is one line without $$; anything else stays readable as code.
+        formula = " ".join(node["data"]["formula"].split("\n"))
+        if "$$" in formula:
+            return [_plain_paragraph(formula, frozenset({"code"}))]
+        data = {"formula": formula}
+        math = {"object": "inline", "type": "inline-math", "isVoid": True, "data": data}
         return [_paragraph([_text([]), math, _text([])])]
     if kind in ("embed", "file"):
         ref = (
@@ -424,14 +429,37 @@ def _fit(node: JSON, where: str) -> list[JSON]:
         link["nodes"] = [_text([(url_of(ref), frozenset())])]
         return [_paragraph([_text([]), link, _text([])])]
     if kind == "table":
-        return [p for f in node["fragments"] for n in f["nodes"] for p in _fit(n, where)] or [
-            _paragraph()
-        ]
+        cells = [p for f in node["fragments"] for n in f["nodes"] for p in _fit(n, where)]
+        return [p for p in cells if not _blank(p)] or [_paragraph()]
     out: list[JSON] = []
     for child in node.get("nodes", []):
         if child.get("object") == "block":
             out.extend(_fit(child, where))
     return out
+
+
+def _as_images(node: JSON) -> JSON | None:
+    if node["type"] != "paragraph":
+        return None
+    images = [n for n in node["nodes"] if n["object"] == "inline"]
+    texts = [n for n in node["nodes"] if n["object"] == "text"]
+    if not images or any(n["type"] != "inline-image" for n in images):
+        return None
+    if any(leaf["text"].strip() for t in texts for leaf in t["leaves"]):
+        return None
+    blocks = [
+        {"object": "block", "type": "image", "isVoid": True, "data": i["data"], "fragments": []}
+        for i in images
+    ]
+    return {"object": "block", "type": "images", "isVoid": False, "data": {}, "nodes": blocks}
+
+
+def _blank(node: JSON) -> bool:
+    """A paragraph with no text and no inline (markdown cannot write one)."""
+    return node["type"] == "paragraph" and all(
+        n["object"] == "text" and not any(leaf["text"] for leaf in n["leaves"])
+        for n in node["nodes"]
+    )
 
 
 @dataclass(slots=True)
@@ -536,16 +564,27 @@ def from_tokens(tokens: list[Token], parse_inline: Callable[[str], list[Token]])
     stack = [_Frame("top", "top", root, True)]
     depth = 0  # markdown containers open
 
-    def put(node: JSON) -> None:
+    def implicit_tab() -> None:
+        # Content between {% tabs %} and its first {% tab %} goes into an untitled tab.
         top = stack[-1]
-        if top.kind == "tabs" and node["type"] != "tabs-item":
+        if top.kind == "tabs":
             tab = _block("tabs-item", [], {"title": ""})
             top.nodes.append(tab)
             stack.append(_Frame("tab", "tab", tab["nodes"], False, tab))
-            top = stack[-1]
+
+    def put(node: JSON) -> None:
+        if node["type"] != "tabs-item":
+            implicit_tab()
+        top = stack[-1]
         if top.kind == "code" and node["type"] == "code":
             node["data"] |= _code_data(top.attrs)
-        top.nodes.extend(_fit(node, top.where))
+        fitted = _fit(node, top.where)
+        if fitted != [node] and "images" in ALLOWED[top.where]:
+            # A flattened paragraph of only images reads back as an images block: make it one.
+            fitted = [_as_images(p) or p for p in fitted]
+        if fitted != [node]:
+            fitted = [p for p in fitted if not _blank(p)]  # markdown cannot write them
+        top.nodes.extend(fitted)
 
     def literal(text: str) -> None:
         put(_plain_paragraph(text))
@@ -574,6 +613,12 @@ def from_tokens(tokens: list[Token], parse_inline: Callable[[str], list[Token]])
     while i < len(tokens):
         token = tokens[i]
         kind = token.type
+        if (
+            kind.endswith("_open")
+            or kind in ("fence", "code_block", "hr", "math_block", "html_block")
+            or (kind == "gitbook_tag" and token.meta["name"] not in ("tab", "endtab", "endtabs"))
+        ):
+            implicit_tab()
         top = stack[-1]
         if kind in ("paragraph_open", "heading_open"):
             inline = tokens[i + 1] if i + 1 < len(tokens) else None
