@@ -8,7 +8,7 @@ from openapi_schema_validator import OAS31Validator
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import clock, isoformat
-from tests import gitbook_spec
+from tests import factories, gitbook_spec
 from tests.helpers import error
 from tests.test_content import insert, setup, write
 
@@ -116,3 +116,36 @@ async def test_templates_are_refused_by_name_and_empty_is_accepted(
     assert r.status_code == 201, r.text
     content = await client.get(f"/v1/spaces/{r.json()['id']}/content/pages", headers=admin.headers)
     assert content.json() == {"pages": []}
+
+
+async def test_search_results_name_their_ancestors(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    space = await factories.api_space(client, org_id, admin, editMode="live")
+    sid = space["id"]
+
+    def page(ref: str, title: str, into: str | None = None, **fields: str) -> dict[str, object]:
+        body = {"markdown": "Zebras graze.\n" if ref == "leaf" else ""}
+        change = {"operation": "insert_page", "ref": ref, "title": title, "document": body}
+        return change | ({"into": into} if into else {}) | fields
+
+    r = await client.post(
+        f"/v1/spaces/{sid}/content",
+        json={
+            "changes": [
+                page("top", "Guide"),
+                page("mid", "Animals", "top"),
+                page("leaf", "Savanna", "mid", description="Wide plains"),
+            ]
+        },
+        headers=admin.headers,
+    )
+    assert r.status_code == 200, r.text
+    r = await client.get(
+        f"/v1/spaces/{sid}/search", params={"query": "zebras"}, headers=admin.headers
+    )
+    (hit,) = r.json()["items"]
+    assert hit["ancestors"] == [{"title": "Guide"}, {"title": "Animals"}]
+    assert hit["description"] == "Wide plains" and hit["rank"] == 1
+    assert [e.message for e in _schema("SearchPageResult").iter_errors(hit)] == []
