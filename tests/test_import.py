@@ -131,7 +131,9 @@ async def test_import_each_source(
     ]
     intro = pages["pages"][2]
     page = (
-        await client.get(f"/v1/spaces/{sid}/content/page/{intro['id']}", headers=reader.headers)
+        await client.get(
+            f"/v1/spaces/{sid}/content/page/{intro['id']}?format=markdown", headers=reader.headers
+        )
     ).json()
     logo = (await client.get(f"/v1/spaces/{sid}/content/files", headers=reader.headers)).json()[
         "items"
@@ -139,7 +141,9 @@ async def test_import_each_source(
     assert page["markdown"] == f"See [setup](setup.md) and ![logo](/files/{logo['id']}).\n"
     web = pages["pages"][1]
     text = (
-        await client.get(f"/v1/spaces/{sid}/content/page/{web['id']}", headers=reader.headers)
+        await client.get(
+            f"/v1/spaces/{sid}/content/page/{web['id']}?format=markdown", headers=reader.headers
+        )
     ).json()["markdown"]
     assert "**bold**" in text and "evil" not in text
     # Imported content is searchable at once.
