@@ -525,7 +525,6 @@ def destination(url: str) -> str:
     return bare if bare is not None else f"<{_bracketed(url)}>"
 
 
-
 def reading_parser() -> MarkdownIt:
     """A new parser configured as the one every read of a page uses (`to_document`,
     `split_sections`), for renderers that add their own rules on top (content/html.py)."""
