@@ -28,6 +28,7 @@ from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
 from docshelf.kit.pagination import load_cursor_key, use_cursor_key
 from docshelf.kit.validation import describe_validation_error, request_line_error
+from docshelf.openapi_spec import processing as openapi_processing
 from docshelf.ratelimit.service import RateLimiter, RedisStorage
 
 log = logging.getLogger("docshelf")
@@ -235,6 +236,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.base_url = settings.resolved_base_url
     app.state.blobs = open_blob_store(settings)
     use_blob_store(app.state.blobs)
+    openapi_processing.use_settings(settings)
     app.state.fetcher = Fetcher.from_settings(settings)
     app.state.limiter = _rate_limiter(settings)
     _install_error_handlers(app)
