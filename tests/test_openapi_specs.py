@@ -631,12 +631,9 @@ async def test_hostile_texts_are_parse_errors(
     client: httpx.AsyncClient, db: AsyncEngine, text: str, message: str
 ) -> None:
     org_id, admin, _, _ = await setup(db)
-    started = time.monotonic()
     code, errors = await failure(client, db, org_id, admin, "bad", {"text": text})
     assert code == "PARSE_ERROR"
     assert len(errors) == 1 and errors[0]["message"].startswith(message), errors
-    # Refused before it is expanded: a guard against an accidental expansion, not a benchmark.
-    assert time.monotonic() - started < 60
 
 
 async def test_invalid_openapi_lists_the_validator_errors(
