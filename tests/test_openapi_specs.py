@@ -485,26 +485,47 @@ async def test_permissions(client: httpx.AsyncClient, db: AsyncEngine) -> None:
 
 
 @pytest.mark.parametrize(
-    "body",
+    ("body", "message"),
     [
-        {"slug": "x"},
-        {"slug": "x", "source": {}},
-        {"slug": "x", "source": {"text": ""}},
-        {"slug": "x", "source": {"url": "ftp://example.com/a.yaml"}},
-        {"slug": "x", "source": {"url": "https://example.com/a.yaml", "text": MINIMAL}},
-        {"slug": "Upper", "source": {"text": MINIMAL}},
-        {"slug": "a--b", "source": {"text": MINIMAL}},
-        {"slug": "x", "source": {"text": "a\x00b"}},
+        ({"slug": "x"}, "Missing required body field 'source'"),
+        ({"slug": "x", "source": {}}, "Invalid body field 'source': give either 'url' or 'text'"),
+        (
+            {"slug": "x", "source": {"text": ""}},
+            "Invalid body field 'source.text': String should have at least 1 character",
+        ),
+        (
+            {"slug": "x", "source": {"url": "ftp://example.com/a.yaml"}},
+            "Invalid body field 'source.url': String should match pattern '^https?://\\S+$'",
+        ),
+        (
+            {"slug": "x", "source": {"url": "https://example.com/a.yaml", "text": MINIMAL}},
+            "Invalid body field 'source': give either 'url' or 'text'",
+        ),
+        (
+            {"slug": "x", "source": {"file": "a.yaml"}},
+            "Unknown body field 'source.file'",
+        ),
+        (
+            {"slug": "Upper", "source": {"text": MINIMAL}},
+            "Invalid body field 'slug': String should match pattern '^[a-z0-9]+(?:-[a-z0-9]+)*$'",
+        ),
+        (
+            {"slug": "a--b", "source": {"text": MINIMAL}},
+            "Invalid body field 'slug': String should match pattern '^[a-z0-9]+(?:-[a-z0-9]+)*$'",
+        ),
+        (
+            {"slug": "x", "source": {"text": "a\x00b"}},
+            "Invalid body field 'source.text': control characters are not allowed",
+        ),
     ],
 )
 async def test_bad_bodies_change_nothing(
-    client: httpx.AsyncClient, db: AsyncEngine, body: dict[str, Any]
+    client: httpx.AsyncClient, db: AsyncEngine, body: dict[str, Any], message: str
 ) -> None:
     org_id, admin, _, _ = await setup(db)
     before = await snapshot(db)
     r = await client.post(f"/v1/orgs/{org_id}/openapi", json=body, headers=admin.headers)
-    assert r.status_code == 400, r.text
-    assert r.json()["error"]["code"] == 400
+    assert (r.status_code, r.json()) == (400, error(400, message))
     assert await snapshot(db) == before
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import StringConstraints
+from pydantic import StringConstraints, model_validator
 
 from docshelf.kit.schemas import Body, Out
 
@@ -13,20 +13,22 @@ ProcessingState = Literal["pending", "progress", "complete"]
 ErrorCode = Literal["FETCH_TIMEOUT", "FETCH_ERROR", "PARSE_ERROR"]
 
 
-class SourceURL(Body):
-    """Fetched by the processing job through the guarded fetcher, and again on a schedule."""
+class Source(Body):
+    """GitBook's `OpenAPISpecSource`: `{url}` (fetched by the processing job through the guarded
+    fetcher, and again on a schedule) or `{text}`. One model rather than a union, so that a bad
+    source is named by its own field ("source.text"), not by a guess at the variant meant."""
 
-    url: Url
-
-
-class SourceText(Body):
     # A YAML or JSON document: tabs and line breaks are its syntax.
     multiline_fields: ClassVar[frozenset[str]] = Body.multiline_fields | {"text"}
 
-    text: Annotated[str, StringConstraints(min_length=1)]
+    url: Url | None = None
+    text: Annotated[str, StringConstraints(min_length=1)] | None = None
 
-
-Source = SourceURL | SourceText
+    @model_validator(mode="after")
+    def _one(self) -> Source:
+        if (self.url is None) == (self.text is None):
+            raise ValueError("give either 'url' or 'text'")
+        return self
 
 
 class CreateOpenAPISpec(Body):

@@ -18,7 +18,7 @@ from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import openapi_spec_versions, openapi_specs
 from docshelf.openapi_spec import policy, repository, tasks
 from docshelf.openapi_spec.presenter import present_content, present_spec, present_version
-from docshelf.openapi_spec.schemas import SLUG_PATTERN, CreateOpenAPISpec, Source, SourceURL
+from docshelf.openapi_spec.schemas import SLUG_PATTERN, CreateOpenAPISpec, Source
 from docshelf.organization import policy as org_policy
 from docshelf.organization.policy import OrgAccess
 
@@ -47,9 +47,7 @@ async def _visible(ctx: Ctx, org_id: str, slug: str) -> tuple[OrgAccess, sa.RowM
 
 
 def _source(source: Source) -> tuple[str | None, str | None]:
-    if isinstance(source, SourceURL):
-        return source.url, None
-    return None, source.text
+    return source.url, source.text
 
 
 async def list_specs(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, Any]:
