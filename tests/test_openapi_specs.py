@@ -272,6 +272,55 @@ async def test_corpus_of_public_documents(
     assert r.json()["filesystem"] == {"entrypoint": entry, "files": {entry: expected}}
 
 
+async def test_yaml_values_become_json(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    """Unquoted status codes, dates and merge keys: what YAML makes of them is turned into the
+    JSON an OpenAPI document means."""
+    org_id, admin, _, _ = await setup(db)
+    text = (
+        "openapi: 3.0.3\ninfo:\n  title: Dates\n  version: 2024-01-31\npaths:\n  /a:\n"
+        "    get:\n      responses:\n        200: &ok\n          description: fine\n"
+        "        201:\n          <<: *ok\n          headers: {}\n"
+    )
+    await create(client, org_id, admin, "yaml", {"text": text})
+    body = await processed(client, db, org_id, admin, "yaml")
+    assert body["lastProcessedErrorCount"] == 0, body
+    r = await client.get(
+        f"{spec_url(org_id, 'yaml')}/versions/latest/content", headers=admin.headers
+    )
+    assert r.json()["filesystem"]["files"]["openapi.yaml"] == {
+        "openapi": "3.0.3",
+        "info": {"title": "Dates", "version": "2024-01-31"},
+        "paths": {
+            "/a": {
+                "get": {
+                    "responses": {
+                        "200": {"description": "fine"},
+                        "201": {"description": "fine", "headers": {}},
+                    }
+                }
+            }
+        },
+    }
+
+
+async def test_files_referring_to_each_other(
+    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings
+) -> None:
+    """Schemas that contain each other across files are a valid cycle: each file is fetched once."""
+    org_id, admin, _, _ = await setup(db)
+    site.files["/a.yaml"] = (
+        "openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n"
+        "    Node: {type: object, properties: {child: {$ref: 'b.yaml#/Leaf'}}}\n"
+    )
+    site.files["/b.yaml"] = (
+        "Leaf: {type: object, properties: {parent: {$ref: 'a.yaml#/components/schemas/Node'}}}\n"
+    )
+    await create(client, org_id, admin, "cycle", {"url": f"{site.base}/a.yaml"})
+    body = await processed(client, db, org_id, admin, "cycle")
+    assert body["lastProcessedErrorCount"] == 0, body
+    assert sorted(site.hits) == ["/a.yaml", "/b.yaml"]
+
+
 async def test_url_source_with_referenced_files(
     client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings
 ) -> None:
@@ -655,6 +704,26 @@ async def test_hostile_texts_are_parse_errors(
     code, errors = await failure(client, db, org_id, admin, "bad", {"text": text})
     assert code == "PARSE_ERROR"
     assert len(errors) == 1 and errors[0]["message"].startswith(message), errors
+
+
+async def test_validation_never_fetches(
+    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings
+) -> None:
+    """A `$ref` inside data (a default value) is no reference to fetch; the validator still
+    follows it, and is served only the files already fetched: nothing reaches the network."""
+    org_id, admin, _, _ = await setup(db)
+    site.files["/x.yaml"] = "A: {type: string}\n"
+    target = f"{site.base}/x.yaml#/A"
+    text = (
+        "openapi: 3.1.0\ninfo: {title: x, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n"
+        f"    A: {{type: object, default: {{$ref: '{target}'}}}}\n"
+    )
+    got = await failure(client, db, org_id, admin, "data", {"text": text})
+    assert got == (
+        "PARSE_ERROR",
+        [{"message": f"cannot validate: $ref '{target}' cannot be resolved"}],
+    )
+    assert site.hits == []
 
 
 async def test_invalid_openapi_lists_the_validator_errors(

@@ -22,6 +22,7 @@ import orjson
 import yaml
 from openapi_spec_validator.shortcuts import get_validator_cls
 from openapi_spec_validator.validation.exceptions import ValidatorDetectError
+from referencing.exceptions import Unresolvable
 
 MAX_SOURCE_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 100
@@ -352,6 +353,10 @@ def validate(files: Mapping[str, Any], entry: str) -> tuple[list[dict[str, str]]
         raise
     except RecursionError:
         raise ParseError("the references nest too deeply to validate") from None
+    except Unresolvable as exc:
+        # A reference inside data the reference check skips (a default, an example) that the
+        # validator still follows: only files already loaded are served to it.
+        raise ParseError(f"cannot validate: $ref {exc.ref!r} cannot be resolved") from None
     except Exception as exc:
         # The validator's own failures (an unresolvable reference it found, a value of a type it
         # did not expect) describe the document, not a bug of ours.
