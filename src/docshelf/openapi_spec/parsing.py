@@ -23,6 +23,9 @@ import yaml
 from openapi_spec_validator.shortcuts import get_validator_cls
 from openapi_spec_validator.validation.exceptions import ValidatorDetectError
 from referencing.exceptions import Unresolvable
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
 
 MAX_SOURCE_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 100
@@ -76,27 +79,54 @@ def parse_document(data: bytes, uri: str | None) -> tuple[dict[str, Any], list[s
 # -- YAML -------------------------------------------------------------------------------------
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """The safe loader, counting depth and aliases while it composes."""
+class _Bounds:
+    """Composes like PyYAML's composer, counting depth, nodes and aliases as it goes."""
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
+    def _start_counting(self) -> None:
         self._depth = 0
         self._aliases = 0
+        self._nodes = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
+        if self.check_event(yaml.AliasEvent):  # type: ignore[attr-defined]
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
                 raise ParseError(f"more than {MAX_ALIASES} YAML aliases")
-            return super().compose_node(parent, index)
+            return super().compose_node(parent, index)  # type: ignore[misc]
+        # Written nodes too: a flat list of a million numbers would otherwise be composed whole
+        # (at ~1 KB of node and marks each) before _measure could refuse it.
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise ParseError(f"more than {MAX_NODES} nodes")
         self._depth += 1
         if self._depth > MAX_DEPTH:
             raise ParseError(f"nested deeper than {MAX_DEPTH} levels")
         try:
-            return super().compose_node(parent, index)
+            return super().compose_node(parent, index)  # type: ignore[misc]
         finally:
             self._depth -= 1
+
+
+if yaml.__with_libyaml__:
+    from yaml._yaml import CParser
+
+    class _BoundedLoader(_Bounds, Composer, SafeConstructor, Resolver, CParser):
+        """LibYAML's parser for the events (about twice as fast as PyYAML's), PyYAML's composer
+        (with the counts above) for the nodes: LibYAML's own composer could not be bounded."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+            self._start_counting()
+
+else:  # pragma: no cover - PyYAML built without LibYAML
+
+    class _BoundedLoader(_Bounds, yaml.SafeLoader):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            yaml.SafeLoader.__init__(self, stream)
+            self._start_counting()
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
