@@ -6,6 +6,7 @@ tests; every other private address stays refused."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import threading
@@ -623,6 +624,34 @@ async def test_url_sources_are_refetched_on_schedule(
     async with db.connect() as conn:
         kinds = (await conn.execute(sa.select(jobs.c.kind, jobs.c.status))).all()
     assert (REFRESH, "done") in kinds
+
+
+async def test_state_is_progress_while_the_job_works(
+    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings
+) -> None:
+    org_id, admin, _, _ = await setup(db)
+    fetched, release = threading.Event(), threading.Event()
+
+    def held(handler: BaseHTTPRequestHandler) -> None:
+        fetched.set()
+        release.wait(30)
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(MINIMAL)))
+        handler.end_headers()
+        handler.wfile.write(MINIMAL.encode())
+
+    site.files["/held.yaml"] = held
+    await create(client, org_id, admin, "held", {"url": f"{site.base}/held.yaml"})
+    running = asyncio.create_task(run_jobs(db))
+    try:
+        await asyncio.to_thread(fetched.wait, 30)
+        r = await client.get(spec_url(org_id, "held"), headers=admin.headers)
+        assert r.json()["processingState"] == "progress"
+    finally:
+        release.set()
+        await running
+    body = (await client.get(spec_url(org_id, "held"), headers=admin.headers)).json()
+    assert (body["processingState"], body["lastProcessedErrorCount"]) == ("complete", 0)
 
 
 async def test_put_of_the_same_url_fetches_again(
