@@ -93,7 +93,21 @@ def _world(base: str, headers: dict[str, str], org_id: str, user_id: str) -> dic
         )
         pages = c.get(f"/v1/spaces/{space['id']}/change-requests/{cr['id']}/content/pages").json()
         team = c.put(f"/v1/orgs/{org_id}/teams", json={"title": "Fuzzers"}).json()
+        comments = {}
+        for thread, comment_key, reply_key in (
+            (f"/v1/spaces/{space['id']}", "commentId", "commentReplyId"),
+            (
+                f"/v1/spaces/{space['id']}/change-requests/{cr['id']}",
+                "changeRequestCommentId",
+                "changeRequestCommentReplyId",
+            ),
+        ):
+            body = {"body": {"markdown": "Fuzz"}}
+            comment = c.post(f"{thread}/comments", json=body).json()
+            reply = c.post(f"{thread}/comments/{comment['id']}/replies", json=body).json()
+            comments.update({comment_key: comment["id"], reply_key: reply["id"]})
     return {
+        **comments,
         "organizationId": org_id,
         "userId": user_id,
         "spaceId": space["id"],

@@ -55,6 +55,38 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/spaces/{spaceId}/content"): {
         "changes": [{"operation": "insert_page", "document": {"markdown": "Hi"}}]
     },
+    # -- reviews --
+    ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/reviews"): {
+        "status": "approved",
+        "comment": {"markdown": "Looks good"},
+    },
+    ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/requested-reviewers"): {
+        "users": ["{userId}"]
+    },
+    # -- comments --
+    ("POST", "/v1/spaces/{spaceId}/comments"): {"page": "{pageId}", "body": {"markdown": "Why?"}},
+    ("PUT", "/v1/spaces/{spaceId}/comments/{commentId}"): {"body": {"markdown": "Edited"}},
+    ("POST", "/v1/spaces/{spaceId}/comments/{commentId}/replies"): {"body": {"markdown": "Yes"}},
+    ("PUT", "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}"): {
+        "addedReactions": ["👍"]
+    },
+    ("POST", "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments"): {
+        "body": {"markdown": "Why?"}
+    },
+    (
+        "PUT",
+        "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{changeRequestCommentId}",
+    ): {"resolved": True},
+    (
+        "POST",
+        "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{changeRequestCommentId}"
+        "/replies",
+    ): {"body": {"markdown": "Yes"}},
+    (
+        "PUT",
+        "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{changeRequestCommentId}"
+        "/replies/{changeRequestCommentReplyId}",
+    ): {"body": {"markdown": "Edited"}},
     # -- custom fields --
     ("POST", "/v1/orgs/{organizationId}/custom-fields"): {
         "name": "audience",
@@ -70,6 +102,44 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("PUT", "/v1/orgs/{organizationId}/translations/{translationSettingsId}"): {
         "title": "Europe",
         "languages": ["fr", "de"],
+    },
+    # -- single sign-on --
+    ("POST", "/v1/orgs/{organizationId}/saml"): {"label": "Okta"},
+    ("PATCH", "/v1/orgs/{organizationId}/saml/{samlProviderId}"): {"label": "Corporate"},
+    # -- sites --
+    ("POST", "/v1/orgs/{organizationId}/sites"): {"title": "Another site"},
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}"): {"title": "Renamed site"},
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/sections"): {
+        "spaceId": "{spaceId}",
+        "title": "Reference",
+    },
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}"): {
+        "title": "Renamed section"
+    },
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}/move"): {},
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/section-groups"): {"title": "More"},
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}"): {
+        "title": "Renamed group"
+    },
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/sections",
+    ): {"sectionId": "{siteSectionId}"},
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/move",
+    ): {},
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces"): {
+        "spaceId": "{siteSourceSpaceId}",
+        "sectionId": "{siteSectionId}",
+    },
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}"): {
+        "condition": "visitor.claims.beta"
+    },
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move"): {},
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/share-links"): {"name": "Partners"},
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}"): {
+        "active": False
     },
     # -- OpenAPI specs --
     ("POST", "/v1/orgs/{organizationId}/openapi"): {"slug": "pets", "source": {"text": SPEC_TEXT}},
@@ -210,6 +280,35 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     )
     assert r.status_code == 201, r.text
     world.extra["changeRequestId"] = r.json()["id"]
+    # -- reviews --
+    r = await client.post(
+        f"/v1/spaces/{space_id}/change-requests/{world.extra['changeRequestId']}/reviews",
+        json={"status": "changes-requested"},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["reviewId"] = r.json()["id"]
+    # -- comments: one with a reply on main, one with a reply in the change request --
+    for thread, comment_key, reply_key in (
+        (f"/v1/spaces/{space_id}", "commentId", "commentReplyId"),
+        (
+            f"/v1/spaces/{space_id}/change-requests/{world.extra['changeRequestId']}",
+            "changeRequestCommentId",
+            "changeRequestCommentReplyId",
+        ),
+    ):
+        r = await client.post(
+            f"{thread}/comments", json={"body": {"markdown": "Hm"}}, headers=admin_a.headers
+        )
+        assert r.status_code == 200, r.text
+        world.extra[comment_key] = r.json()["id"]
+        r = await client.post(
+            f"{thread}/comments/{world.extra[comment_key]}/replies",
+            json={"body": {"markdown": "Ok"}},
+            headers=admin_a.headers,
+        )
+        assert r.status_code == 200, r.text
+        world.extra[reply_key] = r.json()["id"]
     # -- custom fields --
     r = await client.post(
         f"/v1/orgs/{org_a}/custom-fields",
@@ -226,6 +325,43 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     )
     assert r.status_code == 201, r.text
     world.extra["translationSettingsId"] = r.json()["id"]
+    # -- single sign-on --
+    r = await client.post(f"/v1/orgs/{org_a}/saml", json={"label": "Okta"}, headers=admin_a.headers)
+    assert r.status_code == 201, r.text
+    world.extra["samlProviderId"] = r.json()["id"]
+    # -- sites: a site whose first section holds a new space and the handbook (siteSpaceId),
+    # and a second section (siteSectionId) with the handbook, in a group --
+    r = await client.post(
+        f"/v1/orgs/{org_a}/sites",
+        json={"title": "Docs", "spaces": "empty"},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    site_id = world.extra["siteId"] = r.json()["id"]
+    world.extra["siteSourceSpaceId"] = r.json()["defaultSpace"]
+    site = f"/v1/orgs/{org_a}/sites/{site_id}"
+    r = await client.post(f"{site}/sections", json={"spaceId": space_id}, headers=admin_a.headers)
+    assert r.status_code == 201, r.text
+    world.extra["siteSectionId"] = r.json()["id"]
+    r = await client.get(f"{site}/sections", headers=admin_a.headers)
+    first = next(s["id"] for s in r.json()["items"] if s["default"])
+    r = await client.post(
+        f"{site}/site-spaces",
+        json={"spaceId": space_id, "sectionId": first},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["siteSpaceId"] = r.json()["id"]
+    r = await client.post(
+        f"{site}/section-groups",
+        json={"title": "Guides", "sections": [world.extra["siteSectionId"]]},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["siteSectionGroupId"] = r.json()["id"]
+    r = await client.post(f"{site}/share-links", json={"name": "Press"}, headers=admin_a.headers)
+    assert r.status_code == 201, r.text
+    world.extra["shareLinkId"] = r.json()["id"]
     # -- OpenAPI specs: one processed by its job, so that it has a version --
     r = await client.post(
         f"/v1/orgs/{org_a}/openapi",

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, FastAPI
 
 from docshelf.change_request.endpoints import router as change_request_router
 from docshelf.collection.endpoints import router as collection_router
+from docshelf.comment.endpoints import router as comment_router
 from docshelf.content.endpoints import public_router as download_router
 from docshelf.content.endpoints import router as content_router
 from docshelf.custom_field.endpoints import router as custom_field_router
@@ -20,9 +21,15 @@ from docshelf.member.endpoints import router as member_router
 from docshelf.meta.endpoints import router as meta_router
 from docshelf.openapi_spec.endpoints import router as openapi_spec_router
 from docshelf.organization.endpoints import router as organization_router
+from docshelf.pdf.endpoints import router as pdf_router
 from docshelf.permission.endpoints import router as permission_router
+from docshelf.review.endpoints import router as review_router
 from docshelf.search.endpoints import router as search_router
+from docshelf.share_link.endpoints import router as share_link_router
+from docshelf.site.endpoints import router as site_router
 from docshelf.space.endpoints import router as space_router
+from docshelf.sso.endpoints import browser_router as sso_browser_router
+from docshelf.sso.endpoints import router as sso_router
 from docshelf.team.endpoints import router as team_router
 from docshelf.translation.endpoints import router as translation_router
 from docshelf.user.endpoints import router as user_router
@@ -39,21 +46,35 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     space_router,
     permission_router,
     change_request_router,
+    # -- comments --
+    comment_router,
     # -- content --
     content_router,
     links_router,
     import_router,
     search_router,
+    # -- exports --
+    pdf_router,
+    # -- reviews --
+    review_router,
     # -- custom fields --
     custom_field_router,
     # -- translations --
     translation_router,
+    # -- single sign-on --
+    sso_router,
+    # -- sites --
+    site_router,
+    share_link_router,
     # -- OpenAPI specs --
     openapi_spec_router,
 )
 
 # File downloads carry their own signed, expiring token in the path.
 PUBLIC_ROUTERS: tuple[APIRouter, ...] = (download_router,)
+
+# Outside /v1 and the OpenAPI description; they authenticate by SAML response or session cookie.
+BROWSER_ROUTERS: tuple[APIRouter, ...] = (sso_browser_router,)
 
 PUBLIC_PATHS: frozenset[tuple[str, str]] = frozenset(
     (method, f"/v1{getattr(route, 'path', '')}")
@@ -70,3 +91,6 @@ def mount_v1(app: FastAPI) -> None:
         app.include_router(router, prefix="/v1", dependencies=[Depends(authenticated_actor)])
     for router in PUBLIC_ROUTERS:
         app.include_router(router, prefix="/v1")
+    # Not GitBook API routes: the SAML service provider's browser endpoints (/sso/...).
+    for router in BROWSER_ROUTERS:
+        app.include_router(router)

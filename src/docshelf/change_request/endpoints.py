@@ -29,10 +29,16 @@ async def list_change_requests(
     paging: Paging,
     status: Status = "open",
     contributor: Annotated[str | None, Query(max_length=64)] = None,
+    requestedReviewer: Annotated[str | None, Query(max_length=64)] = None,
 ) -> JSON:
     return ok(
         await service.list_change_requests(
-            ctx, spaceId, paging, status=status, contributor=contributor
+            ctx,
+            spaceId,
+            paging,
+            status=status,
+            contributor=contributor,
+            requested_reviewer=requestedReviewer,
         )
     )
 

@@ -31,8 +31,8 @@ def present_change_request(row: RowMapping, base_url: str) -> dict[str, Any]:
         "updatedAt": isoformat(row["updated_at"]),
         "revision": row["revision_id"],
         "revisionInitial": row["revision_initial"],
-        # Comments arrive with their domain; until then there are none.
-        "comments": 0,
+        # Open comments in the change request, kept by comment/repository.py.
+        "comments": row["comments_open"],
         # Behind when main has moved past what the change request last took from it.
         "outdated": row["status"] != "merged"
         and (row["revision_merged_ancestor"] or row["revision_initial"]) != row["space_revision"],

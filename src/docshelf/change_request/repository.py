@@ -6,7 +6,13 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.kit.db import upsert_insert
-from docshelf.models import change_request_contributors, change_requests, spaces, users
+from docshelf.models import (
+    change_request_contributors,
+    change_request_reviewers,
+    change_requests,
+    spaces,
+    users,
+)
 
 COLUMNS = (
     *change_requests.c,
@@ -69,6 +75,15 @@ def contributed_by(user_id: str) -> sa.ColumnElement[bool]:
     return change_requests.c.id.in_(
         sa.select(change_request_contributors.c.change_request_id).where(
             change_request_contributors.c.user_id == user_id
+        )
+    )
+
+
+def review_requested_from(user_id: str) -> sa.ColumnElement[bool]:
+    """GitBook's `requestedReviewer` filter (0.202): a review is asked of the user."""
+    return change_requests.c.id.in_(
+        sa.select(change_request_reviewers.c.change_request_id).where(
+            change_request_reviewers.c.user_id == user_id
         )
     )
 

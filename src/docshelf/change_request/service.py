@@ -36,12 +36,20 @@ async def _get(ctx: Ctx, space_id: str, ref: str) -> sa.RowMapping:
 
 
 async def list_change_requests(
-    ctx: Ctx, space_id: str, params: PageParams, *, status: Status, contributor: str | None
+    ctx: Ctx,
+    space_id: str,
+    params: PageParams,
+    *,
+    status: Status,
+    contributor: str | None,
+    requested_reviewer: str | None = None,
 ) -> dict[str, Any]:
     await space_policy.load(ctx, space_id)
     stmt = repository.in_space(space_id).where(change_requests.c.status == status)
     if contributor is not None:
         stmt = stmt.where(repository.contributed_by(contributor))
+    if requested_reviewer is not None:
+        stmt = stmt.where(repository.review_requested_from(requested_reviewer))
     # Most recently updated first, as GitBook lists them.
     page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params, descending=True)
     return page.render(lambda row: present_change_request(row, ctx.base_url))

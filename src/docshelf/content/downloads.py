@@ -4,7 +4,8 @@ The token names the space and the blob and carries the file's name and type, sig
 kept in the database (every process signs alike). It is unguessable without the key and stops
 working when it expires. Serving it also checks, in one query on two primary keys, that the
 space exists, is not deleted and still references the blob: deleting or purging a space stops
-its links at once, not when they expire.
+its links at once, not when they expire. An export's link (a rendered PDF, `export_url`) is
+checked against the space's kept exports instead of its files.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
-import jwt
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -21,7 +21,7 @@ from docshelf.content.snapshot import Record
 from docshelf.kit import instance
 from docshelf.kit.clock import utcnow
 from docshelf.kit.errors import Forbidden, NotFound
-from docshelf.models import space_blobs, spaces
+from docshelf.models import pdf_exports, space_blobs, spaces
 
 TTL = timedelta(hours=1)
 _KEY = "file_download_secret"
@@ -32,6 +32,9 @@ async def signer(conn: AsyncConnection, base_url: str, space_id: str) -> Any:
     """A function giving each file record of the space its download URL."""
     secret = await instance.get_or_create(conn, _KEY, lambda: secrets.token_urlsafe(48))
     expires = int((utcnow() + TTL).timestamp())
+
+    # PyJWT (and the cryptography it loads) only where a link is signed or opened.
+    import jwt
 
     def url(rec: Record) -> str:
         claims = {
@@ -47,7 +50,28 @@ async def signer(conn: AsyncConnection, base_url: str, space_id: str) -> Any:
     return url
 
 
+async def export_url(
+    conn: AsyncConnection, base_url: str, space_id: str, blob: str, name: str, content_type: str
+) -> str:
+    """A download link for a rendered export of the space (pdf/), valid for TTL."""
+    import jwt
+
+    secret = await instance.get_or_create(conn, _KEY, lambda: secrets.token_urlsafe(48))
+    claims = {
+        "aud": _AUDIENCE,
+        "s": space_id,
+        "b": blob,
+        "n": name,
+        "t": content_type,
+        "x": 1,
+        "exp": int((utcnow() + TTL).timestamp()),
+    }
+    return f"{base_url}/v1/downloads/{jwt.encode(claims, secret, algorithm='HS256')}"
+
+
 async def open_token(conn: AsyncConnection, token: str) -> dict[str, Any]:
+    import jwt
+
     secret = await instance.get_or_create(conn, _KEY, lambda: secrets.token_urlsafe(48))
     try:
         claims: dict[str, Any] = jwt.decode(
@@ -61,14 +85,16 @@ async def open_token(conn: AsyncConnection, token: str) -> dict[str, Any]:
         raise NotFound("Download link not found") from None
     if claims["exp"] < utcnow().timestamp():
         raise Forbidden("This download link has expired; read the file again for a fresh link")
+    table = pdf_exports if claims.get("x") == 1 else space_blobs
     held = await conn.execute(
-        sa.select(space_blobs.c.blob_key)
-        .join(spaces, spaces.c.id == space_blobs.c.space_id)
+        sa.select(table.c.blob_key)
+        .join(spaces, spaces.c.id == table.c.space_id)
         .where(
-            space_blobs.c.space_id == claims["s"],
-            space_blobs.c.blob_key == claims["b"],
+            table.c.space_id == claims["s"],
+            table.c.blob_key == claims["b"],
             spaces.c.deleted_at.is_(None),
         )
+        .limit(1)
     )
     if held.first() is None:
         raise NotFound("Download link not found")

@@ -17,8 +17,6 @@ import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from PIL import Image, UnidentifiedImageError
-
 import docshelf.content.markdown as md
 from docshelf.blobs import blob_key
 from docshelf.content import parsing
@@ -514,6 +512,9 @@ def page_link_targets(text: str) -> set[str]:
 def image_dimensions(data: bytes, content_type: str) -> tuple[int, int] | None:
     if not content_type.startswith("image/"):
         return None
+    # Pillow loads only where an image is measured (a write), not in every reading process.
+    from PIL import Image, UnidentifiedImageError
+
     try:
         with Image.open(io.BytesIO(data)) as image:
             width, height = image.size

@@ -16,7 +16,7 @@ from docshelf.config import get_settings
 from docshelf.content import hamt, objects, repository
 from docshelf.kit.db import unit_of_work
 from docshelf.links import repository as links
-from docshelf.models import import_stages, space_blobs, spaces
+from docshelf.models import import_stages, pdf_exports, space_blobs, spaces
 from docshelf.search import engine as search
 from docshelf.worker.queue import enqueue
 from docshelf.worker.registry import task
@@ -117,6 +117,7 @@ async def release_space(conn: AsyncConnection, space_id: str) -> None:
     keys = sa.union(
         sa.select(space_blobs.c.blob_key).where(space_blobs.c.space_id == space_id),
         sa.select(import_stages.c.blob_key).where(import_stages.c.space_id == space_id),
+        sa.select(pdf_exports.c.blob_key).where(pdf_exports.c.space_id == space_id),
     )
     wanted = sorted((await conn.execute(keys)).scalars())
     await search.drop_space(conn, space_id)  # SQLite's FTS5 table has no foreign key to cascade

@@ -510,6 +510,13 @@ def _scanner() -> MarkdownIt:
 _SCANNER = _scanner()
 _DOC = _parser(MarkdownIt)
 
+
+def reading_parser() -> MarkdownIt:
+    """A new parser configured as the one every read of a page uses (`to_document`,
+    `split_sections`), for renderers that add their own rules on top (content/html.py)."""
+    return _parser(MarkdownIt)
+
+
 _CRLF = re.compile(r"\r\n")
 
 

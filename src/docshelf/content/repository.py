@@ -14,7 +14,14 @@ from docshelf.content.snapshot import Snapshot
 from docshelf.kit.db import upsert_insert
 from docshelf.kit.errors import Forbidden
 from docshelf.kit.ids import new_id
-from docshelf.models import change_requests, import_stages, revisions, space_blobs, spaces
+from docshelf.models import (
+    change_requests,
+    import_stages,
+    pdf_exports,
+    revisions,
+    space_blobs,
+    spaces,
+)
 
 
 async def get(conn: AsyncConnection, space_id: str, revision_id: str) -> sa.RowMapping | None:
@@ -166,10 +173,11 @@ async def _put_and_reference(
 
 
 async def held_blobs(conn: AsyncConnection, keys: list[str]) -> set[str]:
-    """The keys still referenced by a space or a pending import."""
+    """The keys still referenced by a space, a pending import or a kept export."""
     referenced = sa.union(
         sa.select(space_blobs.c.blob_key).where(space_blobs.c.blob_key.in_(keys)),
         sa.select(import_stages.c.blob_key).where(import_stages.c.blob_key.in_(keys)),
+        sa.select(pdf_exports.c.blob_key).where(pdf_exports.c.blob_key.in_(keys)),
     )
     return set((await conn.execute(referenced)).scalars())
 

@@ -58,6 +58,7 @@ from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import BadRequest, Conflict, Forbidden
 from docshelf.kit.pagination import PageParams, page_in_memory
+from docshelf.review import service as review_service
 from docshelf.space import policy as space_policy
 from docshelf.space import repository as space_repository
 from docshelf.space.policy import SpaceAccess
@@ -763,6 +764,7 @@ async def merge(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     main_id = await repository.lock_space(ctx.conn, space_id)
     cr = await repository.lock_change_request(ctx.conn, found["id"])
     _writable(cr)
+    await review_service.enforce_merge_rules(ctx, space_id, cr, main_id)
     done = await _three_way(ctx, space_id, cr, main_id, into_main=True)
     if done.conflicts is not None:
         return done.conflicts

@@ -15,7 +15,6 @@ from __future__ import annotations
 import lzma
 import posixpath
 import re
-import warnings
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -23,11 +22,9 @@ from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import PurePosixPath
 from typing import Literal
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import unquote
 
-from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, Tag, XMLParsedAsHTMLWarning
 from markdown_it.token import Token
-from markdownify import MarkdownConverter
 
 from docshelf.content.limits import MAX_IMPORT_DEPTH
 from docshelf.content.markdown import check, commonmark, rewrite_links
@@ -174,74 +171,16 @@ def from_markdown(data: bytes, name: str) -> Imported:
 
 # -- HTML --------------------------------------------------------------------------------------
 
-_NOT_CONTENT = ["script", "style", "noscript", "template", "nav", "title"]
-_BLANK_RUN = re.compile(r"\n{3,}")
-_LANGUAGE = re.compile(r"^(?:language|lang)-(.+)$")
-
-
-def _code_language(pre: Tag) -> str | None:
-    code = pre.find("code")
-    for el in (pre, code) if isinstance(code, Tag) else (pre,):
-        for cls in el.get_attribute_list("class"):
-            if match := _LANGUAGE.match(cls or ""):
-                return match.group(1)
-    return None
-
-
-def _absolutize(soup: BeautifulSoup, url: str) -> None:
-    """Point relative links and images back at the site they came from: here they would lead
-    nowhere."""
-    if urlsplit(url).scheme not in ("http", "https"):
-        return
-    base = url
-    base_tag = soup.find("base", href=True)
-    if isinstance(base_tag, Tag):
-        base = urljoin(url, str(base_tag["href"]))
-    for tag, attr in (("a", "href"), ("img", "src")):
-        for el in soup.find_all(tag):
-            value = el.get(attr) if isinstance(el, Tag) else None
-            if isinstance(value, str) and value.strip() and not value.startswith("#"):
-                el[attr] = urljoin(base, value.strip())
-
 
 def from_html(data: bytes, url: str) -> Imported:
     """One page: titled by `<title>`, else the first `<h1>`; its `<main>`, else `<article>`, else
     `<body>` as markdown, without scripts, styles and navigation. Relative links and images are
     made absolute against `url` (nothing is downloaded)."""
-    with warnings.catch_warnings():
-        # Odd but harmless input (plain text, XML) is still converted; pytest and the server's
-        # warning filters need not hear about it.
-        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
-        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(data, "html.parser")
-    title_tag = soup.find("title")
-    title = _squash(title_tag.get_text()) if isinstance(title_tag, Tag) else ""
-    for el in soup.find_all(_NOT_CONTENT):
-        el.decompose()
-    _absolutize(soup, url)
-    root: Tag = soup
-    for name in ("main", "article", "body"):
-        found = soup.find(name)
-        if isinstance(found, Tag):
-            root = found
-            break
-    h1 = root.find("h1")
-    if isinstance(h1, Tag):
-        heading = _squash(h1.get_text())
-        # The page shows its title above the body already.
-        if heading and (not title or heading == title):
-            title = title or heading
-            h1.decompose()
-    converter = MarkdownConverter(
-        heading_style="ATX", bullets="-", code_language_callback=_code_language
-    )
-    markdown = _BLANK_RUN.sub("\n\n", converter.convert_soup(root)).strip()
-    path = urlsplit(url).path.rstrip("/")
-    fallback = _stem(unquote(path)) if path else urlsplit(url).netloc
-    if markdown:
-        markdown += "\n"
-    page = ImportedPage("p1", None, title or fallback or "Untitled", markdown)
-    return Imported((page,), (), 1, 1, ())
+    # BeautifulSoup and markdownify cost ~20 MB resident: only processes that convert HTML
+    # (the import worker) load them, not every API process.
+    from docshelf.imports.html import convert_html
+
+    return convert_html(data, url)
 
 
 # -- zip ---------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Heavy work off the event loop: a small pool of worker processes with a time and memory cap.
 
-CPU-bound work (converting an import, and later rendering PDFs or parsing OpenAPI documents)
+CPU-bound work (converting an import, rendering PDFs, and later parsing OpenAPI documents)
 would hold the GIL for seconds; in a thread it would still slow every request of the process.
 In a separate process it costs the API nothing but a core, and a task that runs too long is
 ended by killing its process (pebble), which no thread can offer. The pool is created on first
@@ -26,8 +26,10 @@ T = TypeVar("T")
 _workers = 1
 _memory_bytes = 1024 * 1024 * 1024
 # One pool per kind of work, so a short parse never queues behind a long conversion (pebble's
-# time limit counts from when a task starts, not from when it was queued).
-Lane = Literal["convert", "parse"]
+# time limit counts from when a task starts, not from when it was queued). `render` (PDF export)
+# is started on first use: its worker holds WeasyPrint, Pango and fonts, memory an install that
+# never exports should not pay.
+Lane = Literal["convert", "parse", "render"]
 _pools: dict[str, ProcessPool] = {}
 _pool_lock = threading.Lock()
 

@@ -4,7 +4,6 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
-import jwt
 import sqlalchemy as sa
 
 from docshelf.authz.content import ContentScope
@@ -127,6 +126,8 @@ async def ping(ctx: Ctx, org_id: str) -> dict[str, str]:
         "iat": int(now.timestamp()),
         "exp": int((now + VISITOR_CLAIMS_TTL).timestamp()),
     }
+    import jwt  # loaded where a token is signed, not in every API process
+
     token = jwt.encode(claims, secret, algorithm="HS256")
     # GitBook clients read gitbookVisitorClaims; the spec names it serviceVisitorClaims.
     return {"serviceVisitorClaims": token, "gitbookVisitorClaims": token}

@@ -3,6 +3,7 @@
 
 from docshelf.models.change_request import change_request_contributors, change_requests
 from docshelf.models.collection import collections
+from docshelf.models.comment import comment_reactions, comment_replies, comments
 from docshelf.models.content import (
     content_objects,
     import_stages,
@@ -12,6 +13,7 @@ from docshelf.models.content import (
     space_blobs,
 )
 from docshelf.models.custom_field import custom_field_values, custom_fields
+from docshelf.models.export import pdf_exports
 from docshelf.models.identity import api_tokens, users
 from docshelf.models.job import jobs
 from docshelf.models.openapi_spec import (
@@ -21,8 +23,17 @@ from docshelf.models.openapi_spec import (
 )
 from docshelf.models.organization import invites, members, organization_email_domains, organizations
 from docshelf.models.permission import content_grants
+from docshelf.models.review import change_request_reviewers, change_request_reviews
 from docshelf.models.search import search_sections
+from docshelf.models.site import (
+    site_section_groups,
+    site_sections,
+    site_share_links,
+    site_spaces,
+    sites,
+)
 from docshelf.models.space import spaces
+from docshelf.models.sso import saml_assertions, saml_providers, saml_requests, user_sessions
 from docshelf.models.system import instance_settings
 from docshelf.models.team import team_members, teams
 from docshelf.models.translation import translation_settings
@@ -30,8 +41,13 @@ from docshelf.models.translation import translation_settings
 __all__ = [
     "api_tokens",
     "change_request_contributors",
+    "change_request_reviewers",
+    "change_request_reviews",
     "change_requests",
     "collections",
+    "comment_reactions",
+    "comment_replies",
+    "comments",
     "content_grants",
     "content_objects",
     "custom_field_values",
@@ -48,12 +64,22 @@ __all__ = [
     "organizations",
     "page_link_stats",
     "page_links",
+    "pdf_exports",
     "revisions",
+    "saml_assertions",
+    "saml_providers",
+    "saml_requests",
     "search_sections",
+    "site_section_groups",
+    "site_sections",
+    "site_share_links",
+    "site_spaces",
+    "sites",
     "space_blobs",
     "spaces",
     "team_members",
     "teams",
     "translation_settings",
+    "user_sessions",
     "users",
 ]

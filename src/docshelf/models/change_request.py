@@ -20,6 +20,8 @@ change_requests = sa.Table(
     sa.Column("revision_initial", sa.String(32), nullable=False),
     sa.Column("revision_merged_ancestor", sa.String(32)),
     sa.Column("revision_merged", sa.String(32)),
+    # Open comments in the change request, kept like spaces.comments_open.
+    sa.Column("comments_open", sa.Integer(), nullable=False, server_default="0"),
     sa.UniqueConstraint("space_id", "number"),
     sa.Index("ix_change_requests_space_status_updated", "space_id", "status", "updated_at", "id"),
 )

@@ -22,6 +22,8 @@ revisions = sa.Table(
     sa.Column("change_request_id", sa.String(32)),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Index("ix_revisions_space_created", "space_id", "created_at"),
+    # A change request's contributors (review/repository.contributors_of) group its edits.
+    sa.Index("ix_revisions_change_request", "change_request_id", "author_id"),
 )
 
 # Content-addressed objects (page records, markdown texts, map nodes), per space so that purging

@@ -23,6 +23,8 @@ organizations = sa.Table(
     sa.Column("sso", sa.Boolean(), nullable=False, server_default=sa.false()),
     sa.Column("ai", sa.Boolean(), nullable=False, server_default=sa.false()),
     sa.Column("invite_links", sa.Boolean(), nullable=False, server_default=sa.true()),
+    # GitBook's MergeRulesStandaloneConfiguration as sent; null is `{"type": "none"}`.
+    sa.Column("merge_rules", JSONType),
 )
 
 # The e-mail domains of each organization (organizations.email_domains, as an indexed table) so

@@ -1,6 +1,6 @@
 import sqlalchemy as sa
 
-from docshelf.kit.db import UTCDateTime, metadata
+from docshelf.kit.db import JSONType, UTCDateTime, metadata
 
 spaces = sa.Table(
     "spaces",
@@ -33,9 +33,13 @@ spaces = sa.Table(
     sa.Column("change_requests_total", sa.Integer(), nullable=False, server_default="0"),
     sa.Column("change_requests_open", sa.Integer(), nullable=False, server_default="0"),
     sa.Column("change_requests_draft", sa.Integer(), nullable=False, server_default="0"),
+    # Open comments on main (comment/repository.py keeps it in the comment's transaction).
+    sa.Column("comments_open", sa.Integer(), nullable=False, server_default="0"),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Column("updated_at", UTCDateTime(), nullable=False),
     sa.Column("deleted_at", UTCDateTime()),
+    # GitBook's MergeRulesSpaceConfiguration as sent; null is `{"type": "inherit"}`.
+    sa.Column("merge_rules", JSONType),
     sa.Index("ix_spaces_org_parent", "organization_id", "parent_id", "position"),
     sa.Index("ix_spaces_org_created", "organization_id", "created_at", "id"),
     sa.Index("ix_spaces_deleted_at", "deleted_at"),

@@ -31,8 +31,8 @@ def present_organization(access: OrgAccess, base_url: str) -> dict[str, Any]:
         "sso": o["sso"],
         "ai": o["ai"],
         "internal_isOnNewTrial": True,
-        # Required by GitBook releases after the spec's; no merge rules until reviews exist.
-        "mergeRules": {"type": "none"},
+        # GitBook releases after the spec's; unset is no rules.
+        "mergeRules": o["merge_rules"] or {"type": "none"},
         "urls": urls,
         "permissions": permissions(access),
     }

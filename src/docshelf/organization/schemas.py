@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from docshelf.kit.schemas import Body, Out, Role
+from docshelf.review.schemas import OrganizationMergeRules
 
 OrgTitle = Annotated[str, StringConstraints(min_length=2, max_length=255, pattern=r"^\S(.*\S)?$")]
 EmailDomain = Annotated[
@@ -58,6 +59,7 @@ class UpdateOrganization(Body):
     sso: bool | None = None
     ai: bool | None = None
     inviteLinks: bool | None = None
+    mergeRules: OrganizationMergeRules | None = None
 
 
 class OrganizationOut(Out):
@@ -79,6 +81,7 @@ class OrganizationOut(Out):
     defaultContent: dict[str, str] | None = None
     sso: bool | None = None
     ai: bool | None = None
+    mergeRules: dict[str, Any]
 
 
 class OrganizationList(Out):

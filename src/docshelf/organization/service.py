@@ -15,6 +15,7 @@ from docshelf.models import organizations
 from docshelf.organization import policy, repository
 from docshelf.organization.presenter import present_organization, present_row
 from docshelf.organization.schemas import CreateOrganization, UpdateOrganization
+from docshelf.review import service as review_service
 
 _PAGE_KEYS = (
     SortKey(organizations.c.created_at, "created_at"),
@@ -66,7 +67,7 @@ async def update(ctx: Ctx, org_id: str, body: UpdateOrganization) -> dict[str, A
     require(policy.is_admin(access), "Only organization admins can change the organization")
     given = body.model_fields_set
     values: dict[str, Any] = {}
-    for field in ("title", "sso", "ai", "inviteLinks"):
+    for field in ("title", "sso", "ai", "inviteLinks", "mergeRules"):
         if field in given and getattr(body, field) is None:
             raise BadRequest(f"Invalid body field '{field}': must not be null")
     if body.title is not None:
@@ -90,6 +91,9 @@ async def update(ctx: Ctx, org_id: str, body: UpdateOrganization) -> dict[str, A
         values["has_default_role"] = True
     if "logo" in given:
         values["logo"] = body.logo
+    if body.mergeRules is not None:
+        values["merge_rules"] = body.mergeRules.stored()
+        await review_service.check_rule_users(ctx, org_id, values["merge_rules"])
     if "defaultContent" in given:
         if body.defaultContent is not None:
             # Sites arrive with a later domain; until then no site id can exist.

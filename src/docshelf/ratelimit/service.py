@@ -12,11 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from limits.aio.storage import RedisStorage as LimitsRedisStorage
 from limits.errors import StorageError
-from redis.asyncio import ConnectionPool
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 
 from docshelf.kit.clock import utcnow
 from docshelf.kit.errors import TooManyRequests
@@ -85,6 +81,12 @@ class RedisStorage:
     Docshelf's clock and the expiry only collects old keys."""
 
     def __init__(self, url: str) -> None:
+        # redis-py and limits' storages load only when a shared store is configured (~20 MB).
+        from limits.aio.storage import RedisStorage as LimitsRedisStorage
+        from redis.asyncio import ConnectionPool
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+
         self._pool = ConnectionPool.from_url(
             url,
             socket_connect_timeout=_REDIS_TIMEOUT,

@@ -28,12 +28,13 @@ def present_space(row: RowMapping, role: str | None, base_url: str) -> dict[str,
         "organization": row["organization_id"],
         "revision": row["revision_id"],
         "defaultLevel": row["default_level"],
-        # Comments arrive with their domain; until then there are none.
-        "comments": 0,
+        # Open comments on main, kept by comment/repository.py.
+        "comments": row["comments_open"],
         "changeRequests": row["change_requests_total"],
         "changeRequestsOpen": row["change_requests_open"],
         "changeRequestsDraft": row["change_requests_draft"],
-        "mergeRules": {"type": "inherit"},
+        # As configured (GitBook answers the space's own setting); unset inherits.
+        "mergeRules": row["merge_rules"] or {"type": "inherit"},
         "urls": urls,
         "permissions": permissions(role, row["edit_mode"]),
     }

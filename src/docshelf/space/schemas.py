@@ -6,6 +6,7 @@ from pydantic import AfterValidator, StringConstraints
 
 from docshelf.collection.schemas import DefaultLevel, EntityId
 from docshelf.kit.schemas import Body, Out
+from docshelf.review.schemas import SpaceMergeRules
 from docshelf.space import emoji
 
 Visibility = Literal["public", "unlisted", "share-link", "visitor-auth", "in-collection", "private"]
@@ -38,6 +39,7 @@ class UpdateSpace(Body):
     editMode: EditMode | None = None
     defaultLevel: DefaultLevel = None
     language: Language | None = None
+    mergeRules: SpaceMergeRules | None = None
 
 
 class TransferSpace(Body):
@@ -64,6 +66,7 @@ class SpaceOut(Out):
     changeRequests: int
     changeRequestsOpen: int
     changeRequestsDraft: int
+    mergeRules: dict[str, Any]
     urls: dict[str, str]
     permissions: dict[str, bool]
 

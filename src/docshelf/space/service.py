@@ -20,6 +20,8 @@ from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import content_grants, custom_field_values, spaces
 from docshelf.organization import policy as org_policy
 from docshelf.permission import repository as permission_repository
+from docshelf.review import service as review_service
+from docshelf.site import lifecycle as site_lifecycle
 from docshelf.space import policy, repository
 from docshelf.space.policy import SpaceAccess
 from docshelf.space.presenter import present_space
@@ -128,7 +130,7 @@ async def update(ctx: Ctx, space_id: str, body: UpdateSpace) -> dict[str, Any]:
     given = body.model_fields_set
     if body.emoji is not None and body.icon is not None:
         raise BadRequest("Invalid body: give 'emoji' or 'icon', not both")
-    for name in ("title", "visibility"):
+    for name in ("title", "visibility", "mergeRules"):
         if name in given and getattr(body, name) is None:
             raise BadRequest(f"Invalid body field '{name}': must not be null")
     values: dict[str, Any] = {}
@@ -146,6 +148,9 @@ async def update(ctx: Ctx, space_id: str, body: UpdateSpace) -> dict[str, Any]:
         values["default_level"] = body.defaultLevel
     if "language" in given:
         values["language"] = body.language
+    if body.mergeRules is not None:
+        values["merge_rules"] = body.mergeRules.stored()
+        await review_service.check_rule_users(ctx, access.org_id, values["merge_rules"])
     if body.visibility is not None:
         _check_visibility(body.visibility, access.row["parent_id"])
         values["visibility"] = body.visibility
@@ -164,6 +169,7 @@ async def delete(ctx: Ctx, space_id: str) -> None:
     await _admin(ctx, space_id)
     now = utcnow()
     await repository.update(ctx.conn, space_id, {"deleted_at": now, "updated_at": now})
+    await site_lifecycle.detach_spaces(ctx.conn, [space_id])
     await schedule_purge(ctx.conn, space_id, now)
 
 
@@ -199,6 +205,8 @@ async def duplicate(ctx: Ctx, space_id: str) -> dict[str, Any]:
         change_requests_total=0,
         change_requests_open=0,
         change_requests_draft=0,
+        # Comments stay with the original.
+        comments_open=0,
         created_at=now,
         updated_at=now,
         deleted_at=None,
@@ -256,6 +264,7 @@ async def transfer(ctx: Ctx, space_id: str, body: TransferSpace) -> dict[str, An
         )
         await collection_service.require_admin_of(ctx, body.organization)
         await collection_service.detach_from_organization(ctx, [space_id], [])
+        await site_lifecycle.detach_spaces(ctx.conn, [space_id])
     elif body.parent == access.row["parent_id"]:
         raise BadRequest("Invalid body: the space is already there")
     await collection_service.require_container(ctx, body.organization, body.parent)
