@@ -1,7 +1,7 @@
 """OpenAPI specs: the spec rows, their immutable versions and content-addressed contents.
 
 Revision ID: 0017
-Revises: 0015
+Revises: 0014
 Create Date: 2026-11-24
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0017"
-down_revision: str | None = "0015"
+down_revision: str | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
