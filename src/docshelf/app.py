@@ -29,6 +29,7 @@ from docshelf.kit.http import JSON
 from docshelf.kit.observe import ObserveMiddleware, route_of
 from docshelf.kit.pagination import load_cursor_key, use_cursor_key
 from docshelf.kit.validation import describe_validation_error, request_line_error
+from docshelf.openapi_spec import processing as openapi_processing
 from docshelf.ops import openapi as ops_openapi
 from docshelf.ops.endpoints import mount_ops
 from docshelf.ratelimit.service import RateLimiter, RedisStorage
@@ -244,6 +245,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.base_url = settings.resolved_base_url
     app.state.blobs = open_blob_store(settings)
     use_blob_store(app.state.blobs)
+    openapi_processing.use_settings(settings)
     app.state.fetcher = Fetcher.from_settings(settings)
     app.state.limiter = _rate_limiter(settings)
     _install_error_handlers(app)

@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     # Comma-separated host names or IP addresses that URL fetching may reach even though they
     # are private/loopback (e.g. "127.0.0.1" for tests, an intranet docs host). Empty: none.
     fetch_allowed_hosts: str = ""
+    # OpenAPI specs with a URL source are fetched again this often (hours), and every fetch of
+    # a spec or of a file it refers to gives up after openapi_fetch_timeout seconds.
+    openapi_refresh_hours: float = Field(default=6, gt=0, le=24 * 365)
+    openapi_fetch_timeout: float = Field(default=20, gt=0, le=300)
     # Where file bytes live: "local" (a directory) or "s3" (any S3-compatible service).
     blob_storage: str = "local"
     # Empty means <data_dir>/blobs.
