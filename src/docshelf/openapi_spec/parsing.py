@@ -20,9 +20,6 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 import orjson
 import yaml
-from openapi_spec_validator.shortcuts import get_validator_cls
-from openapi_spec_validator.validation.exceptions import ValidatorDetectError
-from referencing.exceptions import Unresolvable
 from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
@@ -358,6 +355,12 @@ def _describe(error: Any) -> dict[str, str]:
 def validate(files: Mapping[str, Any], entry: str) -> tuple[list[dict[str, str]], int]:
     """The validator's errors (at most MAX_REPORTED_ERRORS) and how many there are (counted up to
     COUNT_ERRORS_UP_TO)."""
+    # The validator and its JSON Schema stack (~25 MB) load in the process that parses specs,
+    # not in every API process that imports this module.
+    from openapi_spec_validator.shortcuts import get_validator_cls
+    from openapi_spec_validator.validation.exceptions import ValidatorDetectError
+    from referencing.exceptions import Unresolvable
+
     document = files[entry]
     try:
         cls = get_validator_cls(document)
