@@ -38,6 +38,7 @@ __all__ = [
     "ImportedFile",
     "ImportedPage",
     "Skipped",
+    "from_docx",
     "from_html",
     "from_markdown",
     "from_zip",
@@ -195,6 +196,14 @@ def from_html(data: bytes, url: str) -> Imported:
     return convert_html(data, url)
 
 
+def from_docx(data: bytes, name: str) -> Imported:
+    """A Word document: a page per top-level heading, images as files (see docx.py)."""
+    # mammoth and the HTML converter load only in the process that converts.
+    from docshelf.imports.docx import convert_docx
+
+    return convert_docx(data, name)
+
+
 # -- zip ---------------------------------------------------------------------------------------
 
 _IMAGE_TYPES = {
@@ -327,6 +336,7 @@ class _Archive:
     sources: dict[str, str] = field(default_factory=dict)  # every text, before any re-rooting
     root: str = ""  # where `texts` start in `sources` ("" or "docs/")
     kind: str = "folder"  # what the project was detected as
+    included: set[str] = field(default_factory=set)  # `sources` read as snippets
     _meta: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def add(self, draft: _Draft) -> int:
@@ -345,7 +355,7 @@ class _Archive:
         self, path: str, parent: int | None, title: str | None = None, fallback: str | None = None
     ) -> int:
         text = _checked(self.texts[path], path)
-        description = None
+        description = label = None
         if self.dialect:
             meta = self.meta(path)
             text = front_matter(text)[1]
@@ -358,8 +368,9 @@ class _Archive:
             self.skipped.extend(Skipped(path, why, "approximated") for why in notes.approximated)
             title = title or _meta_text(meta, "title")
             description = _meta_text(meta, "description")
+            label = _meta_text(meta, "sidebar_label")
         heading, body = _split_title(text)
-        name = title or heading or fallback or humanize(_stem(path))
+        name = title or heading or label or fallback or humanize(_stem(path))
         return self.add(_Draft(parent, name, body, source=path, description=description))
 
     def _includer(self, path: str) -> Callable[[str], str | None]:
@@ -371,6 +382,7 @@ class _Archive:
             for base in ("", self.root.rstrip("/"), here):
                 found = _local_path(target, base)
                 if found is not None and found in self.sources:
+                    self.included.add(found)
                     return front_matter(self.sources[found])[1]
             return None
 
@@ -736,9 +748,12 @@ def _finish(arc: _Archive) -> Imported:
         ImportedFile(ref, posixpath.basename(path), arc.images[path], arc.data[path])
         for path, ref in file_refs.items()
     )
-    used = {draft.source for draft in arc.drafts if draft.source is not None}
-    imported = len(used) + len(files)
-    return Imported(tuple(pages), files, arc.total, imported, tuple(arc.skipped), detected=arc.kind)
+    used = {arc.root + draft.source for draft in arc.drafts if draft.source is not None}
+    # A file read only as a snippet include is imported, inside the pages that include it.
+    snippets = arc.included - used
+    skipped = tuple(s for s in arc.skipped if s.kind != "skipped" or s.path not in snippets)
+    imported = len(used) + len(snippets) + len(files)
+    return Imported(tuple(pages), files, arc.total, imported, skipped, detected=arc.kind)
 
 
 def from_zip(

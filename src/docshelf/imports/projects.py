@@ -341,4 +341,4 @@ def _docusaurus_urls(source: str, meta: dict[str, Any]) -> tuple[str, ...]:
         joined = slug if slug.startswith("/") else posixpath.join(folder, slug)
         urls.append(posixpath.normpath("/" + joined).strip("/") or ".")
     out = [u for u in urls if u]
-    return tuple(dict.fromkeys([*out, *("docs/" + u for u in out if u != ".")]))
+    return tuple(dict.fromkeys([*out, *("docs/" + u if u != "." else "docs" for u in out)]))
