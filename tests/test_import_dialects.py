@@ -72,8 +72,11 @@ def test_unresolved_and_approximated_are_noted() -> None:
     # The include that includes itself stops, reported, after MAX_INCLUDE_DEPTH rounds.
     assert text == '\n{% hint style="info" %}\n**Custom**\n\nOdd.\n{% endhint %}' + "\n" * 6
     assert notes == Notes(
-        unresolved=["nope.md", "inc/loop.md"],
-        approximated=['admonition type "custom" shown as an info hint'],
+        unresolved=["nope.md"],
+        approximated=[
+            'admonition type "custom" shown as an info hint',
+            "snippet 'inc/loop.md' left out: includes nest more than 4 deep",
+        ],
     )
 
 
@@ -101,3 +104,27 @@ def test_front_matter_and_humanize() -> None:
     assert front_matter("---\n\nJust a divider\n") == ({}, "---\n\nJust a divider\n")
     assert humanize("01-getting_started.md") == "Getting started"
     assert humanize("about") == "About"
+
+
+def test_deep_nesting_stays_text() -> None:
+    """Containers nested past MAX_NESTING are kept as written, so a page made of nothing but
+    openers costs a bounded number of passes."""
+    text = "".join(f":::{'note' if i % 2 else 'tip'}\n" for i in range(40))
+    out, notes = run(text)
+    assert out.count("{% hint") == 16
+    assert notes.approximated == ["blocks nested more than 16 deep kept as text"]
+
+
+def test_the_api_process_loads_no_import_libraries() -> None:
+    """YAML, mammoth and the project readers load in the conversion worker only."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, docshelf.app\n"
+        "heavy = ('yaml', 'mammoth', 'docx', 'docshelf.imports.projects',\n"
+        "         'docshelf.imports.docx')\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == "[]"

@@ -26,7 +26,7 @@ from urllib.parse import unquote
 
 from markdown_it.token import Token
 
-from docshelf.content.limits import MAX_IMPORT_DEPTH
+from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES
 from docshelf.content.markdown import check, commonmark, rewrite_links
 from docshelf.imports.dialects import Notes, front_matter, humanize
 from docshelf.imports.dialects import convert as convert_dialects
@@ -354,9 +354,15 @@ class _Archive:
     def page(
         self, path: str, parent: int | None, title: str | None = None, fallback: str | None = None
     ) -> int:
-        text = _checked(self.texts[path], path)
         description = label = None
-        if self.dialect:
+        text = self.texts[path]
+        if not self.dialect:
+            text = _checked(text, path)
+        else:
+            # The rewriting is linear and bounded (dialects.MAX_NESTING, MAX_INCLUDED_BYTES);
+            # the limits are checked once, on what it gives.
+            if len(text) > MAX_MARKDOWN_BYTES:
+                text = _checked(text, path)
             meta = self.meta(path)
             text = front_matter(text)[1]
             notes = Notes()

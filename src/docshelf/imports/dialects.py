@@ -37,6 +37,11 @@ STYLES: dict[str, str] = {
 }
 _COLLAPSIBLE = ("details", "collapse", "spoiler")
 MAX_INCLUDE_DEPTH = 4
+# Containers (admonitions, tabs) inside each other that are rewritten; deeper ones stay as text.
+# Each level re-reads its lines once, so this bounds the work to MAX_NESTING passes over a page.
+MAX_NESTING = 16
+# Text a page may take in through snippet includes, all told.
+MAX_INCLUDED_BYTES = 512 * 1024
 
 
 @dataclass
@@ -193,14 +198,20 @@ class _Converter:
     def __init__(self, include: Callable[[str], str | None], notes: Notes) -> None:
         self.include = include
         self.notes = notes
+        self.included = 0
 
     def run(self, text: str, depth: int = 0) -> str:
         return "\n".join(self._lines(text.split("\n"), depth))
 
-    def _lines(self, lines: list[str], depth: int) -> list[str]:
+    def _lines(self, lines: list[str], depth: int, nest: int = 0) -> list[str]:
         out: list[str] = []
         i = 0
         fence: str | None = None
+        if nest >= MAX_NESTING:
+            self.notes.approximated.append(
+                f"blocks nested more than {MAX_NESTING} deep kept as text"
+            )
+            return lines
         while i < len(lines):
             line = lines[i]
             if fence is not None:
@@ -231,18 +242,18 @@ class _Converter:
                 elif title is None:
                     title = humanize(match.group(2))
                 collapsible = match.group(1).startswith("???")
-                inner = self._lines(body, depth)
+                inner = self._lines(body, depth, nest + 1)
                 out.append(_block(match.group(2), title, inner, self.notes, collapsible))
                 continue
             if _TAB.match(line):
-                i = self._tabs(lines, i, depth, out)
+                i = self._tabs(lines, i, depth, nest, out)
                 continue
             match = _PYMDOWN_OPEN.match(line) or _DOCUSAURUS_OPEN.match(line)
             if match is not None and (line.startswith(":") or match.group(2) in _PYMDOWN_KNOWN):
                 end = _closing(lines, i + 1, match.group(1))
                 kind = match.group(2)
                 title = next((g for g in match.groups()[2:] if g), None)
-                inner = self._lines(lines[i + 1 : end], depth)
+                inner = self._lines(lines[i + 1 : end], depth, nest + 1)
                 if kind == "tab":
                     self.notes.approximated.append("a pymdownx tab block kept as its content")
                     out.append(f"**{title or 'Tab'}**\n\n" + "\n".join(inner))
@@ -255,13 +266,13 @@ class _Converter:
             i += 1
         return out
 
-    def _tabs(self, lines: list[str], i: int, depth: int, out: list[str]) -> int:
+    def _tabs(self, lines: list[str], i: int, depth: int, nest: int, out: list[str]) -> int:
         out.append("{% tabs %}")
         while i < len(lines) and (match := _TAB.match(lines[i])) is not None:
             body, i = _indented(lines, i + 1)
             title = match.group(1).replace('"', "&quot;")
             out.append(f'{{% tab title="{title}" %}}')
-            out.extend(self._lines(body, depth))
+            out.extend(self._lines(body, depth, nest + 1))
             out.append("{% endtab %}")
             while i < len(lines) and not lines[i].strip() and i + 1 < len(lines):
                 if not _TAB.match(lines[i + 1]):
@@ -271,7 +282,20 @@ class _Converter:
         return i
 
     def _snippet(self, target: str, depth: int) -> list[str]:
-        text = self.include(target) if depth < MAX_INCLUDE_DEPTH else None
+        if depth >= MAX_INCLUDE_DEPTH:
+            self.notes.approximated.append(
+                f"snippet {target!r} left out: includes nest more than {MAX_INCLUDE_DEPTH} deep"
+            )
+            return []
+        text = self.include(target)
+        if text is not None:
+            self.included += len(text)
+            if self.included > MAX_INCLUDED_BYTES:
+                self.notes.approximated.append(
+                    f"snippet {target!r} left out: the page includes more than "
+                    f"{MAX_INCLUDED_BYTES} characters"
+                )
+                return []
         if text is None:
             self.notes.unresolved.append(target)
             return []
