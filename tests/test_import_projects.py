@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from click.testing import CliRunner
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.cli.main import main
 from docshelf.config import Settings
+from docshelf.imports.convert import ConversionError, from_zip
 from tests.test_import import Files, allow_loopback, setup, site, tree, zip_of
 
 __all__ = ["allow_loopback", "site"]  # fixtures, used by name
@@ -399,3 +401,39 @@ async def test_word_document(
             "(.docx) document",
         }
     }
+
+
+def test_mkdocs_without_nav_uses_folders_and_index_pages() -> None:
+    imported = from_zip(
+        zip_of(
+            {
+                "mkdocs.yml": "site_name: X\n",
+                "docs/index.md": "# Home\n",
+                "docs/user-guide/index.md": "Guide without a heading.\n",
+                "docs/user-guide/b.md": "# Bee\n",
+                "docs/user-guide/a.md": "---\norder: 2\n---\n# Ay\n",
+                "docs/api_reference/endpoints.md": "# Endpoints\n",
+            }
+        )
+    )
+    assert imported.detected == "mkdocs"
+    assert [(p.ref, p.parent, p.title) for p in imported.pages] == [
+        ("p1", None, "Home"),
+        ("p2", None, "Api reference"),
+        ("p3", "p2", "Endpoints"),
+        ("p4", None, "User guide"),
+        ("p5", "p4", "Ay"),
+        ("p6", "p4", "Bee"),
+    ]
+
+
+def test_projects_that_cannot_be_read_are_refused() -> None:
+    bad_yaml = zip_of({"mkdocs.yml": "- just a list\n", "docs/index.md": "# A\n"})
+    with pytest.raises(ConversionError, match=r"mkdocs\.yml is not a YAML mapping of settings"):
+        from_zip(bad_yaml)
+    no_docs = zip_of({"mkdocs.yml": "docs_dir: site\n", "other/index.md": "# A\n"})
+    with pytest.raises(ConversionError, match=r"no folder site/"):
+        from_zip(no_docs)
+    outside = zip_of({".gitbook.yaml": "root: ../elsewhere\n", "README.md": "# A\n"})
+    with pytest.raises(ConversionError, match="points outside the project"):
+        from_zip(outside)
