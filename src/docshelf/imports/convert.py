@@ -363,14 +363,17 @@ class _Archive:
         if not self.dialect:
             text = _checked(text, path)
         else:
-            # The rewriting is linear and bounded (dialects.MAX_NESTING, MAX_INCLUDED_BYTES);
-            # the limits are checked once, on what it gives.
+            # The rewriting is linear and bounded (dialects.MAX_NESTING, MAX_INCLUDED_BYTES),
+            # and so is finding the title (a block parse): the limits are checked once, on the
+            # body that results, whose parse the link rewriting then reuses.
             if len(text) > MAX_MARKDOWN_BYTES:
                 text = _checked(text, path)
             meta = self.meta(path)
             text = front_matter(text)[1]
             notes = Notes()
-            text = _checked(convert_dialects(text, self._includer(path), notes), path)
+            text = convert_dialects(text, self._includer(path), notes)
+            if len(text) > 2 * MAX_MARKDOWN_BYTES:
+                text = _checked(text, path)
             self.skipped.extend(
                 Skipped(path, f"snippet include {target!r} not found: left out", "unresolved")
                 for target in notes.unresolved
@@ -380,6 +383,8 @@ class _Archive:
             description = _meta_text(meta, "description")
             label = _meta_text(meta, "sidebar_label")
         heading, body = _split_title(text)
+        if self.dialect:
+            body = _checked(body, path)
         name = title or heading or label or fallback or humanize(_stem(path))
         return self.add(_Draft(parent, name, body, source=path, description=description))
 
