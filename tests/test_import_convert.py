@@ -491,7 +491,7 @@ HTML_CASES: dict[str, tuple[bytes, str, ImportedPage]] = {
 
 @pytest.mark.parametrize(("data", "url", "expected"), HTML_CASES.values(), ids=HTML_CASES.keys())
 def test_from_html(data: bytes, url: str, expected: ImportedPage) -> None:
-    assert from_html(data, url) == Imported((expected,), (), 1, 1, ())
+    assert from_html(data, url) == Imported((expected,), (), 1, 1, (), detected="html")
 
 
 def _chain(depth: int) -> dict[str, str | bytes]:
