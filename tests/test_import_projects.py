@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.cli.main import main
 from docshelf.config import Settings
-from docshelf.imports.convert import ConversionError, from_zip
+from docshelf.imports.convert import ConversionError, Skipped, from_zip
 from tests.test_import import Files, allow_loopback, setup, site, tree, zip_of
 
 __all__ = ["allow_loopback", "site"]  # fixtures, used by name
@@ -409,6 +409,7 @@ def test_mkdocs_without_nav_uses_folders_and_index_pages() -> None:
             {
                 "mkdocs.yml": "site_name: X\n",
                 "docs/index.md": "# Home\n",
+                "index.md": "# Not a page of the site\n",
                 "docs/user-guide/index.md": "Guide without a heading.\n",
                 "docs/user-guide/b.md": "# Bee\n",
                 "docs/user-guide/a.md": "---\norder: 2\n---\n# Ay\n",
@@ -425,6 +426,9 @@ def test_mkdocs_without_nav_uses_folders_and_index_pages() -> None:
         ("p5", "p4", "Ay"),
         ("p6", "p4", "Bee"),
     ]
+    assert imported.skipped == (
+        Skipped("index.md", "outside docs/, where mkdocs.yml's docs_dir starts"),
+    )
 
 
 def test_projects_that_cannot_be_read_are_refused() -> None:

@@ -110,13 +110,14 @@ def _reroot(arc: _Archive, root: str, why: str) -> None:
     prefix = root + "/"
     if not any(p.startswith(prefix) for p in (*arc.texts, *arc.images)):
         raise ConversionError(f"nothing to import: no folder {root}/ ({why})")
-    for table in (arc.texts, arc.images, arc.data):
-        for path in list(table):
-            value = table.pop(path)
-            if path.startswith(prefix):
-                table[path[len(prefix) :]] = value  # type: ignore[assignment]
-            elif table is not arc.data:
-                arc.skipped.append(Skipped(path, f"outside {root}/, where {why} starts"))
+    for path in (*arc.texts, *arc.images):
+        if not path.startswith(prefix):
+            arc.skipped.append(Skipped(path, f"outside {root}/, where {why} starts"))
+    # New tables rather than renaming in place: "docs/a.md" must not overwrite an "a.md" at
+    # the top that is still to be reported.
+    arc.texts = {p[len(prefix) :]: v for p, v in arc.texts.items() if p.startswith(prefix)}
+    arc.images = {p[len(prefix) :]: v for p, v in arc.images.items() if p.startswith(prefix)}
+    arc.data = {p[len(prefix) :]: v for p, v in arc.data.items() if p.startswith(prefix)}
     arc.root = prefix
 
 
