@@ -58,6 +58,12 @@ CASES = {
         '```md\n!!! note\n    not an admonition\n=== "x"\n```\n',
         '```md\n!!! note\n    not an admonition\n=== "x"\n```\n',
     ),
+    "Docusaurus tabs": (
+        '<Tabs>\n  <TabItem value="npm" label="npm">\n\n  ```sh\n  npm i\n  ```\n\n'
+        '  </TabItem>\n  <TabItem value="yarn">\n    yarn add\n  </TabItem>\n</Tabs>\n',
+        '{% tabs %}\n{% tab title="npm" %}\n\n```sh\nnpm i\n```\n\n{% endtab %}\n'
+        '{% tab title="yarn" %}\nyarn add\n{% endtab %}\n{% endtabs %}\n',
+    ),
     "snippets are inlined": ('--8<-- "inc/abbr.md"\n', "Included *text*.\n\n"),
 }
 

@@ -206,7 +206,10 @@ DOCUSAURUS = {
     ),
     "docs/tutorial/01-install.md": "# Install\n\n:::danger\nHot.\n:::\n\n[home](/docs/)\n",
     "docs/tutorial/02-configure.mdx": (
-        "---\nid: configure\ntitle: Configure it\n---\n\nBack to [install](../tutorial/install).\n"
+        "---\nid: configure\ntitle: Configure it\n---\n\nimport Tabs from '@theme/Tabs';\n\n"
+        "Back to [install](../tutorial/install).\n\n<Tabs>\n"
+        '  <TabItem value="js" label="JavaScript">\n'
+        "    const x = 1;\n  </TabItem>\n</Tabs>\n"
     ),
     "docs/advanced/_category_.yml": (
         "label: Advanced\nposition: 4\nlink:\n  type: doc\n  id: advanced/overview\n"
@@ -235,10 +238,12 @@ async def test_docusaurus_project_through_the_cli(
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert "Imported into revision" in lines[-1]
-    assert lines[:3] == [
+    assert lines[:4] == [
         "Detected: docusaurus",
-        "8 pages and 0 files to import: 7 of 8 resources; 1 skipped, 0 unresolved, 0 approximated",
+        "8 pages and 0 files to import: 7 of 8 resources; 1 skipped, 0 unresolved, 1 approximated",
         "skipped blog/2024-01-01-hello.md: outside docs/, where Docusaurus' docs starts",
+        "approximated tutorial/02-configure.mdx: MDX import left out: "
+        "import Tabs from '@theme/Tabs';",
     ]
     pages = await pages_of(client, sid, admin)
     assert tree(pages) == [
@@ -260,6 +265,10 @@ async def test_docusaurus_project_through_the_cli(
     )
     tutorial = await body(client, sid, ids["Tutorial basics"], admin)
     assert tutorial["description"] == "Learn the basics"
+    configure = await body(client, sid, ids["Configure it"], admin)
+    assert configure["markdown"].endswith(
+        '{% tabs %}\n{% tab title="JavaScript" %}\nconst x = 1;\n{% endtab %}\n{% endtabs %}\n'
+    )
     install = await body(client, sid, ids["Install"], admin)
     assert install["markdown"].startswith('{% hint style="danger" %}\nHot.\n{% endhint %}\n')
     listing = await links(client, sid, admin)

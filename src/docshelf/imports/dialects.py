@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,6 +125,12 @@ _PYMDOWN_OPEN = re.compile(r"^(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?\s*$"
 _DOCUSAURUS_OPEN = re.compile(r"^(:{3,})[ \t]*([\w-]+)(?:\[(.*)\]|[ \t]+(.*?))?\s*$")
 _SNIPPET = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+["']?([^"'\s]+)["']?\s*$""")
 _PYMDOWN_KNOWN = (*STYLES, *_COLLAPSIBLE, "admonition", "tab")
+_MDX_IMPORT = re.compile(r"""^import\s+[\w{}\s,*]+\s+from\s+['"][^'"]+['"];?\s*$""")
+_TABS_OPEN = re.compile(r"^\s*<Tabs\b[^>]*>\s*$")
+_TABS_CLOSE = re.compile(r"^\s*</Tabs>\s*$")
+_TAB_ITEM = re.compile(r"^\s*<TabItem\b([^>]*)>\s*$")
+_TAB_ITEM_CLOSE = re.compile(r"^\s*</TabItem>\s*$")
+_ATTR = re.compile(r'(label|value)=["{]"?([^"}]*)"?[}"]?')
 
 
 def _indented(lines: list[str], start: int, width: int = 4) -> tuple[list[str], int]:
@@ -248,6 +255,14 @@ class _Converter:
             if _TAB.match(line):
                 i = self._tabs(lines, i, depth, nest, out)
                 continue
+            if _MDX_IMPORT.match(line):
+                # MDX's component imports mean nothing outside Docusaurus.
+                self.notes.approximated.append(f"MDX import left out: {line.strip()[:80]}")
+                i += 1
+                continue
+            if _TABS_OPEN.match(line):
+                i = self._docusaurus_tabs(lines, i, depth, nest, out)
+                continue
             match = _PYMDOWN_OPEN.match(line) or _DOCUSAURUS_OPEN.match(line)
             if match is not None and (line.startswith(":") or match.group(2) in _PYMDOWN_KNOWN):
                 end = _closing(lines, i + 1, match.group(1))
@@ -280,6 +295,34 @@ class _Converter:
                 i += 1
         out.append("{% endtabs %}")
         return i
+
+    def _docusaurus_tabs(
+        self, lines: list[str], i: int, depth: int, nest: int, out: list[str]
+    ) -> int:
+        """`<Tabs>` with `<TabItem label="...">` children, each on its own line, as GitBook
+        tabs; anything else between them is kept in the tab before it."""
+        end = next((k for k in range(i + 1, len(lines)) if _TABS_CLOSE.match(lines[k])), None)
+        if end is None:
+            out.append(lines[i])
+            return i + 1
+        out.append("{% tabs %}")
+        body: list[str] | None = None
+        for line in lines[i + 1 : end]:
+            if (match := _TAB_ITEM.match(line)) is not None:
+                attrs = dict((k, v) for k, v in _ATTR.findall(match.group(1)))
+                title = (attrs.get("label") or attrs.get("value") or "Tab").replace('"', "&quot;")
+                out.append(f'{{% tab title="{title}" %}}')
+                body = []
+            elif _TAB_ITEM_CLOSE.match(line) and body is not None:
+                out.extend(
+                    self._lines(textwrap.dedent("\n".join(body)).split("\n"), depth, nest + 1)
+                )
+                out.append("{% endtab %}")
+                body = None
+            elif body is not None:
+                body.append(line)
+        out.append("{% endtabs %}")
+        return end + 1
 
     def _snippet(self, target: str, depth: int) -> list[str]:
         if depth >= MAX_INCLUDE_DEPTH:
