@@ -99,6 +99,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                     "guides/missing.md",
                     'listed in SUMMARY.md as "Missing" but not in the archive: '
                     "imported as an empty page",
+                    "unresolved",
                 ),
                 Skipped(
                     "https://api.example.com",
@@ -132,6 +133,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                     "guide.md",
                     'listed in SUMMARY.md as "Again" but listed more than once: '
                     "imported as an empty page",
+                    "approximated",
                 ),
             ),
         ),

@@ -574,14 +574,16 @@ def _summary_entry(
     if path is not None and path in arc.texts and path not in used:
         used.add(path)
         return arc.page(path, parent, title)
+    kind: SkipKind = "unresolved"
     if path is not None and path in used:
-        why = "listed more than once"
+        why, kind = "listed more than once", "approximated"
     elif path is None:
         why = "outside the archive"
     else:
         why = "not in the archive"
     where = f'listed in {summary} as "{title}"'
-    arc.skipped.append(Skipped(path or shown, f"{where} but {why}: imported as an empty page"))
+    reason = f"{where} but {why}: imported as an empty page"
+    arc.skipped.append(Skipped(path or shown, reason, kind))
     return arc.add(_Draft(parent, title or _stem(shown) or "Untitled", ""))
 
 
