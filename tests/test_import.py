@@ -120,7 +120,9 @@ async def test_import_each_source(
         "revision": result["revision"],
         "importedResources": 4,
         "totalResources": 4,
+        "detected": "gitbook",
         "skipped": [],
+        "skippedCounts": {"skipped": 0, "unresolved": 0, "approximated": 0},
     }
     pages = (await client.get(f"/v1/spaces/{sid}/content/pages", headers=reader.headers)).json()
     assert tree(pages["pages"]) == [
@@ -162,12 +164,12 @@ async def test_refusals_change_nothing(
     url = f"/v1/spaces/{sid}/content/import"
     before = await snapshot(db)
     r = await client.post(
-        url, json={"url": base + "/x.md", "source": "docx"}, headers=editor.headers
+        url, json={"url": base + "/x.md", "source": "notion"}, headers=editor.headers
     )
     assert r.json() == error(
         400,
-        "Invalid body field 'source': importing from 'docx' is not supported; "
-        "use one of markdown, zip, html",
+        "Invalid body field 'source': importing from 'notion' is not supported; "
+        "use one of markdown, zip, html, docx",
     )
     r = await client.post(
         url, json={"url": base + "/x.md", "source": "markdown"}, headers=editor.headers

@@ -253,12 +253,15 @@ def import_command(settings: Settings, space_id: str, source: str, email: str | 
             imported = import_cli.load_local(source)
     except DocshelfError as exc:
         raise click.ClickException(exc.message) from exc
+    counts = import_service.report(imported)["skippedCounts"]
+    click.echo(f"Detected: {imported.detected}")
     click.echo(
         f"{len(imported.pages)} pages and {len(imported.files)} files to import: "
-        f"{imported.imported} of {imported.total} resources, {len(imported.skipped)} skipped"
+        f"{imported.imported} of {imported.total} resources; "
+        + ", ".join(f"{n} {kind}" for kind, n in counts.items())
     )
     for skipped in imported.skipped:
-        click.echo(f"skipped {skipped.path}: {skipped.reason}")
+        click.echo(f"{skipped.kind} {skipped.path}: {skipped.reason}")
 
     with click.progressbar(length=len(imported.pages), label="Importing pages") as bar:
 

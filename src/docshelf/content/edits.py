@@ -155,7 +155,14 @@ class Editor:
         return ChangeError(f"{where}: {too_deep(depth)}")
 
     async def import_page(
-        self, *, ref: str, parent: str | None, title: str, markdown: str, kind: str
+        self,
+        *,
+        ref: str,
+        parent: str | None,
+        title: str,
+        markdown: str,
+        kind: str,
+        description: str | None = None,
     ) -> None:
         """A page from an import: a document, or a group at the root."""
         change = InsertPage.model_construct(
@@ -164,7 +171,8 @@ class Editor:
             into=parent,
             ref=ref,
             title=title.strip()[:512] or "Untitled",
-            **dict.fromkeys(("at", "slug", "emoji", "icon", "description", "condition"), None),
+            description=description.strip()[:1000] or None if description else None,
+            **dict.fromkeys(("at", "slug", "emoji", "icon", "condition"), None),
             **dict.fromkeys(("hidden", "noIndex", "noRobotsIndex"), None),
         )
         await self._insert_page(change, f"page {title!r}", kind=kind)
