@@ -90,7 +90,11 @@ def flat(pages: list[dict[str, Any]]) -> dict[str, str]:
 
 
 async def body(client: httpx.AsyncClient, sid: str, page_id: str, who: Any) -> dict[str, Any]:
-    r = await client.get(f"/v1/spaces/{sid}/content/page/{page_id}", headers=who.headers)
+    r = await client.get(
+        f"/v1/spaces/{sid}/content/page/{page_id}",
+        params={"format": "markdown"},
+        headers=who.headers,
+    )
     assert r.status_code == 200, r.text
     page: dict[str, Any] = r.json()
     return page
