@@ -137,12 +137,25 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}"): {
         "active": False
     },
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth"): {
+        "backend": "custom",
+        "fallbackURL": "https://example.com/login",
+    },
+    ("PUT", "/v1/orgs/{organizationId}/sites/{siteId}/adaptive-schema"): {
+        "jsonSchema": {
+            "type": "object",
+            "properties": {"beta": {"type": "boolean", "description": "Beta tester"}},
+            "additionalProperties": False,
+        }
+    },
+    ("POST", "/v1/urls/published"): {"url": "http://test/nowhere/none/"},
 }
 
 # Valid values of required query parameters, like VALID_BODIES for bodies.
 VALID_QUERIES: dict[tuple[str, str], dict[str, str]] = {
     ("GET", "/v1/spaces/{spaceId}/search"): {"query": "intro"},
     ("GET", "/v1/orgs/{organizationId}/search"): {"query": "intro"},
+    ("GET", "/v1/urls/published"): {"url": "http://test/nowhere/none/"},
 }
 
 
