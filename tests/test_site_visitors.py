@@ -1,6 +1,6 @@
 """Visitors of published sites over HTTP: the signing key (`…/publishing/auth`, regenerate), the
 adaptive schema, `GET …/published` and `GET/POST /urls/published`, and the visitor matrix
-{public, unlisted, share-link, visitor-auth, unpublished} × {anonymous, wrong key, inactive
+{public, unlisted, share-link, visitor-auth, unpublished} x {anonymous, wrong key, inactive
 link, valid link, expired JWT, wrong-key JWT, valid JWT without / with the claim}."""
 
 from __future__ import annotations
