@@ -16,7 +16,7 @@ Everything is read with one connection; nothing is written."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -87,7 +87,6 @@ class Opened:
     view: SiteView
     scope: dict[str, Any] | None
     share_key: str | None = None
-    hidden_spaces: set[str] = field(default_factory=set)
 
 
 def adaptive_schema(site: sa.RowMapping) -> dict[str, Any] | None:
