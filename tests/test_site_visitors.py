@@ -403,8 +403,16 @@ async def test_published_lookup_refusals(client: httpx.AsyncClient, db: AsyncEng
     for body in ({}, {"url": ""}, {"url": b.address, "visitor": {"jwtToken": 3}}):
         r = await client.post("/v1/urls/published", json=body)
         assert r.status_code == 400, body
+    # Oversized or over-deep unsigned claims are ignored, not refused.
     big = {"url": b.address, "visitor": {"unsignedClaims": {"x": "a" * 10000}}}
     assert (await client.post("/v1/urls/published", json=big)).status_code == 200
+    deep: Any = True
+    for _ in range(200):
+        deep = {"x": deep}
+    big["visitor"] = {"unsignedClaims": deep}
+    assert (await client.post("/v1/urls/published", json=big)).status_code == 200
+    r = await client.get("/v1/urls/published", params={"url": "http://[oops/x/y/"})
+    assert r.json() == error(404, "No published content at this URL")
     assert await snapshot(db) == before
 
 

@@ -287,7 +287,10 @@ async def resolve(
     The URL has the form sites publish: <public URL>/<organization hostname or id>/<site
     basename or id>/[<section path>/][<site-space path>/]<page path>, with `?shareKey=` for
     share-link sites. A missing section or site-space path means the default one."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. a malformed IPv6 host: no published content is there
+        return None
     base = urlsplit(public)
     prefix = base.path.rstrip("/")
     if (parts.scheme, parts.netloc) != (base.scheme, base.netloc):
