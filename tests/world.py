@@ -144,12 +144,25 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     # -- OpenAPI specs --
     ("POST", "/v1/orgs/{organizationId}/openapi"): {"slug": "pets", "source": {"text": SPEC_TEXT}},
     ("PUT", "/v1/orgs/{organizationId}/openapi/{specSlug}"): {"source": {"text": SPEC_TEXT}},
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth"): {
+        "backend": "custom",
+        "fallbackURL": "https://example.com/login",
+    },
+    ("PUT", "/v1/orgs/{organizationId}/sites/{siteId}/adaptive-schema"): {
+        "jsonSchema": {
+            "type": "object",
+            "properties": {"beta": {"type": "boolean", "description": "Beta tester"}},
+            "additionalProperties": False,
+        }
+    },
+    ("POST", "/v1/urls/published"): {"url": "{publishedUrl}"},
 }
 
 # Valid values of required query parameters, like VALID_BODIES for bodies.
 VALID_QUERIES: dict[tuple[str, str], dict[str, str]] = {
     ("GET", "/v1/spaces/{spaceId}/search"): {"query": "intro"},
     ("GET", "/v1/orgs/{organizationId}/search"): {"query": "intro"},
+    ("GET", "/v1/urls/published"): {"url": "{publishedUrl}"},
 }
 
 
@@ -180,11 +193,13 @@ class World:
     def request_body(self, method: str, path: str) -> dict[str, Any]:
         """httpx keyword arguments with the route's valid body, "{name}" strings filled in."""
         extra: dict[str, Any] = {}
+        values = {**self.ids(), "otherOrganizationId": self.org_b}
         if (method, path) in VALID_QUERIES:
-            extra["params"] = VALID_QUERIES[(method, path)]
+            extra["params"] = {
+                k: v.format_map(values) for k, v in VALID_QUERIES[(method, path)].items()
+            }
         if (method, path) not in VALID_BODIES:
             return extra
-        values = {**self.ids(), "otherOrganizationId": self.org_b}
 
         def fill_in(value: Any) -> Any:
             if isinstance(value, str) and value.startswith("{") and value.endswith("}"):
@@ -376,6 +391,17 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     )
     assert r.status_code == 200, r.text
     world.extra["versionId"] = r.json()["id"]
+    # -- a published public site showing a public space, for the published-URL look-ups --
+    shown = await factories.api_space(client, org_a, admin_a, title="Shown", visibility="public")
+    r = await client.post(
+        f"/v1/orgs/{org_a}/sites",
+        json={"title": "Published", "spaces": [shown["id"]]},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    r = await client.post(f"{r.json()['urls']['location']}/publish", headers=admin_a.headers)
+    assert r.status_code == 200, r.text
+    world.extra["publishedUrl"] = r.json()["urls"]["published"]
     return world
 
 

@@ -29,6 +29,13 @@ sites = sa.Table(
     sa.Column("adaptive_content", sa.Boolean(), nullable=False),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Column("updated_at", UTCDateTime(), nullable=False),
+    # Visitor authentication: the HS256 key visitor tokens are signed with (set on creation,
+    # replaced by `regenerate`), where failed visitors go, and the adaptive schema (JSON text).
+    sa.Column("visitor_key", sa.String(64)),
+    sa.Column("visitor_key_at", UTCDateTime()),
+    sa.Column("fallback_url", sa.String(2048)),
+    sa.Column("adaptive_schema", sa.Text()),
+    sa.Column("adaptive_schema_at", UTCDateTime()),
     sa.UniqueConstraint("organization_id", "basename", name="uq_sites_org_basename"),
     sa.Index("ix_sites_org_created", "organization_id", "created_at", "id"),
 )

@@ -2,15 +2,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Header, Query
+from fastapi import Body, Header, Query, Request
 from starlette.responses import Response
 
 from docshelf.kit.context import Context
+from docshelf.kit.db import unit_of_work
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
-from docshelf.kit.routing import domain_router
-from docshelf.site import service, structure
+from docshelf.kit.routing import domain_router, staged
+from docshelf.site import publishing, service, structure
+from docshelf.site.published import Visitor
 from docshelf.site.schemas import (
+    AdaptiveSchemaOut,
     AddSectionToGroup,
     CreateGroup,
     CreateSection,
@@ -19,6 +22,11 @@ from docshelf.site.schemas import (
     MoveGroup,
     MoveSection,
     MoveSiteSpace,
+    PublishedContentSiteOut,
+    PublishedLookupOut,
+    PublishingAuthOut,
+    PutAdaptiveSchema,
+    ResolvePublishedUrl,
     SiteList,
     SiteOut,
     SiteSectionGroupList,
@@ -29,12 +37,15 @@ from docshelf.site.schemas import (
     SiteSpaceOut,
     SiteStructureOut,
     UpdateGroup,
+    UpdatePublishingAuth,
     UpdateSection,
     UpdateSite,
     UpdateSiteSpace,
 )
 
 router = domain_router(tags=["sites"])
+# GitBook marks the published-URL look-ups as needing no token: visitors bring their own keys.
+public_router = domain_router(tags=["sites"])
 
 SITE = "/orgs/{organizationId}/sites/{siteId}"
 Prefer = Annotated[
@@ -335,3 +346,128 @@ async def move_site_space(
             ctx, organizationId, siteId, siteSpaceId, body or MoveSiteSpace()
         )
     )
+
+
+# -- visitor authentication, adaptive content, published content --
+
+VisitorAuthToken = Annotated[str | None, Query(max_length=8192)]
+
+
+@router.get(
+    f"{SITE}/publishing/auth",
+    response_model=PublishingAuthOut,
+    summary="A site's visitor authentication settings",
+)
+async def get_publishing_auth(organizationId: str, siteId: str, ctx: Context) -> JSON:
+    return ok(await publishing.get_auth(ctx, organizationId, siteId))
+
+
+@router.patch(
+    f"{SITE}/publishing/auth",
+    response_model=PublishingAuthOut,
+    summary="Update a site's visitor authentication settings",
+)
+async def update_publishing_auth(
+    organizationId: str, siteId: str, body: UpdatePublishingAuth, ctx: Context
+) -> JSON:
+    return ok(await publishing.update_auth(ctx, organizationId, siteId, body))
+
+
+@router.post(
+    f"{SITE}/publishing/auth/regenerate",
+    response_model=PublishingAuthOut,
+    summary="Regenerate a site's visitor signing key",
+)
+async def regenerate_publishing_auth(organizationId: str, siteId: str, ctx: Context) -> JSON:
+    return ok(await publishing.regenerate_auth(ctx, organizationId, siteId))
+
+
+@router.get(
+    f"{SITE}/adaptive-schema", response_model=AdaptiveSchemaOut, summary="A site's adaptive schema"
+)
+async def get_adaptive_schema(organizationId: str, siteId: str, ctx: Context) -> JSON:
+    return ok(await publishing.get_schema(ctx, organizationId, siteId))
+
+
+@router.put(
+    f"{SITE}/adaptive-schema",
+    response_model=AdaptiveSchemaOut,
+    summary="Replace a site's adaptive schema",
+)
+async def put_adaptive_schema(
+    organizationId: str, siteId: str, body: PutAdaptiveSchema, ctx: Context
+) -> JSON:
+    return ok(await publishing.put_schema(ctx, organizationId, siteId, body))
+
+
+@router.get(
+    f"{SITE}/published",
+    response_model=PublishedContentSiteOut,
+    summary="A site's published content",
+)
+async def published_site(
+    organizationId: str,
+    siteId: str,
+    ctx: Context,
+    shareKey: ShareKey = None,
+    # Docshelf extension: a visitor token, so non-members see a visitor-auth site's content.
+    visitorAuthToken: VisitorAuthToken = None,
+) -> JSON:
+    who = Visitor(share_key=shareKey, token=visitorAuthToken)
+    return ok(await publishing.published_site(ctx, organizationId, siteId, who))
+
+
+def _public(request: Request) -> str:
+    settings = getattr(request.app.state, "settings", None)
+    base: str = request.app.state.base_url
+    return settings.resolved_public_url if settings is not None else base
+
+
+@public_router.get(
+    "/urls/published",
+    response_model=PublishedLookupOut,
+    summary="Resolve a published URL (no token needed)",
+)
+async def published_by_url(
+    request: Request,
+    url: Annotated[str, Query(min_length=1, max_length=2048)],
+    visitorAuthToken: VisitorAuthToken = None,
+    redirectOnError: bool = False,
+) -> JSON:
+    return ok(
+        await publishing.lookup(
+            request.state.conn,
+            request.app.state.base_url,
+            _public(request),
+            url,
+            Visitor(token=visitorAuthToken),
+            redirect_on_error=redirectOnError,
+        )
+    )
+
+
+@public_router.post(
+    "/urls/published",
+    response_model=PublishedLookupOut,
+    summary="Resolve a published URL for a visitor (no token needed)",
+)
+@staged
+async def resolve_published_url(
+    request: Request, body: Annotated[ResolvePublishedUrl, Body()]
+) -> JSON:
+    # Staged only to read: an anonymous POST must not take the write lock (SQLite's is global).
+    payload = body.visitor
+    async with unit_of_work(request.app.state.engine, write=False) as conn:
+        return ok(
+            await publishing.lookup(
+                conn,
+                request.app.state.base_url,
+                _public(request),
+                body.url,
+                Visitor(
+                    token=payload.jwtToken if payload else None,
+                    unsigned=payload.unsignedClaims if payload else None,
+                ),
+                redirect_on_error=body.redirectOnError,
+            )
+        )

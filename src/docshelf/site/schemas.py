@@ -232,3 +232,57 @@ class SiteSpaceList(Out):
     items: list[SiteSpaceOut]
     count: int
     next: dict[str, Any] | None = None
+
+
+# -- visitor authentication, adaptive content and published content --
+
+FallbackUrl = Annotated[str, StringConstraints(max_length=2048, pattern=r"^https?://\S+$")]
+PublishedUrl = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+VisitorToken = Annotated[str, StringConstraints(max_length=8192)]
+
+
+class UpdatePublishingAuth(Body):
+    # GitBook's backends: `custom` (the customer's own signs tokens), or `integration`, which
+    # Docshelf, running no integrations, refuses with a 400.
+    backend: Literal["custom", "integration"]
+    fallbackURL: FallbackUrl | None = None
+
+
+class PublishingAuthOut(Out):
+    object: Literal["publishing-auth"]
+    backend: Literal["custom"]
+    privateKey: str
+    fallbackURL: str | None = None
+
+
+class PutAdaptiveSchema(Body):
+    jsonSchema: dict[str, Any]
+
+
+class AdaptiveSchemaOut(Out):
+    object: Literal["site-adaptive-schema"]
+    jsonSchema: dict[str, Any]
+    updatedAt: str
+
+
+class PublishedContentSiteOut(Out):
+    object: Literal["published-content-site"]
+    site: SiteOut
+    structure: dict[str, Any]
+    customizations: dict[str, Any]
+    scripts: list[dict[str, Any]]
+
+
+class SiteVisitorPayload(Body):
+    jwtToken: VisitorToken | None = None
+    unsignedClaims: dict[str, Any] | None = None
+
+
+class ResolvePublishedUrl(Body):
+    url: PublishedUrl
+    redirectOnError: bool = False
+    visitor: SiteVisitorPayload | None = None
+
+
+class PublishedLookupOut(Out):
+    """GitBook's PublishedSiteContentLookup: the content, or `{target, redirect}`."""

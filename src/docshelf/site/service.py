@@ -9,7 +9,7 @@ from docshelf.kit.errors import BadRequest, Conflict
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import sites
-from docshelf.site import ordering, policy, repository, structure
+from docshelf.site import ordering, policy, repository, structure, visitor
 from docshelf.site.policy import SiteAccess
 from docshelf.site.presenter import present_site, public_base
 from docshelf.site.schemas import CreateSite, UpdateSite
@@ -70,6 +70,8 @@ async def create(ctx: Ctx, org_id: str, body: CreateSite) -> dict[str, Any]:
             "basename": None,
             "proxy": None,
             "adaptive_content": False,
+            "visitor_key": visitor.new_key(),
+            "visitor_key_at": now,
             "created_at": now,
             "updated_at": now,
         },
