@@ -38,6 +38,7 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 from docshelf.content.limits import MAX_BLOCK_NESTING
+from docshelf.content.markdown import alt_text
 from docshelf.kit.errors import BadRequest
 
 __all__ = [
@@ -229,27 +230,11 @@ def _text(runs: list[tuple[str, frozenset[str]]]) -> JSON:
     return {"object": "text", "leaves": leaves}
 
 
-def _alt(tokens: list[Token] | None) -> str:
-    out: list[str] = []
-    stack = [iter(tokens or [])]
-    while stack:
-        token = next(stack[-1], None)
-        if token is None:
-            stack.pop()
-        elif token.type in ("text", "code_inline"):
-            out.append(token.content)
-        elif token.type in ("softbreak", "hardbreak"):
-            out.append(" ")
-        elif token.type == "image":
-            stack.append(iter(token.children or []))
-    return "".join(out)
-
-
 def _image_data(token: Token) -> JSON:
     data: JSON = {"ref": ref_of(str(token.attrGet("src") or ""))}
     if data["ref"]["kind"] not in ("url", "file"):
         data["ref"] = {"kind": "url", "url": str(token.attrGet("src") or "")}
-    alt = _alt(token.children)
+    alt = alt_text(token.children)
     if alt:
         data["alt"] = alt
     return data
@@ -513,7 +498,7 @@ def _table(tokens: list[Token], i: int) -> tuple[JSON, int]:
     head = rows[0] if rows else []
     columns = [f"c{n}" for n in range(len(head))]
     definition = {
-        c: {"id": c, "title": _alt(head[n]), "type": "text", "textAlignment": aligns[n]}
+        c: {"id": c, "title": alt_text(head[n]), "type": "text", "textAlignment": aligns[n]}
         for n, c in enumerate(columns)
     }
     records: JSON = {}

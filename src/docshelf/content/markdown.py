@@ -818,7 +818,7 @@ def rewrite_links(markdown: str, resolve: Callable[[str, bool], str | None]) -> 
 # -- JSONDocument ----------------------------------------------------------------------------------
 
 
-def _alt(tokens: list[Token] | None) -> str:
+def alt_text(tokens: list[Token] | None) -> str:
     """An image's alt text: its label's text, markup dropped."""
     out: list[str] = []
     stack = [iter(tokens or [])]
@@ -868,7 +868,7 @@ def _plain(tokens: list[Token]) -> str:
         elif token.type == "hardbreak":
             out.append("\n")
         elif token.type == "image":
-            out.append(_alt(token.children))
+            out.append(alt_text(token.children))
     return "".join(out)
 
 
