@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import emoji
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from docshelf.content.document import document_to_markdown
@@ -20,6 +19,9 @@ MAX_EMOJI = 50
 def reaction(value: str) -> str:
     """An emoji as the `emoji` package (Unicode's emoji data) knows it, in its fully-qualified
     form, so that ❤ and ❤️ are one reaction; anything else is refused."""
+    # Unicode's emoji tables (~8 MB) load with the first reaction, not in every API process.
+    import emoji
+
     if not emoji.is_emoji(value):
         raise ValueError("not an emoji: give one emoji character, such as 👍")
     return emoji.emojize(emoji.demojize(value))
