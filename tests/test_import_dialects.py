@@ -132,7 +132,7 @@ def test_the_api_process_loads_no_worker_libraries() -> None:
         "import sys, docshelf.app\n"
         "heavy = ('mammoth', 'docx', 'docshelf.imports.projects', 'docshelf.imports.docx',\n"
         "         'bs4', 'markdownify', 'PIL', 'weasyprint', 'saml2', 'xmlschema',\n"
-        "         'openapi_spec_validator', 'jwt', 'redis')\n"
+        "         'openapi_spec_validator', 'jwt', 'redis', 'emoji')\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
