@@ -112,6 +112,7 @@ def convert_in_child(path: Path) -> dict[str, float]:
 
 async def apply_once(data: bytes, database_url: str, tmp: Path) -> tuple[float, int]:
     import httpx
+    from tests import factories
 
     from docshelf.app import create_app
     from docshelf.config import Settings
@@ -119,7 +120,6 @@ async def apply_once(data: bytes, database_url: str, tmp: Path) -> tuple[float, 
     from docshelf.imports.convert import from_zip
     from docshelf.kit.db import unit_of_work
     from docshelf.kit.migrate import upgrade
-    from tests import factories
 
     settings = Settings(
         data_dir=tmp,
