@@ -22,6 +22,8 @@ CROSS_ORG_EXEMPT = {
     ("GET", "/v1/email-domains/{emailDomain}/orgs"),
     # A signed download link is the credential itself: whoever holds it gets the bytes.
     ("GET", "/v1/downloads/{token}"),
+    # Published content is for visitors: a published public site answers anyone with a token.
+    ("GET", "/v1/orgs/{organizationId}/sites/{siteId}/published"),
 }
 RANDOM_ID = "zzRandomId0000000000"
 

@@ -102,12 +102,60 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     # -- single sign-on --
     ("POST", "/v1/orgs/{organizationId}/saml"): {"label": "Okta"},
     ("PATCH", "/v1/orgs/{organizationId}/saml/{samlProviderId}"): {"label": "Corporate"},
+    # -- sites --
+    ("POST", "/v1/orgs/{organizationId}/sites"): {"title": "Another site"},
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}"): {"title": "Renamed site"},
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/sections"): {
+        "spaceId": "{spaceId}",
+        "title": "Reference",
+    },
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}"): {
+        "title": "Renamed section"
+    },
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}/move"): {},
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/section-groups"): {"title": "More"},
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}"): {
+        "title": "Renamed group"
+    },
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/sections",
+    ): {"sectionId": "{siteSectionId}"},
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/move",
+    ): {},
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces"): {
+        "spaceId": "{siteSourceSpaceId}",
+        "sectionId": "{siteSectionId}",
+    },
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}"): {
+        "condition": "visitor.claims.beta"
+    },
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move"): {},
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/share-links"): {"name": "Partners"},
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}"): {
+        "active": False
+    },
+    ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth"): {
+        "backend": "custom",
+        "fallbackURL": "https://example.com/login",
+    },
+    ("PUT", "/v1/orgs/{organizationId}/sites/{siteId}/adaptive-schema"): {
+        "jsonSchema": {
+            "type": "object",
+            "properties": {"beta": {"type": "boolean", "description": "Beta tester"}},
+            "additionalProperties": False,
+        }
+    },
+    ("POST", "/v1/urls/published"): {"url": "http://test/nowhere/none/"},
 }
 
 # Valid values of required query parameters, like VALID_BODIES for bodies.
 VALID_QUERIES: dict[tuple[str, str], dict[str, str]] = {
     ("GET", "/v1/spaces/{spaceId}/search"): {"query": "intro"},
     ("GET", "/v1/orgs/{organizationId}/search"): {"query": "intro"},
+    ("GET", "/v1/urls/published"): {"url": "http://test/nowhere/none/"},
 }
 
 
@@ -287,6 +335,39 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     r = await client.post(f"/v1/orgs/{org_a}/saml", json={"label": "Okta"}, headers=admin_a.headers)
     assert r.status_code == 201, r.text
     world.extra["samlProviderId"] = r.json()["id"]
+    # -- sites: a site whose first section holds a new space and the handbook (siteSpaceId),
+    # and a second section (siteSectionId) with the handbook, in a group --
+    r = await client.post(
+        f"/v1/orgs/{org_a}/sites",
+        json={"title": "Docs", "spaces": "empty"},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    site_id = world.extra["siteId"] = r.json()["id"]
+    world.extra["siteSourceSpaceId"] = r.json()["defaultSpace"]
+    site = f"/v1/orgs/{org_a}/sites/{site_id}"
+    r = await client.post(f"{site}/sections", json={"spaceId": space_id}, headers=admin_a.headers)
+    assert r.status_code == 201, r.text
+    world.extra["siteSectionId"] = r.json()["id"]
+    r = await client.get(f"{site}/sections", headers=admin_a.headers)
+    first = next(s["id"] for s in r.json()["items"] if s["default"])
+    r = await client.post(
+        f"{site}/site-spaces",
+        json={"spaceId": space_id, "sectionId": first},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["siteSpaceId"] = r.json()["id"]
+    r = await client.post(
+        f"{site}/section-groups",
+        json={"title": "Guides", "sections": [world.extra["siteSectionId"]]},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["siteSectionGroupId"] = r.json()["id"]
+    r = await client.post(f"{site}/share-links", json={"name": "Press"}, headers=admin_a.headers)
+    assert r.status_code == 201, r.text
+    world.extra["shareLinkId"] = r.json()["id"]
     return world
 
 

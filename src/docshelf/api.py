@@ -24,6 +24,9 @@ from docshelf.pdf.endpoints import router as pdf_router
 from docshelf.permission.endpoints import router as permission_router
 from docshelf.review.endpoints import router as review_router
 from docshelf.search.endpoints import router as search_router
+from docshelf.share_link.endpoints import router as share_link_router
+from docshelf.site.endpoints import public_router as published_router
+from docshelf.site.endpoints import router as site_router
 from docshelf.space.endpoints import router as space_router
 from docshelf.sso.endpoints import browser_router as sso_browser_router
 from docshelf.sso.endpoints import router as sso_router
@@ -60,10 +63,14 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     translation_router,
     # -- single sign-on --
     sso_router,
+    # -- sites --
+    site_router,
+    share_link_router,
 )
 
-# File downloads carry their own signed, expiring token in the path.
-PUBLIC_ROUTERS: tuple[APIRouter, ...] = (download_router,)
+# File downloads carry their own signed, expiring token in the path. Published-URL look-ups
+# are GitBook's token-free operations: the visitor's share key or visitor token decides.
+PUBLIC_ROUTERS: tuple[APIRouter, ...] = (download_router, published_router)
 
 # Outside /v1 and the OpenAPI description; they authenticate by SAML response or session cookie.
 BROWSER_ROUTERS: tuple[APIRouter, ...] = (sso_browser_router,)

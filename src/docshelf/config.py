@@ -18,6 +18,8 @@ class Settings(BaseSettings):
     # Empty means SQLite inside data_dir.
     database_url: str = ""
     base_url: str = ""
+    # Where published sites are served (their `urls.published`); empty means base_url.
+    public_url: str = ""
     # Pool size for PostgreSQL; SQLite uses a small pool of its own (one writer anyway).
     db_pool_size: int = 20
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
@@ -86,6 +88,10 @@ class Settings(BaseSettings):
         if self.base_url:
             return self.base_url.rstrip("/")
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def resolved_public_url(self) -> str:
+        return self.public_url.rstrip("/") if self.public_url else self.resolved_base_url
 
     @property
     def resolved_rate_limit_processes(self) -> int:

@@ -23,6 +23,7 @@ from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import collections, content_grants, custom_field_values, invites, spaces
 from docshelf.organization import policy as org_policy
 from docshelf.permission import repository as permission_repository
+from docshelf.site import lifecycle as site_lifecycle
 from docshelf.space import tasks as space_tasks
 
 _KEYS = (
@@ -135,6 +136,7 @@ async def delete(ctx: Ctx, collection_id: str) -> None:
     live = sa.select(spaces.c.id).where(spaces.c.parent_id.in_(ids), spaces.c.deleted_at.is_(None))
     space_ids = list((await ctx.conn.execute(live)).scalars())
     await repository.delete_tree(ctx.conn, ids, now)
+    await site_lifecycle.detach_spaces(ctx.conn, space_ids)
     # Deleted with their collection, the spaces are purged like any other deleted space.
     for space_id in space_ids:
         await space_tasks.schedule_purge(ctx.conn, space_id, now)
@@ -239,6 +241,7 @@ async def transfer(ctx: Ctx, collection_id: str, body: TransferContent) -> dict[
         ).scalars()
     )
     await detach_from_organization(ctx, space_ids, ids)
+    await site_lifecycle.detach_spaces(ctx.conn, space_ids)
     now = utcnow()
     await ctx.conn.execute(
         sa.update(collections)

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
+from docshelf.kit import expressions
 from docshelf.kit.schemas import Body, Out
 from docshelf.space import emoji
 
@@ -17,6 +18,17 @@ Emoji = Annotated[
 Icon = Annotated[str, StringConstraints(min_length=1, max_length=50)]
 Ref = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 PageId = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+
+
+def _condition(text: str) -> str:
+    # The same grammar as section and site-space conditions: a syntax error is a 400 when saved.
+    expressions.check(text)
+    return text
+
+
+Condition = Annotated[
+    str, StringConstraints(min_length=1, max_length=1024), AfterValidator(_condition)
+]
 # A media type as RFC 9110 spells it (it becomes the download's Content-Type header).
 MEDIA_TYPE = (
     r"^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+"
@@ -43,7 +55,7 @@ class _PageFields(Body):
     hidden: bool | None = None
     noIndex: bool | None = None
     noRobotsIndex: bool | None = None
-    condition: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = None
+    condition: Condition | None = None
 
 
 class InsertPage(_PageFields):

@@ -20,6 +20,13 @@ from docshelf.models.organization import invites, members, organization_email_do
 from docshelf.models.permission import content_grants
 from docshelf.models.review import change_request_reviewers, change_request_reviews
 from docshelf.models.search import search_sections
+from docshelf.models.site import (
+    site_section_groups,
+    site_sections,
+    site_share_links,
+    site_spaces,
+    sites,
+)
 from docshelf.models.space import spaces
 from docshelf.models.sso import saml_assertions, saml_providers, saml_requests, user_sessions
 from docshelf.models.system import instance_settings
@@ -55,6 +62,11 @@ __all__ = [
     "saml_providers",
     "saml_requests",
     "search_sections",
+    "site_section_groups",
+    "site_sections",
+    "site_share_links",
+    "site_spaces",
+    "sites",
     "space_blobs",
     "spaces",
     "team_members",

@@ -21,6 +21,7 @@ from docshelf.models import content_grants, custom_field_values, spaces
 from docshelf.organization import policy as org_policy
 from docshelf.permission import repository as permission_repository
 from docshelf.review import service as review_service
+from docshelf.site import lifecycle as site_lifecycle
 from docshelf.space import policy, repository
 from docshelf.space.policy import SpaceAccess
 from docshelf.space.presenter import present_space
@@ -168,6 +169,7 @@ async def delete(ctx: Ctx, space_id: str) -> None:
     await _admin(ctx, space_id)
     now = utcnow()
     await repository.update(ctx.conn, space_id, {"deleted_at": now, "updated_at": now})
+    await site_lifecycle.detach_spaces(ctx.conn, [space_id])
     await schedule_purge(ctx.conn, space_id, now)
 
 
@@ -262,6 +264,7 @@ async def transfer(ctx: Ctx, space_id: str, body: TransferSpace) -> dict[str, An
         )
         await collection_service.require_admin_of(ctx, body.organization)
         await collection_service.detach_from_organization(ctx, [space_id], [])
+        await site_lifecycle.detach_spaces(ctx.conn, [space_id])
     elif body.parent == access.row["parent_id"]:
         raise BadRequest("Invalid body: the space is already there")
     await collection_service.require_container(ctx, body.organization, body.parent)

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import sqlalchemy as sa
+
+from docshelf.kit.clock import isoformat
+
+
+def present_share_link(row: sa.RowMapping, site_address: str) -> dict[str, Any]:
+    return {
+        "object": "share-link",
+        "id": row["id"],
+        "createdAt": isoformat(row["created_at"]),
+        "name": row["name"],
+        "active": row["active"],
+        # The link handed out: the site's address with the secret as its share key.
+        "urls": {"published": f"{site_address}?shareKey={quote(row['secret'], safe='')}"},
+    }

@@ -1,0 +1,191 @@
+"""Wire shapes of sites, sections, section groups and site spaces. One `SiteView` (the site's
+whole structure, read once) presents every part of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+
+from docshelf.authz.content import ContentScope
+from docshelf.kit.clock import isoformat
+from docshelf.kit.context import Ctx
+from docshelf.organization.policy import OrgAccess
+from docshelf.site import policy
+from docshelf.space.presenter import present_space
+
+
+def public_base(ctx: Ctx) -> str:
+    """Where published sites live (DOCSHELF_PUBLIC_URL, else the base URL)."""
+    settings = getattr(ctx.state, "settings", None)
+    return settings.resolved_public_url if settings is not None else ctx.base_url
+
+
+def site_address(site: sa.RowMapping, public: str) -> str:
+    """The site's public address, whether or not it is published: the organization's hostname
+    (or id), then the site's basename (or id)."""
+    org = site["org_hostname"] or site["organization_id"]
+    return f"{public}/{org}/{site['basename'] or site['id']}/"
+
+
+def _features(site: sa.RowMapping) -> list[dict[str, Any]]:
+    """The features the site's data uses, each on the site's plan."""
+    keys = {
+        "public": "sites-public-visibility",
+        "unlisted": "sites-unlisted-visibility",
+        "share-link": "sites-share-links",
+        "visitor-auth": "sites-visitor-authentication",
+    }
+    used = [keys[site["visibility"]]]
+    if site["has_sections"]:
+        used.append("sites-sections")
+    if site["multivariant"]:
+        used.append("sites-multivariant-site")
+    if site["adaptive_content"]:
+        used.append("sites-adaptive-content")
+    if site["proxy"]:
+        used.append("sites-custom-subdirectory")
+    return [{"id": key, "plan": site["type"], "frozen": False} for key in sorted(used)]
+
+
+def present_site(site: sa.RowMapping, org: OrgAccess, base_url: str, public: str) -> dict[str, Any]:
+    sid = site["id"]
+    oid = site["organization_id"]
+    urls = {
+        "location": f"{base_url}/v1/orgs/{oid}/sites/{sid}",
+        "app": f"{base_url}/o/{oid}/sites/{sid}/",
+    }
+    address = site_address(site, public)
+    if site["published"]:
+        urls["published"] = address
+    body: dict[str, Any] = {
+        "object": "site",
+        "id": sid,
+        "type": site["type"],
+        "title": site["title"],
+        "visibility": site["visibility"],
+        "published": site["published"],
+        "siteSpaces": site["site_space_count"],
+        "createdAt": isoformat(site["created_at"]),
+        "adaptiveContent": {"enabled": site["adaptive_content"]},
+        # GitBook 0.130 requires both: no agent reads a Docshelf site, and `defaultSpace` (never
+        # defined by GitBook) is the space its default site space shows.
+        "agentsContext": "excluded",
+        "defaultSpace": site["default_space_id"],
+        "features": _features(site),
+        "urls": urls,
+        "permissions": policy.permissions(org),
+    }
+    if site["basename"] is not None:
+        body["basename"] = site["basename"]
+    if site["proxy"] is not None:
+        body["proxy"] = {"origin": site["proxy"], "target": address}
+    return body
+
+
+@dataclass
+class SiteView:
+    site: sa.RowMapping
+    sections: list[sa.RowMapping]
+    groups: list[sa.RowMapping]
+    site_spaces: list[sa.RowMapping]
+    spaces: dict[str, sa.RowMapping]
+    scope: ContentScope
+    base_url: str
+    public: str
+    _by_section: dict[str, list[sa.RowMapping]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for ss in self.site_spaces:
+            self._by_section.setdefault(ss["section_key"], []).append(ss)
+
+    def section_url(self, section: sa.RowMapping | None) -> str:
+        base = site_address(self.site, self.public)
+        if section is None or section["is_default"]:
+            return base
+        return f"{base}{section['path']}/"
+
+    def location(self, kind: str, item_id: str) -> str:
+        site = self.site
+        return (
+            f"{self.base_url}/v1/orgs/{site['organization_id']}/sites/{site['id']}/{kind}/{item_id}"
+        )
+
+    def site_space(self, ss: sa.RowMapping) -> dict[str, Any]:
+        space = self.spaces[ss["space_id"]]
+        section = next((s for s in self.sections if s["id"] == ss["section_id"]), None)
+        # GitBook 0.130 requires `location` (it serves no GET there; nor do we).
+        urls = {"location": self.location("site-spaces", ss["id"])}
+        if self.site["published"]:
+            base = self.section_url(section)
+            urls["published"] = base if ss["is_default"] else f"{base}{ss['path']}/"
+        body: dict[str, Any] = {
+            "object": "site-space",
+            "id": ss["id"],
+            "path": ss["path"],
+            "title": space["title"],
+            "space": present_space(space, self.scope.space_role(space), self.base_url),
+            "default": ss["is_default"],
+            "draft": False,
+            "hasAdvancedCustomizationFeature": False,
+            "urls": urls,
+        }
+        if ss["section_id"] is not None:
+            body["section"] = ss["section_id"]
+        if ss["condition"] is not None:
+            body["condition"] = ss["condition"]
+        return body
+
+    def section(self, section: sa.RowMapping) -> dict[str, Any]:
+        urls = {"location": self.location("sections", section["id"])}
+        if self.site["published"]:
+            urls["published"] = self.section_url(section)
+        body: dict[str, Any] = {
+            "object": "site-section",
+            "id": section["id"],
+            "title": section["title"],
+            "path": section["path"],
+            "default": section["is_default"],
+            "draft": False,
+            "siteSpaces": [self.site_space(ss) for ss in self._by_section.get(section["id"], [])],
+            "urls": urls,
+        }
+        for key, name in (
+            ("description", "description"),
+            ("condition", "condition"),
+            ("icon", "icon"),
+            ("group_id", "sectionGroup"),
+        ):
+            if section[key] is not None:
+                body[name] = section[key]
+        return body
+
+    def group(self, group: sa.RowMapping) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "object": "site-section-group",
+            "id": group["id"],
+            "title": group["title"],
+            "sections": [self.section(s) for s in self.sections if s["group_id"] == group["id"]],
+        }
+        if group["icon"] is not None:
+            body["icon"] = group["icon"]
+        return body
+
+    def structure(self) -> dict[str, Any]:
+        """GitBook's `SiteStructure`: sections and groups in their order, or, for a site
+        without sections, its site spaces."""
+        if not self.sections:
+            return {
+                "type": "siteSpaces",
+                "structure": [self.site_space(ss) for ss in self._by_section.get("", [])],
+            }
+        top = [("section", s) for s in self.sections if s["group_id"] is None]
+        top += [("group", g) for g in self.groups]
+        top.sort(key=lambda item: (item[1]["position"], item[1]["id"]))
+        return {
+            "type": "sections",
+            "structure": [
+                self.section(row) if kind == "section" else self.group(row) for kind, row in top
+            ],
+        }

@@ -1,0 +1,263 @@
+"""Every statement on sites and their structure (sections, section groups, site spaces)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.models import (
+    organizations,
+    site_section_groups,
+    site_sections,
+    site_spaces,
+    sites,
+    spaces,
+)
+
+_ss = site_spaces.alias("variant")
+_other = site_spaces.alias("other_variant")
+_default_section = (
+    sa.select(site_sections.c.id)
+    .where(site_sections.c.site_id == sites.c.id, site_sections.c.is_default)
+    # Nested in the default-space subquery: correlated to the outer site explicitly, which
+    # SQLAlchemy does not do past the immediately enclosing SELECT.
+    .correlate(sites)
+    .scalar_subquery()
+)
+
+SITE_COLUMNS = (
+    *sites.c,
+    organizations.c.hostname.label("org_hostname"),
+    sa.select(sa.func.count())
+    .select_from(site_spaces)
+    .where(site_spaces.c.site_id == sites.c.id)
+    .scalar_subquery()
+    .label("site_space_count"),
+    sa.exists().where(site_sections.c.site_id == sites.c.id).label("has_sections"),
+    # Several variants under one parent (a section, or the root): a multi-variant site.
+    sa.exists()
+    .where(
+        _ss.c.site_id == sites.c.id,
+        _other.c.site_id == sites.c.id,
+        _other.c.section_key == _ss.c.section_key,
+        _other.c.id != _ss.c.id,
+    )
+    .label("multivariant"),
+    sa.select(site_spaces.c.space_id)
+    .where(
+        site_spaces.c.site_id == sites.c.id,
+        site_spaces.c.is_default,
+        site_spaces.c.section_key == sa.func.coalesce(_default_section, ""),
+    )
+    .limit(1)
+    .scalar_subquery()
+    .label("default_space_id"),
+)
+
+
+def _site_select() -> sa.Select[Any]:
+    return sa.select(*SITE_COLUMNS).join(
+        organizations, organizations.c.id == sites.c.organization_id
+    )
+
+
+def in_organization(
+    org_id: str, *, space: str | None, title: str | None, published: bool | None
+) -> sa.Select[Any]:
+    stmt = _site_select().where(sites.c.organization_id == org_id)
+    if space is not None:
+        stmt = stmt.where(
+            sa.exists().where(site_spaces.c.site_id == sites.c.id, site_spaces.c.space_id == space)
+        )
+    if title is not None:
+        stmt = stmt.where(sa.func.lower(sites.c.title).contains(title.lower(), autoescape=True))
+    if published is not None:
+        stmt = stmt.where(sites.c.published == published)
+    return stmt
+
+
+async def get_site(
+    conn: AsyncConnection, site_id: str, org_id: str, *, lock: bool = False
+) -> sa.RowMapping | None:
+    if lock:
+        # The row lock alone (the presented row is read again after the write).
+        await conn.execute(sa.select(sites.c.id).where(sites.c.id == site_id).with_for_update())
+    stmt = _site_select().where(sites.c.id == site_id, sites.c.organization_id == org_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert_site(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(sa.insert(sites).values(**values))
+
+
+async def update_site(conn: AsyncConnection, site_id: str, values: dict[str, Any]) -> None:
+    await conn.execute(sa.update(sites).where(sites.c.id == site_id).values(**values))
+
+
+async def delete_site(conn: AsyncConnection, site_id: str) -> None:
+    # Site spaces go first: they reference sections, whose deletion would cascade anyway.
+    await conn.execute(sa.delete(site_spaces).where(site_spaces.c.site_id == site_id))
+    await conn.execute(sa.delete(sites).where(sites.c.id == site_id))
+
+
+async def basename_taken(conn: AsyncConnection, org_id: str, basename: str, site_id: str) -> bool:
+    stmt = sa.select(sites.c.id).where(
+        sites.c.organization_id == org_id, sites.c.basename == basename, sites.c.id != site_id
+    )
+    return (await conn.execute(stmt)).first() is not None
+
+
+async def lock_basename(conn: AsyncConnection, org_id: str) -> None:
+    """Serialises basename changes within an organization (PostgreSQL): two sites cannot take
+    one basename at once, checked before the unique constraint would fail."""
+    await conn.execute(
+        sa.select(organizations.c.id).where(organizations.c.id == org_id).with_for_update()
+    )
+
+
+# -- sections and groups --
+
+
+def sections_of(site_id: str) -> sa.Select[Any]:
+    return sa.select(site_sections).where(site_sections.c.site_id == site_id)
+
+
+async def sections(conn: AsyncConnection, site_id: str) -> list[sa.RowMapping]:
+    stmt = sections_of(site_id).order_by(site_sections.c.position, site_sections.c.id)
+    return list((await conn.execute(stmt)).mappings().all())
+
+
+async def get_section(conn: AsyncConnection, site_id: str, section_id: str) -> sa.RowMapping | None:
+    stmt = sections_of(site_id).where(site_sections.c.id == section_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert_section(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(sa.insert(site_sections).values(**values))
+
+
+async def update_section(conn: AsyncConnection, section_id: str, values: dict[str, Any]) -> None:
+    await conn.execute(
+        sa.update(site_sections).where(site_sections.c.id == section_id).values(**values)
+    )
+
+
+async def delete_section(conn: AsyncConnection, section_id: str) -> None:
+    await conn.execute(sa.delete(site_spaces).where(site_spaces.c.section_id == section_id))
+    await conn.execute(sa.delete(site_sections).where(site_sections.c.id == section_id))
+
+
+def groups_of(site_id: str) -> sa.Select[Any]:
+    return sa.select(site_section_groups).where(site_section_groups.c.site_id == site_id)
+
+
+async def groups(conn: AsyncConnection, site_id: str) -> list[sa.RowMapping]:
+    stmt = groups_of(site_id).order_by(site_section_groups.c.position, site_section_groups.c.id)
+    return list((await conn.execute(stmt)).mappings().all())
+
+
+async def get_group(conn: AsyncConnection, site_id: str, group_id: str) -> sa.RowMapping | None:
+    stmt = groups_of(site_id).where(site_section_groups.c.id == group_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert_group(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(sa.insert(site_section_groups).values(**values))
+
+
+async def update_group(conn: AsyncConnection, group_id: str, values: dict[str, Any]) -> None:
+    await conn.execute(
+        sa.update(site_section_groups).where(site_section_groups.c.id == group_id).values(**values)
+    )
+
+
+async def delete_group(conn: AsyncConnection, group_id: str) -> None:
+    await conn.execute(sa.delete(site_section_groups).where(site_section_groups.c.id == group_id))
+
+
+async def set_positions(conn: AsyncConnection, kinds: dict[str, str], new: dict[str, int]) -> None:
+    """Writes positions of sections and groups (`kinds`: id -> 'section' | 'group') or of site
+    spaces ('site-space'), one set-based statement per table and 500 rows."""
+    tables = {"section": site_sections, "group": site_section_groups, "site-space": site_spaces}
+    for kind, table in tables.items():
+        rows = [(i, p) for i, p in new.items() if kinds.get(i) == kind]
+        for start in range(0, len(rows), 500):
+            chunk = dict(rows[start : start + 500])
+            value: sa.ColumnElement[int] | int = (
+                next(iter(chunk.values())) if len(chunk) == 1 else sa.case(chunk, value=table.c.id)
+            )
+            await conn.execute(
+                sa.update(table).where(table.c.id.in_(list(chunk))).values(position=value)
+            )
+
+
+# -- site spaces --
+
+
+def site_spaces_of(site_id: str) -> sa.Select[Any]:
+    return sa.select(site_spaces).where(site_spaces.c.site_id == site_id)
+
+
+async def all_site_spaces(conn: AsyncConnection, site_id: str) -> list[sa.RowMapping]:
+    stmt = site_spaces_of(site_id).order_by(site_spaces.c.position, site_spaces.c.id)
+    return list((await conn.execute(stmt)).mappings().all())
+
+
+async def get_site_space(
+    conn: AsyncConnection, site_id: str, site_space_id: str
+) -> sa.RowMapping | None:
+    stmt = site_spaces_of(site_id).where(site_spaces.c.id == site_space_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert_site_space(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(sa.insert(site_spaces).values(**values))
+
+
+async def update_site_space(
+    conn: AsyncConnection, site_space_id: str, values: dict[str, Any]
+) -> None:
+    await conn.execute(
+        sa.update(site_spaces).where(site_spaces.c.id == site_space_id).values(**values)
+    )
+
+
+async def delete_site_space(conn: AsyncConnection, site_space_id: str) -> None:
+    await conn.execute(sa.delete(site_spaces).where(site_spaces.c.id == site_space_id))
+
+
+async def spaces_of_site(conn: AsyncConnection, site_id: str) -> dict[str, sa.RowMapping]:
+    """The spaces the site shows, by id: one statement, whatever their number."""
+    stmt = sa.select(spaces).where(
+        spaces.c.id.in_(sa.select(site_spaces.c.space_id).where(site_spaces.c.site_id == site_id))
+    )
+    return {r["id"]: r for r in (await conn.execute(stmt)).mappings().all()}
+
+
+async def sites_showing(conn: AsyncConnection, space_ids: Sequence[str]) -> list[str]:
+    stmt = (
+        sa.select(site_spaces.c.site_id)
+        .where(site_spaces.c.space_id.in_(list(space_ids)))
+        .distinct()
+        .order_by(site_spaces.c.site_id)
+    )
+    return list((await conn.execute(stmt)).scalars())
+
+
+async def lock_site(conn: AsyncConnection, site_id: str) -> None:
+    await conn.execute(sa.select(sites.c.id).where(sites.c.id == site_id).with_for_update())
+
+
+async def hold_live_space(conn: AsyncConnection, space_id: str, org_id: str) -> bool:
+    """Share-locks the space row (PostgreSQL) and tells whether it is still a live space of
+    the organization, as committed now."""
+    stmt = (
+        sa.select(spaces.c.organization_id, spaces.c.deleted_at)
+        .where(spaces.c.id == space_id)
+        .with_for_update(read=True)
+    )
+    row = (await conn.execute(stmt)).first()
+    return row is not None and row.organization_id == org_id and row.deleted_at is None

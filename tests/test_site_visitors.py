@@ -1,0 +1,408 @@
+"""Visitors of published sites over HTTP: the signing key (`…/publishing/auth`, regenerate), the
+adaptive schema, `GET …/published` and `GET/POST /urls/published`, and the visitor matrix
+{public, unlisted, share-link, visitor-auth, unpublished} × {anonymous, wrong key, inactive
+link, valid link, expired JWT, wrong-key JWT, valid JWT without / with the claim}."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.kit.clock import clock, isoformat
+from docshelf.site.published import DEFAULT_CUSTOMIZATION
+from tests import factories
+from tests.conftest import BASE
+from tests.factories import Who
+from tests.helpers import error, snapshot
+from tests.test_share_links import secret_of
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "beta": {"type": "boolean", "description": "Beta tester"},
+        "unsigned": {
+            "type": "object",
+            "description": "Claims the visitor states",
+            "properties": {"preview": {"type": "boolean", "description": "Wants previews"}},
+            "additionalProperties": False,
+        },
+    },
+    "additionalProperties": False,
+}
+BETA = "visitor.claims.beta == true"
+
+
+def token(key: str, *, beta: bool | None = None, exp: float | None = None) -> str:
+    claims: dict[str, Any] = {"exp": int(exp if exp is not None else time.time() + 600)}
+    if beta is not None:
+        claims["beta"] = beta
+    return jwt.encode(claims, key, algorithm="HS256")
+
+
+@dataclass
+class Built:
+    org: str
+    admin: Who
+    site: dict[str, Any]
+    url: str
+    address: str
+    default_section: str
+    beta_section: str
+    beta_path: str
+    public_ss: str
+    private_ss: str
+    beta_ss: str
+    key: str
+    active: str
+    inactive: str
+
+
+async def build(
+    client: httpx.AsyncClient, org: str, admin: Who, visibility: str, *, publish: bool = True
+) -> Built:
+    h = admin.headers
+    docs = await factories.api_space(client, org, admin, title="Docs", visibility="public")
+    beta = await factories.api_space(client, org, admin, title="Beta", visibility="unlisted")
+    secret = await factories.api_space(client, org, admin, title="Secret")
+    r = await client.post(
+        f"/v1/orgs/{org}/sites",
+        json={"title": f"Site {visibility}", "visibility": visibility, "spaces": [docs["id"]]},
+        headers=h,
+    )
+    assert r.status_code == 201, r.text
+    url = f"/v1/orgs/{org}/sites/{r.json()['id']}"
+    r = await client.post(
+        f"{url}/sections", json={"spaceId": beta["id"], "title": "Beta"}, headers=h
+    )
+    assert r.status_code == 201, r.text
+    beta_section = r.json()
+    r = await client.patch(
+        f"{url}/sections/{beta_section['id']}", json={"condition": BETA}, headers=h
+    )
+    assert r.status_code == 200, r.text
+    sections = (await client.get(f"{url}/sections", headers=h)).json()["items"]
+    default = next(s for s in sections if s["default"])
+    r = await client.post(
+        f"{url}/site-spaces",
+        json={"spaceId": secret["id"], "sectionId": default["id"]},
+        headers=h,
+    )
+    assert r.status_code == 201, r.text
+    private_ss = r.json()["id"]
+    r = await client.put(f"{url}/adaptive-schema", json={"jsonSchema": SCHEMA}, headers=h)
+    assert r.status_code == 200, r.text
+    links = f"{url}/share-links"
+    active = secret_of((await client.post(links, json={"name": "On"}, headers=h)).json())
+    off = (await client.post(links, json={"name": "Off"}, headers=h)).json()
+    await client.patch(f"{links}/{off['id']}", json={"active": False}, headers=h)
+    if publish:
+        assert (await client.post(f"{url}/publish", headers=h)).status_code == 200
+    site = (await client.get(url, headers=h)).json()
+    key = (await client.get(f"{url}/publishing/auth", headers=h)).json()["privateKey"]
+    return Built(
+        org=org,
+        admin=admin,
+        site=site,
+        url=url,
+        address=f"{BASE}/{org}/{site['id']}/",
+        default_section=default["id"],
+        beta_section=beta_section["id"],
+        beta_path=beta_section["path"],
+        public_ss=default["siteSpaces"][0]["id"],
+        private_ss=private_ss,
+        beta_ss=beta_section["siteSpaces"][0]["id"],
+        key=key,
+        active=active,
+        inactive=secret_of(off),
+    )
+
+
+def shape(structure: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    assert structure["type"] == "sections"
+    return [(s["id"], [ss["id"] for ss in s["siteSpaces"]]) for s in structure["structure"]]
+
+
+VISITORS = [
+    "anonymous",
+    "wrong key",
+    "inactive link",
+    "valid link",
+    "expired JWT",
+    "wrong-key JWT",
+    "JWT without claim",
+    "JWT with claim",
+]
+# Which visitors open each kind of site, and which of them see the beta section.
+OPENS = {
+    "public": set(VISITORS),
+    "unlisted": set(VISITORS),
+    "share-link": {"valid link"},
+    "visitor-auth": {"JWT without claim", "JWT with claim"},
+    "unpublished": set(),
+}
+SEES_BETA = {"JWT with claim"}
+
+
+def credentials(b: Built, who: str) -> tuple[str | None, str | None]:
+    """(share key, visitor token) of each kind of visitor."""
+    return {
+        "anonymous": (None, None),
+        "wrong key": ("not-the-key", None),
+        "inactive link": (b.inactive, None),
+        "valid link": (b.active, None),
+        "expired JWT": (None, token(b.key, beta=True, exp=time.time() - 3600)),
+        "wrong-key JWT": (None, token("another-key-entirely-of-forty-three-chars!", beta=True)),
+        "JWT without claim": (None, token(b.key)),
+        "JWT with claim": (None, token(b.key, beta=True)),
+    }[who]
+
+
+@pytest.mark.parametrize("kind", list(OPENS))
+async def test_visitor_matrix(client: httpx.AsyncClient, db: AsyncEngine, kind: str) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    outsider = await factories.user(db)
+    visibility = "public" if kind == "unpublished" else kind
+    b = await build(client, org, admin, visibility, publish=kind != "unpublished")
+    before = await snapshot(db)
+    for who in VISITORS:
+        share_key, jwt_token = credentials(b, who)
+        params = {k: v for k, v in (("shareKey", share_key), ("visitorAuthToken", jwt_token)) if v}
+        r = await client.get(f"{b.url}/published", params=params, headers=outsider.headers)
+        query = f"?shareKey={share_key}" if share_key else ""
+        payload: dict[str, Any] = {"url": f"{b.address}{query}"}
+        if jwt_token:
+            payload["visitor"] = {"jwtToken": jwt_token}
+        root = await client.post("/v1/urls/published", json=payload)
+        payload["url"] = f"{b.address}{b.beta_path}/{query}"
+        gated = await client.post("/v1/urls/published", json=payload)
+        cell = (kind, who)
+        if who not in OPENS[kind]:
+            assert r.status_code == 404, cell
+            assert r.json() == error(404, "Site not found"), cell
+            assert root.json() == error(404, "No published content at this URL"), cell
+            assert gated.status_code == 404, cell
+            continue
+        expected = [(b.default_section, [b.public_ss])]
+        if who in SEES_BETA:
+            expected.append((b.beta_section, [b.beta_ss]))
+        assert r.status_code == 200, (cell, r.text)
+        assert shape(r.json()["structure"]) == expected, cell
+        assert root.status_code == 200, (cell, root.text)
+        assert (root.json()["siteSection"], root.json()["siteSpace"]) == (
+            b.default_section,
+            b.public_ss,
+        ), cell
+        if who in SEES_BETA:
+            assert gated.json()["siteSection"] == b.beta_section, cell
+        else:
+            assert gated.status_code == 404, cell
+    # Members see the whole site, private space and gated section included, whatever it is.
+    r = await client.get(f"{b.url}/published", headers=admin.headers)
+    assert shape(r.json()["structure"]) == [
+        (b.default_section, [b.public_ss, b.private_ss]),
+        (b.beta_section, [b.beta_ss]),
+    ]
+    assert await snapshot(db) == before
+
+
+async def test_publishing_auth(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org, (admin, editor) = await factories.org_with_members(db, "create")
+    b = await build(client, org, admin, "visitor-auth")
+    auth = f"{b.url}/publishing/auth"
+    r = await client.get(auth, headers=admin.headers)
+    assert r.json() == {"object": "publishing-auth", "backend": "custom", "privateKey": b.key}
+    assert len(b.key) >= 43
+    body = {"backend": "custom", "fallbackURL": "https://example.com/login"}
+    r = await client.patch(auth, json=body, headers=admin.headers)
+    assert r.json() == {"object": "publishing-auth", "privateKey": b.key, **body}
+    old = token(b.key)
+    lookup = {"url": b.address, "visitor": {"jwtToken": old}}
+    assert (await client.post("/v1/urls/published", json=lookup)).status_code == 200
+    r = await client.post(f"{auth}/regenerate", headers=admin.headers)
+    new_key = r.json()["privateKey"]
+    assert new_key != b.key
+    assert r.json() == {"object": "publishing-auth", "privateKey": new_key, **body}
+    # The old key's tokens open nothing now; a redirect is asked for, so the fallback answers.
+    assert (await client.post("/v1/urls/published", json=lookup)).status_code == 404
+    r = await client.post("/v1/urls/published", json={**lookup, "redirectOnError": True})
+    assert r.json() == {"target": "external", "redirect": "https://example.com/login"}
+    lookup["visitor"] = {"jwtToken": token(new_key)}
+    assert (await client.post("/v1/urls/published", json=lookup)).status_code == 200
+    r = await client.get(
+        "/v1/urls/published", params={"url": b.address, "visitorAuthToken": token(new_key)}
+    )
+    assert r.status_code == 200
+    r = await client.patch(
+        auth, json={"backend": "custom", "fallbackURL": None}, headers=admin.headers
+    )
+    assert r.json() == {"object": "publishing-auth", "backend": "custom", "privateKey": new_key}
+
+    before = await snapshot(db)
+    for method, path, json in (
+        ("GET", "", None),
+        ("PATCH", "", body),
+        ("POST", "/regenerate", None),
+    ):
+        r = await client.request(method, f"{auth}{path}", json=json, headers=editor.headers)
+        assert r.json() == error(403, "Only organization admins can see or change this")
+    for bad in (
+        {"backend": "integration"},
+        {"backend": "custom", "fallbackURL": "not a url"},
+        {},
+    ):
+        r = await client.patch(auth, json=bad, headers=admin.headers)
+        assert r.status_code == 400, bad
+    assert await snapshot(db) == before
+
+
+async def test_adaptive_schema(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org, (admin, viewer) = await factories.org_with_members(db, "read")
+    r = await client.post(f"/v1/orgs/{org}/sites", json={}, headers=admin.headers)
+    site = r.json()
+    url = f"/v1/orgs/{org}/sites/{site['id']}/adaptive-schema"
+    r = await client.get(url, headers=viewer.headers)
+    assert r.json() == {
+        "object": "site-adaptive-schema",
+        "jsonSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+        "updatedAt": site["createdAt"],
+    }
+    r = await client.put(url, json={"jsonSchema": SCHEMA}, headers=admin.headers)
+    expected = {
+        "object": "site-adaptive-schema",
+        "jsonSchema": SCHEMA,
+        "updatedAt": isoformat(clock.now()),
+    }
+    assert r.json() == expected
+    assert (await client.get(url, headers=viewer.headers)).json() == expected
+    before = await snapshot(db)
+    r = await client.put(url, json={"jsonSchema": SCHEMA}, headers=viewer.headers)
+    assert r.json() == error(403, "Only organization admins can change the schema")
+    for bad in (
+        {**SCHEMA, "$id": "https://example.com/s"},
+        {**SCHEMA, "additionalProperties": True},
+        {
+            "type": "object",
+            "properties": {"beta": {"type": "boolean"}},
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"x": {"type": 3, "description": "?"}},
+            "additionalProperties": False,
+        },
+        {"type": "array"},
+    ):
+        r = await client.put(url, json={"jsonSchema": bad}, headers=admin.headers)
+        assert r.status_code == 400, (bad, r.text)
+        assert r.json()["error"]["message"].startswith("Invalid body field 'jsonSchema'")
+    assert await snapshot(db) == before
+
+
+async def test_published_content_site_whole_body(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    outsider = await factories.user(db)
+    b = await build(client, org, admin, "public")
+    r = await client.get(f"{b.url}/published", headers=outsider.headers)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    structure = (await client.get(f"{b.url}/structure", headers=admin.headers)).json()
+    default = structure["structure"][0]
+    default["siteSpaces"] = [default["siteSpaces"][0]]
+    for ss in default["siteSpaces"]:
+        # A visitor holds no role on the space.
+        ss["space"] = body["structure"]["structure"][0]["siteSpaces"][0]["space"]
+    permissions = dict.fromkeys(b.site["permissions"], False)
+    assert body == {
+        "object": "published-content-site",
+        "site": {**b.site, "permissions": permissions},
+        "structure": {"type": "sections", "structure": [default]},
+        "customizations": {
+            "site": DEFAULT_CUSTOMIZATION,
+            "siteSpaces": {b.public_ss: DEFAULT_CUSTOMIZATION},
+        },
+        "scripts": [],
+    }
+    assert (
+        body["structure"]["structure"][0]["siteSpaces"][0]["space"]["id"]
+        == (default["siteSpaces"][0]["space"]["id"])
+    )
+    r = await client.get("/v1/urls/published", params={"url": f"{b.address}{b.beta_path}/"})
+    assert r.json() == error(404, "No published content at this URL")
+    r = await client.get("/v1/urls/published", params={"url": b.address})
+    space = default["siteSpaces"][0]["space"]
+    site_base = f"/{org}/{b.site['id']}/"
+    found = r.json()
+    assert found == {
+        "site": b.site["id"],
+        "siteSection": b.default_section,
+        "siteSpace": b.public_ss,
+        "space": space["id"],
+        "revision": found["revision"],
+        "pathname": "",
+        "basePath": site_base,
+        "siteBasePath": site_base,
+        "apiToken": "",
+        "organization": org,
+        "complete": True,
+        "canonicalUrl": b.address,
+        **({"page": found["page"]} if "page" in found else {}),
+    }
+    # Unsigned claims count where the schema declares them: a site space for previewers.
+    r = await client.patch(
+        f"{b.url}/site-spaces/{b.public_ss}",
+        json={"condition": "visitor.claims.unsigned.preview"},
+        headers=admin.headers,
+    )
+    assert r.status_code == 200, r.text
+    lookup: dict[str, Any] = {"url": b.address}
+    assert (await client.post("/v1/urls/published", json=lookup)).status_code == 404
+    lookup["visitor"] = {"unsignedClaims": {"preview": "yes"}}  # not a boolean: dropped
+    assert (await client.post("/v1/urls/published", json=lookup)).status_code == 404
+    lookup["visitor"] = {"unsignedClaims": {"preview": True}}
+    assert (await client.post("/v1/urls/published", json=lookup)).json()["siteSpace"] == (
+        b.public_ss
+    )
+
+
+async def test_condition_syntax_is_checked_when_saved(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    b = await build(client, org, admin, "public")
+    before = await snapshot(db)
+    for path in (f"/sections/{b.beta_section}", f"/site-spaces/{b.public_ss}"):
+        for bad in ("visitor.claims.beta ==", "window.alert(1)", "(" * 40 + "true" + ")" * 40):
+            r = await client.patch(f"{b.url}{path}", json={"condition": bad}, headers=admin.headers)
+            assert r.status_code == 400, (path, bad)
+            assert r.json()["error"]["message"].startswith("Invalid body field 'condition'")
+    assert await snapshot(db) == before
+
+
+async def test_published_lookup_refusals(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    b = await build(client, org, admin, "public")
+    before = await snapshot(db)
+    for url in (
+        "https://elsewhere.example/x/y/",
+        f"{BASE}/",
+        f"{BASE}/{org}/",
+        f"{BASE}/{org}/no-such-site/",
+        f"{b.address}no-such-page",
+        f"{BASE}/nobody/{b.site['id']}/",
+    ):
+        r = await client.get("/v1/urls/published", params={"url": url})
+        assert r.json() == error(404, "No published content at this URL"), url
+    for body in ({}, {"url": ""}, {"url": b.address, "visitor": {"jwtToken": 3}}):
+        r = await client.post("/v1/urls/published", json=body)
+        assert r.status_code == 400, body
+    big = {"url": b.address, "visitor": {"unsignedClaims": {"x": "a" * 10000}}}
+    assert (await client.post("/v1/urls/published", json=big)).status_code == 200
+    assert await snapshot(db) == before
