@@ -29,6 +29,7 @@ from docshelf.kit.http import JSON
 from docshelf.kit.pagination import load_cursor_key, use_cursor_key
 from docshelf.kit.validation import describe_validation_error, request_line_error
 from docshelf.ratelimit.service import RateLimiter, RedisStorage
+from docshelf.reader.endpoints import ReaderMiddleware
 
 log = logging.getLogger("docshelf")
 
@@ -238,6 +239,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.fetcher = Fetcher.from_settings(settings)
     app.state.limiter = _rate_limiter(settings)
     _install_error_handlers(app)
+    # Inside the edge (size caps, rate limits): published pages under DOCSHELF_PUBLIC_URL.
+    app.add_middleware(ReaderMiddleware)
     app.add_middleware(EdgeMiddleware, max_body=settings.max_body_bytes)
     mount_v1(app)
     return app
