@@ -173,9 +173,7 @@ async def export(client: httpx.AsyncClient, sid: str, who: Any) -> tuple[float, 
     return elapsed, data.content
 
 
-async def probe(
-    client: httpx.AsyncClient, path: str, who: Any, stop: asyncio.Event
-) -> list[float]:
+async def probe(client: httpx.AsyncClient, path: str, who: Any, stop: asyncio.Event) -> list[float]:
     waits: list[float] = []
     while not stop.is_set():
         start = time.perf_counter()

@@ -198,6 +198,20 @@ class ReaderMiddleware:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        self._outside_v1: list[Any] | None = None
+
+    def _api_routes(self, scope: Scope) -> list[Any]:
+        """The API's routes outside /v1 (the docs pages, downloads...), found once: /v1 paths
+        never reach the reader, so only these can claim a published-looking path."""
+        if self._outside_v1 is None:
+            self._outside_v1 = [
+                route
+                for route in scope["app"].router.routes
+                if not str(getattr(route, "path", "")).startswith("/v1/")
+                # Routers included under /v1 (FastAPI keeps them whole, with their prefix).
+                and getattr(getattr(route, "include_context", None), "prefix", "") != "/v1"
+            ]
+        return self._outside_v1
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
@@ -211,7 +225,7 @@ class ReaderMiddleware:
             not path.startswith(f"{prefix}/")
             or path == "/v1"
             or path.startswith("/v1/")
-            or any(route.matches(scope)[0] != Match.NONE for route in scope["app"].router.routes)
+            or any(route.matches(scope)[0] != Match.NONE for route in self._api_routes(scope))
         ):
             await self.app(scope, receive, send)
             return

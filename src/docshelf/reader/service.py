@@ -27,7 +27,6 @@ from docshelf.reader import render
 from docshelf.reader.nav import Nav, NavPage
 from docshelf.search import engine as search_engine
 from docshelf.site import published
-from docshelf.site import repository as site_repository
 from docshelf.site.conditions import shows
 from docshelf.site.published import DEFAULT_CUSTOMIZATION, Opened, Visitor
 
@@ -93,12 +92,9 @@ async def _place(
     if lookup is None or "redirect" in lookup.body:
         return lookup
     body = lookup.body
-    site = await site_repository.get_site(conn, body["site"], body["organization"])
-    if site is None:
-        return None
-    opened = await published.open_for_visitor(conn, site, who, base_url, public)
-    if opened is None:
-        return None
+    opened = lookup.opened
+    assert opened is not None  # resolve gives the structure with every lookup that is no redirect
+    site = opened.view.site
     nav = await navs.load(conn, body["space"], body["revision"])
     if nav is None:
         return None

@@ -215,6 +215,9 @@ class Lookup:
     """Where a published URL leads: a site's content, or (`redirect`) elsewhere."""
 
     body: dict[str, Any]
+    # The structure the visitor was shown (None for a redirect), so that a reader needs no
+    # second look-up for the sections and variants it draws.
+    opened: Opened | None = field(default=None, compare=False)
 
 
 async def _site_at(conn: AsyncConnection, org_seg: str, site_seg: str) -> sa.RowMapping | None:
@@ -364,4 +367,4 @@ async def resolve(
         body["page"] = page
     if opened.share_key is not None:
         body["shareKey"] = opened.share_key
-    return Lookup(body)
+    return Lookup(body, opened)
