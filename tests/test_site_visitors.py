@@ -1,6 +1,6 @@
 """Visitors of published sites over HTTP: the signing key (`…/publishing/auth`, regenerate), the
 adaptive schema, `GET …/published` and `GET/POST /urls/published`, and the visitor matrix
-{public, unlisted, share-link, visitor-auth, unpublished} × {anonymous, wrong key, inactive
+{public, unlisted, share-link, visitor-auth, unpublished} x {anonymous, wrong key, inactive
 link, valid link, expired JWT, wrong-key JWT, valid JWT without / with the claim}."""
 
 from __future__ import annotations
@@ -403,6 +403,62 @@ async def test_published_lookup_refusals(client: httpx.AsyncClient, db: AsyncEng
     for body in ({}, {"url": ""}, {"url": b.address, "visitor": {"jwtToken": 3}}):
         r = await client.post("/v1/urls/published", json=body)
         assert r.status_code == 400, body
+    # Oversized or over-deep unsigned claims are ignored, not refused.
     big = {"url": b.address, "visitor": {"unsignedClaims": {"x": "a" * 10000}}}
     assert (await client.post("/v1/urls/published", json=big)).status_code == 200
+    deep: Any = True
+    for _ in range(200):
+        deep = {"x": deep}
+    big["visitor"] = {"unsignedClaims": deep}
+    assert (await client.post("/v1/urls/published", json=big)).status_code == 200
+    r = await client.get("/v1/urls/published", params={"url": "http://[oops/x/y/"})
+    assert r.json() == error(404, "No published content at this URL")
     assert await snapshot(db) == before
+
+
+async def test_page_conditions(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    space = await factories.api_space(
+        client, org, admin, title="Docs", visibility="public", editMode="live"
+    )
+    content = f"/v1/spaces/{space['id']}/content"
+    before = await snapshot(db)
+    bad = {"operation": "insert_page", "title": "X", "document": {}, "condition": "beta ="}
+    r = await client.post(content, json={"changes": [bad]}, headers=admin.headers)
+    assert r.status_code == 400, r.text
+    assert await snapshot(db) == before
+    pages = [
+        {"operation": "insert_page", "title": "Intro", "slug": "intro", "document": {}},
+        {
+            "operation": "insert_page",
+            "title": "Secret",
+            "slug": "secret",
+            "document": {},
+            "condition": BETA,
+        },
+    ]
+    r = await client.post(content, json={"changes": pages}, headers=admin.headers)
+    assert r.status_code == 200, r.text
+    intro, secret = (c["page"]["id"] for c in r.json()["changes"])
+    r = await client.post(
+        f"/v1/orgs/{org}/sites",
+        json={"visibility": "visitor-auth", "spaces": [space["id"]]},
+        headers=admin.headers,
+    )
+    site = r.json()
+    url = f"/v1/orgs/{org}/sites/{site['id']}"
+    await client.post(f"{url}/publish", headers=admin.headers)
+    key = (await client.get(f"{url}/publishing/auth", headers=admin.headers)).json()["privateKey"]
+    address = f"{BASE}/{org}/{site['id']}/"
+
+    async def page(path: str, jwt_token: str) -> Any:
+        body = {"url": f"{address}{path}", "visitor": {"jwtToken": jwt_token}}
+        r = await client.post("/v1/urls/published", json=body)
+        return r.json().get("page") if r.status_code == 200 else r.status_code
+
+    # No adaptive schema: signed claims count as signed, as they are.
+    assert await page("", token(key)) == intro
+    assert await page("intro", token(key)) == intro
+    assert await page("secret", token(key)) == 404
+    assert await page("secret", token(key, beta=False)) == 404
+    assert await page("secret", token(key, beta=True)) == secret

@@ -148,14 +148,14 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
             "additionalProperties": False,
         }
     },
-    ("POST", "/v1/urls/published"): {"url": "http://test/nowhere/none/"},
+    ("POST", "/v1/urls/published"): {"url": "{publishedUrl}"},
 }
 
 # Valid values of required query parameters, like VALID_BODIES for bodies.
 VALID_QUERIES: dict[tuple[str, str], dict[str, str]] = {
     ("GET", "/v1/spaces/{spaceId}/search"): {"query": "intro"},
     ("GET", "/v1/orgs/{organizationId}/search"): {"query": "intro"},
-    ("GET", "/v1/urls/published"): {"url": "http://test/nowhere/none/"},
+    ("GET", "/v1/urls/published"): {"url": "{publishedUrl}"},
 }
 
 
@@ -186,11 +186,13 @@ class World:
     def request_body(self, method: str, path: str) -> dict[str, Any]:
         """httpx keyword arguments with the route's valid body, "{name}" strings filled in."""
         extra: dict[str, Any] = {}
+        values = {**self.ids(), "otherOrganizationId": self.org_b}
         if (method, path) in VALID_QUERIES:
-            extra["params"] = VALID_QUERIES[(method, path)]
+            extra["params"] = {
+                k: v.format_map(values) for k, v in VALID_QUERIES[(method, path)].items()
+            }
         if (method, path) not in VALID_BODIES:
             return extra
-        values = {**self.ids(), "otherOrganizationId": self.org_b}
 
         def fill_in(value: Any) -> Any:
             if isinstance(value, str) and value.startswith("{") and value.endswith("}"):
@@ -368,6 +370,17 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     r = await client.post(f"{site}/share-links", json={"name": "Press"}, headers=admin_a.headers)
     assert r.status_code == 201, r.text
     world.extra["shareLinkId"] = r.json()["id"]
+    # -- a published public site showing a public space, for the published-URL look-ups --
+    shown = await factories.api_space(client, org_a, admin_a, title="Shown", visibility="public")
+    r = await client.post(
+        f"/v1/orgs/{org_a}/sites",
+        json={"title": "Published", "spaces": [shown["id"]]},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    r = await client.post(f"{r.json()['urls']['location']}/publish", headers=admin_a.headers)
+    assert r.status_code == 200, r.text
+    world.extra["publishedUrl"] = r.json()["urls"]["published"]
     return world
 
 

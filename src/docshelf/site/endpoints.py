@@ -6,9 +6,10 @@ from fastapi import Body, Header, Query, Request
 from starlette.responses import Response
 
 from docshelf.kit.context import Context
+from docshelf.kit.db import unit_of_work
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
-from docshelf.kit.routing import domain_router
+from docshelf.kit.routing import domain_router, staged
 from docshelf.site import publishing, service, structure
 from docshelf.site.published import Visitor
 from docshelf.site.schemas import (
@@ -450,20 +451,23 @@ async def published_by_url(
     response_model=PublishedLookupOut,
     summary="Resolve a published URL for a visitor (no token needed)",
 )
+@staged
 async def resolve_published_url(
     request: Request, body: Annotated[ResolvePublishedUrl, Body()]
 ) -> JSON:
+    # Staged only to read: an anonymous POST must not take the write lock (SQLite's is global).
     payload = body.visitor
-    return ok(
-        await publishing.lookup(
-            request.state.conn,
-            request.app.state.base_url,
-            _public(request),
-            body.url,
-            Visitor(
-                token=payload.jwtToken if payload else None,
-                unsigned=payload.unsignedClaims if payload else None,
-            ),
-            redirect_on_error=body.redirectOnError,
+    async with unit_of_work(request.app.state.engine, write=False) as conn:
+        return ok(
+            await publishing.lookup(
+                conn,
+                request.app.state.base_url,
+                _public(request),
+                body.url,
+                Visitor(
+                    token=payload.jwtToken if payload else None,
+                    unsigned=payload.unsignedClaims if payload else None,
+                ),
+                redirect_on_error=body.redirectOnError,
+            )
         )
-    )

@@ -16,7 +16,7 @@ Everything is read with one connection; nothing is written."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -87,7 +87,6 @@ class Opened:
     view: SiteView
     scope: dict[str, Any] | None
     share_key: str | None = None
-    hidden_spaces: set[str] = field(default_factory=set)
 
 
 def adaptive_schema(site: sa.RowMapping) -> dict[str, Any] | None:
@@ -291,7 +290,10 @@ async def resolve(
     The URL has the form sites publish: <public URL>/<organization hostname or id>/<site
     basename or id>/[<section path>/][<site-space path>/]<page path>, with `?shareKey=` for
     share-link sites. A missing section or site-space path means the default one."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. a malformed IPv6 host: no published content is there
+        return None
     base = urlsplit(public)
     prefix = base.path.rstrip("/")
     if (parts.scheme, parts.netloc) != (base.scheme, base.netloc):

@@ -62,6 +62,10 @@ def signed_claims(token: str, key: str | None) -> dict[str, Any] | None:
 
 
 def unsigned_size_ok(claims: Mapping[str, Any]) -> bool:
+    """Unsigned claims a visitor sends count only within bounds (depth first: serialising a
+    deep value recurses)."""
+    if _depth(claims, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH:
+        return False
     return len(json.dumps(claims, separators=(",", ":"))) <= MAX_UNSIGNED_LENGTH
 
 
