@@ -154,6 +154,44 @@ async def test_visitor_token_cookie(client: httpx.AsyncClient, db: AsyncEngine) 
     assert r.status_code == 303 and "docshelf_visitor=" in r.headers["set-cookie"]
     r = await client.get(s.address)
     assert r.status_code == 200 and "<h1>Introduction</h1>" in r.text
+    assert sorted(text_of(r.text, "tabs").split()) == ["API", "Acme", "Docs", "Reference"]
+
+
+async def test_conditions_follow_the_visitor_claims(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    s = await build(client, org, admin, visibility="visitor-auth")
+    h = admin.headers
+    schema = {
+        "type": "object",
+        "properties": {"beta": {"type": "boolean", "description": "Beta tester"}},
+        "additionalProperties": False,
+    }
+    r = await client.put(f"{s.url}/adaptive-schema", json={"jsonSchema": schema}, headers=h)
+    assert r.status_code == 200, r.text
+    sections = (await client.get(f"{s.url}/sections", headers=h)).json()["items"]
+    api = next(x for x in sections if x["path"] == s.api_path)
+    r = await client.patch(
+        f"{s.url}/sections/{api['id']}",
+        json={"condition": "visitor.claims.beta == true"},
+        headers=h,
+    )
+    assert r.status_code == 200, r.text
+    key = (await client.get(f"{s.url}/publishing/auth", headers=h)).json()["privateKey"]
+    exp = int(time.time()) + 600
+    plain = jwt.encode({"exp": exp}, key, algorithm="HS256")
+    beta = jwt.encode({"exp": exp, "beta": True}, key, algorithm="HS256")
+    for token, sees_api in ((plain, False), (beta, True)):
+        client.cookies.clear()
+        assert (await client.get(f"{s.address}?jwt_token={token}")).status_code == 303
+        home = await client.get(s.address)
+        assert home.status_code == 200
+        assert ("Reference" in home.text) is sees_api
+        section = await client.get(f"{s.address}{s.api_path}/")
+        assert section.status_code == (200 if sees_api else 404)
+        found = await client.get(f"{s.address}~search.json", params={"q": "widgets"})
+        assert [h["title"] for h in found.json()["results"]] == (["Endpoints"] if sees_api else [])
 
 
 async def test_robots_and_sitemap_of_public_site(

@@ -100,8 +100,6 @@ def _response(answer: Answer, prefix: str, secure: bool, head: bool) -> Response
         response.set_cookie(
             name, value, path=path, httponly=True, samesite="lax", secure=secure, max_age=86400
         )
-    for name, path in answer.clear_cookies or []:
-        response.delete_cookie(name, path=path, httponly=True, samesite="lax", secure=secure)
     return response
 
 
@@ -151,7 +149,6 @@ async def handle(request: Request, prefix: str, public: str) -> Response:
                 url=site_url,
                 query=query,
                 cookies=cookies,
-                site_base=site_base,
                 **common,
             )
             if isinstance(found, Answer):
@@ -184,7 +181,6 @@ async def handle(request: Request, prefix: str, public: str) -> Response:
                 query=query,
                 cookies=cookies,
                 if_none_match=request.headers.get("if-none-match"),
-                site_base=site_base,
                 **common,
             )
     if answer.status == 404 and answer.template is not None:

@@ -51,7 +51,6 @@ class Answer:
     body: bytes | None = None
     media_type: str = "text/html; charset=utf-8"
     set_cookies: list[tuple[str, str, str]] | None = None  # (name, value, path)
-    clear_cookies: list[tuple[str, str]] | None = None  # (name, path)
     etag: str | None = None
     cache_key: str | None = None
 
@@ -251,18 +250,16 @@ def _clean_url(url: str, query: dict[str, str]) -> str:
     return path + (f"?{urlencode(rest)}" if rest else "")
 
 
-def _refused(who: Visitor, from_url: bool, site_base: str | None) -> Answer:
+def _refused(who: Visitor) -> Answer:
     """A 404 that does not say whether the site exists; a visitor who brought a key or token
-    is told it opens nothing here (and its cookies go)."""
+    is told it does not open this page. Their cookies stay: the same token may open the
+    site's other pages (a condition may hide just this one)."""
     brought = bool(who.share_key or who.token)
-    answer = Answer(
+    return Answer(
         status=404,
         template="refused.html" if brought else "not_found.html",
         context={"title": "Access refused" if brought else "Page not found"},
     )
-    if brought and site_base is not None and not from_url:
-        answer.clear_cookies = [(SHARE_COOKIE, site_base), (VISITOR_COOKIE, site_base)]
-    return answer
 
 
 async def page(
@@ -274,14 +271,13 @@ async def page(
     base_url: str,
     public: str,
     if_none_match: str | None,
-    site_base: str | None,
 ) -> Answer:
     who, from_url = _visitor(query, cookies)
     found = await _place(conn, url, who, base_url, public)
     if isinstance(found, published.Lookup):
         return Answer(status=302, headers={"Location": str(found.body["redirect"])})
     if found is None:
-        return _refused(who, from_url, site_base)
+        return _refused(who)
     place = found
     site_base = str(place.lookup["siteBasePath"])
     if from_url:
@@ -311,12 +307,12 @@ async def page(
             None,
         )
         if first is None:
-            return _refused(who, False, site_base)
+            return _refused(who)
         return Answer(status=302, headers={"Location": f"{base}{first.path}"})
     if current is not None and current.kind == "link":
         target = _page_url(current, base)
         if target is None:
-            return _refused(who, False, site_base)
+            return _refused(who)
         return Answer(status=302, headers={"Location": target})
     etag = _etag(VERSION, place.lookup, _structure_key(place))
     headers = {
@@ -408,14 +404,13 @@ async def search(
     cookies: dict[str, str],
     base_url: str,
     public: str,
-    site_base: str,
 ) -> Answer | tuple[Answer, list[dict[str, Any]]]:
     """Search every site space the visitor sees, keeping only pages shown to them; results
     link to the section's anchor. `url` is the site's address (the default content)."""
     who, _ = _visitor({}, cookies)
     found = await _place(conn, url, who, base_url, public)
     if not isinstance(found, Place):
-        return _refused(who, False, site_base)
+        return _refused(who)
     place = found
     text = (query.get("q") or "")[:MAX_QUERY]
     view = place.opened.view
@@ -477,16 +472,16 @@ async def site_file(
     who, _ = _visitor({}, cookies)
     found = await _place(conn, url, who, base_url, public)
     if not isinstance(found, Place):
-        return _refused(who, False, None)
+        return _refused(who)
     row = await content_repository.get(conn, found.lookup["space"], found.nav.revision_id)
     if row is None:
-        return _refused(who, False, None)
+        return _refused(who)
     rec = await content_repository.snapshot(conn, row).file(file_id)
     if rec is None:
-        return _refused(who, False, None)
+        return _refused(who)
     data = await blobs.get(rec["blob"])
     if data is None:
-        return _refused(who, False, None)
+        return _refused(who)
     kind = str(rec.get("contentType") or "")
     # Only images are shown inline; anything else downloads (and never runs as a page).
     inline = kind.startswith("image/") and kind != "image/svg+xml"
@@ -525,7 +520,7 @@ async def site_meta(
         )
         return Answer(status=200, body=text.encode(), media_type="text/plain; charset=utf-8")
     if not isinstance(found, Place) or not public_site:
-        return _refused(Visitor(), False, None)
+        return _refused(Visitor())
     place = found
     view = place.opened.view
     entries: list[str] = []
