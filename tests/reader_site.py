@@ -88,7 +88,7 @@ async def build(
     )
     found["Hidden page"] = secret
     await pages(client, v2["id"], admin, ("Welcome v2", "The second version.\n"))
-    await pages(client, api["id"], admin, ("Endpoints", "GET /widgets\n"))
+    await pages(client, api["id"], admin, ("Endpoints", "The widgets endpoint lists widgets.\n"))
     r = await client.post(
         f"/v1/orgs/{org}/sites",
         json={"title": "Acme Docs", "visibility": visibility, "spaces": [main["id"]]},
