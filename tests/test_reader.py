@@ -225,3 +225,16 @@ async def test_markdown_is_sanitised(client: httpx.AsyncClient, db: AsyncEngine)
     assert not re.search(r"<[^>]*\son[a-z]+\s*=", r.text)
     assert "<script>alert" not in r.text and "javascript:" not in r.text
     assert "<iframe" not in r.text
+
+
+async def test_big_page_renders_in_a_worker(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    big = "".join(f"## Part {i}\n\n" + "word " * 60 + "\n\n" for i in range(120))
+    assert len(big) > 20_000  # past render.OFFLOAD_CHARS
+    s = await build(client, org, admin, guide=[("Big", big), ("Small", "s")])
+    r = await client.get(s.address)
+    assert r.status_code == 200
+    assert r.text.count('<h2 id="part-') == 120
+    head = await client.head(s.address)
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["etag"] == r.headers["etag"]
