@@ -42,12 +42,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests.factories
 sys.path.insert(0, str(HERE))  # content.py's page generator
 
+from tests import factories  # noqa: E402
+
 import content as gen  # noqa: E402
 from docshelf.app import create_app  # noqa: E402
 from docshelf.config import Settings  # noqa: E402
 from docshelf.kit import offload  # noqa: E402
 from docshelf.kit.migrate import upgrade  # noqa: E402
-from tests import factories  # noqa: E402
 
 BASE = "http://bench"
 
@@ -223,7 +224,8 @@ async def run(args: argparse.Namespace, settings: Settings) -> None:
                 cpus.append(cpu)
                 p99 = waits[min(len(waits) - 1, int(len(waits) * 0.99))]
                 log(
-                    f"cold export {i + 1}: {elapsed:.2f} s ({cpu:.2f} s CPU in the worker); unrelated GET during it: "
+                    f"cold export {i + 1}: {elapsed:.2f} s ({cpu:.2f} s CPU in the worker); "
+                    "unrelated GET during it: "
                     f"{len(waits)} requests, worst {waits[-1] * 1000:.1f} ms, "
                     f"p99 {p99 * 1000:.1f} ms"
                 )

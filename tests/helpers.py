@@ -46,6 +46,7 @@ def member_body(
         "sso": sso,
         "spaces": 0,
         "teams": teams,
+        "sites": 0,
     }
     if last_seen:
         body["lastSeenAt"] = last_seen

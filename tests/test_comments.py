@@ -139,6 +139,15 @@ async def test_comment_lifecycle_on_a_space(client: httpx.AsyncClient, db: Async
     r = await client.get(f"{url}/{cid}", params={"format": "document"}, headers=admin.headers)
     assert r.json()["body"] == {"document": md.to_document("Is this *right*?")}
     assert r.json()["body"]["document"]["nodes"][0]["type"] == "paragraph"
+    # A comment posted as a document is kept as the markdown it maps to.
+    r = await client.post(url, json={"body": r.json()["body"]}, headers=admin.headers)
+    assert r.status_code == 200, r.text
+    r = await client.get(
+        f"{url}/{r.json()['id']}", params={"format": "markdown"}, headers=admin.headers
+    )
+    assert r.json()["body"] == {"markdown": "Is this _right_?\n"}
+    r = await client.delete(f"{url}/{r.json()['id']}", headers=admin.headers)
+    assert r.status_code == 205, r.text
 
     # A reply, then the comment's count and repliers.
     clock.advance(timedelta(seconds=1))
@@ -335,8 +344,24 @@ async def test_bad_input_changes_nothing(client: httpx.AsyncClient, db: AsyncEng
             "POST",
             url,
             {"body": {"document": {"object": "document", "data": {}, "nodes": []}}},
-            "Invalid body field 'body': JSON documents are not accepted yet; "
-            'send the comment as {"markdown": "..."}',
+            needs_text,
+        ),
+        (
+            "POST",
+            url,
+            {
+                "body": {
+                    "document": {"object": "document", "nodes": [{"object": "block", "type": "x"}]}
+                }
+            },
+            "Invalid body field 'body': Invalid document: document.nodes[0].type: "
+            "unknown or unsupported block type 'x'",
+        ),
+        (
+            "POST",
+            url,
+            {"body": {"markdown": "a", "document": {"object": "document", "nodes": []}}},
+            "Invalid body field 'body': give the comment as markdown or as a document, not both",
         ),
         (
             "POST",

@@ -32,6 +32,10 @@ LAYOUT = {
     "outline": True,
     "pagination": True,
     "metadata": True,
+    "coverMask": "none",
+    "tags": True,
+    "actions": True,
+    "anchors": True,
 }
 
 
@@ -54,6 +58,7 @@ def page_body(
         "noRobotsIndex": False,
         "urls": {"app": f"{BASE}/s/{sid}/pages/{page_id}"},
         "layout": LAYOUT,
+        "tags": [],
     }
     body.update(extra)
     return body
@@ -105,6 +110,7 @@ async def test_new_space_starts_empty(client: httpx.AsyncClient, db: AsyncEngine
         "pages": [],
         "files": [],
         "reusableContents": [],
+        "tags": [],
         "createdAt": isoformat(clock.now()),
         "type": "edits",
         "urls": {"app": f"{BASE}/s/{sid}/revisions/{space['revision']}"},
@@ -155,19 +161,23 @@ async def test_change_request_write_read_merge(client: httpx.AsyncClient, db: As
 
     # One page, by id and by path; links come back relative to the reading page.
     base = f"/v1/spaces/{sid}/change-requests/{cr['id']}/content"
-    r = await client.get(f"{base}/page/{ids['usage']}", headers=reader.headers)
+    r = await client.get(f"{base}/page/{ids['usage']}?format=markdown", headers=reader.headers)
     got = r.json()
     assert got["markdown"] == "See [install](getting-started/install.md).\n"
     r = await client.get(
         f"{base}/page/{ids['usage']}",
-        params={"format.markdown.refs": "stable"},
+        params={"format": "markdown", "format.markdown.refs": "stable"},
         headers=reader.headers,
     )
     assert r.json()["markdown"] == f"See [install](/pages/{ids['install']}).\n"
-    r = await client.get(f"{base}/path/getting-started/install", headers=reader.headers)
+    r = await client.get(
+        f"{base}/path/getting-started/install?format=markdown", headers=reader.headers
+    )
     assert r.status_code == 200 and r.json()["id"] == ids["install"]
     assert r.json()["markdown"] == "Install it.\n"
-    r = await client.get(f"{base}/path/getting-started/nope", headers=reader.headers)
+    r = await client.get(
+        f"{base}/path/getting-started/nope?format=markdown", headers=reader.headers
+    )
     assert r.status_code == 404 and r.json() == error(404, "Page not found")
 
     # The changes of the change request.
@@ -206,7 +216,9 @@ async def test_change_request_write_read_merge(client: httpx.AsyncClient, db: As
         f"/v1/spaces/{sid}/revisions/{space['revision']}/pages", headers=reader.headers
     )
     assert r.json() == {"pages": []}
-    r = await client.get(f"/v1/spaces/{sid}/content/path/usage", headers=reader.headers)
+    r = await client.get(
+        f"/v1/spaces/{sid}/content/path/usage?format=markdown", headers=reader.headers
+    )
     assert r.json()["id"] == ids["usage"]
 
     # A merged change request refuses more edits and a second merge.
@@ -260,7 +272,7 @@ async def test_invalid_batch_changes_nothing(client: httpx.AsyncClient, db: Asyn
         ),
         (
             [{"operation": "insert_page", "document": {"document": {"nodes": []}}}],
-            "changes[0]: JSON documents are not accepted; send the page body as {markdown}",
+            "changes[0].document: Invalid document: document.object: must be 'document'",
         ),
     ]
     for changes, message in cases:
@@ -319,11 +331,11 @@ async def test_moves_updates_deletes(client: httpx.AsyncClient, db: AsyncEngine)
         return [(p["title"], p["path"], shape(p["pages"])) for p in items]
 
     assert shape(pages) == [("See", "c", [("D", "c/d", [])]), ("A", "a", []), ("B", "bee", [])]
-    r = await client.get(f"{base}/page/{ids['b']}", headers=editor.headers)
+    r = await client.get(f"{base}/page/{ids['b']}?format=markdown", headers=editor.headers)
     assert r.json()["emoji"] == "1f41d"
     assert r.json()["updatedAt"] == isoformat(clock.now())
     assert r.json()["createdAt"] == isoformat(clock.now() - timedelta(minutes=1))
-    r = await client.get(f"{base}/page/{ids['a']}", headers=editor.headers)
+    r = await client.get(f"{base}/page/{ids['a']}?format=markdown", headers=editor.headers)
     assert r.json()["markdown"] == "new a"
 
     # Deleting a page takes its subtree.
@@ -339,7 +351,7 @@ async def test_moves_updates_deletes(client: httpx.AsyncClient, db: AsyncEngine)
         {"object": "deleted_page", "page": ids["c"]},
         {"object": "deleted_page", "page": ids["d"]},
     ]
-    r = await client.get(f"{base}/page/{ids['d']}", headers=editor.headers)
+    r = await client.get(f"{base}/page/{ids['d']}?format=markdown", headers=editor.headers)
     assert r.status_code == 404
 
 
@@ -401,7 +413,9 @@ async def test_three_way_merge(client: httpx.AsyncClient, db: AsyncEngine) -> No
         f"/v1/spaces/{sid}/change-requests/{second['id']}/merge", headers=reviewer.headers
     )
     assert r.json()["result"] == "merge"
-    r = await client.get(f"/v1/spaces/{sid}/content/page/{doc}", headers=reviewer.headers)
+    r = await client.get(
+        f"/v1/spaces/{sid}/content/page/{doc}?format=markdown", headers=reviewer.headers
+    )
     assert r.json()["markdown"] == "ONE\ntwo\nthree\nfour\nFIVE\n"
     titles = [
         p["title"]
@@ -439,11 +453,12 @@ async def test_three_way_merge(client: httpx.AsyncClient, db: AsyncEngine) -> No
     ).json()
     assert after == before
     r = await client.get(
-        f"/v1/spaces/{sid}/revisions/{body['revision']}/page/{doc}", headers=editor.headers
+        f"/v1/spaces/{sid}/revisions/{body['revision']}/page/{doc}?format=markdown",
+        headers=editor.headers,
     )
     assert r.json()["markdown"] == "ONE\ntwo\nthree\nfour\nFIVE\n"
     r = await client.get(
-        f"/v1/spaces/{sid}/change-requests/{third['id']}/content/page/{doc}",
+        f"/v1/spaces/{sid}/change-requests/{third['id']}/content/page/{doc}?format=markdown",
         headers=editor.headers,
     )
     assert r.json()["markdown"] == text.replace("one", "uno")
@@ -483,7 +498,9 @@ async def test_three_way_merge(client: httpx.AsyncClient, db: AsyncEngine) -> No
         f"/v1/spaces/{sid}/change-requests/{third['id']}/merge", headers=reviewer.headers
     )
     assert r.json()["result"] == "merge"
-    r = await client.get(f"/v1/spaces/{sid}/content/page/{doc}", headers=reviewer.headers)
+    r = await client.get(
+        f"/v1/spaces/{sid}/content/page/{doc}?format=markdown", headers=reviewer.headers
+    )
     assert r.json()["markdown"] == "ONE\ntwo\nthree\nfour\nFIVE\nsix\n"
 
 
@@ -580,7 +597,7 @@ async def test_files_and_download_links(client: httpx.AsyncClient, db: AsyncEngi
     assert red["downloadURL"].startswith(f"{BASE}/v1/downloads/")
     pic = (await created_ids(r))["pic"]
     base = f"/v1/spaces/{sid}/change-requests/{cr['id']}/content"
-    r = await client.get(f"{base}/page/{pic}", headers=reader.headers)
+    r = await client.get(f"{base}/page/{pic}?format=markdown", headers=reader.headers)
     assert r.json()["markdown"] == f"![red](/files/{red['id']})\n"
     r = await client.get(f"{base}/files/{red['id']}", headers=reader.headers)
     assert r.json() == red
@@ -675,7 +692,9 @@ async def test_revert_page(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     )
     assert r.status_code == 200, r.text
     base = f"/v1/spaces/{sid}/change-requests/{cr['id']}/content"
-    page = (await client.get(f"{base}/page/{ids['d']}", headers=editor.headers)).json()
+    page = (
+        await client.get(f"{base}/page/{ids['d']}?format=markdown", headers=editor.headers)
+    ).json()
     assert (page["title"], page["markdown"]) == ("Doc", "v1")
     # Reverting to the change request's base (the default) removes a page it created.
     r = await write(client, sid, cr["id"], editor, {"operation": "revert_page", "page": ids["d"]})
@@ -782,7 +801,7 @@ async def test_revision_reads_and_changes(client: httpx.AsyncClient, db: AsyncEn
     assert r.json()["changes"] == [] and r.json()["more"] == 13
 
     # Page by path and as a JSON document, from the revision.
-    r = await client.get(f"{rev}/path/guide/child-3", headers=reader.headers)
+    r = await client.get(f"{rev}/path/guide/child-3?format=markdown", headers=reader.headers)
     assert r.json()["title"] == "Child 3"
     r = await client.get(
         f"{rev}/page/{ids['g']}", params={"format": "document"}, headers=reader.headers

@@ -138,7 +138,7 @@ async def test_pathological_markdown_round_trips(
     sid, editor, reader = await live_space(client, db)
     page = (await created_ids(await live(client, sid, editor, insert(markdown, ref="p"))))["p"]
     url = f"/v1/spaces/{sid}/content/page/{page}"
-    r = await client.get(url, headers=reader.headers)
+    r = await client.get(url, params={"format": "markdown"}, headers=reader.headers)
     assert r.status_code == 200 and r.json()["markdown"] == markdown
     r = await client.get(url, params={"format": "document"}, headers=reader.headers)
     assert r.status_code == 200 and r.json()["document"]["object"] == "document"
@@ -264,13 +264,13 @@ async def test_trees_stored_deeper_than_the_limit_still_read(
     assert depth_of(pages) == MAX_PAGE_DEPTH
     revision = (await client.get(base, headers=reader.headers)).json()
     assert depth_of(revision["pages"]) == MAX_PAGE_DEPTH
-    r = await client.get(f"{base}/page/{ids[99]}", headers=reader.headers)
+    r = await client.get(f"{base}/page/{ids[99]}?format=markdown", headers=reader.headers)
     assert r.status_code == 200
     body = r.json()
     assert body["title"] == "L100" and body["markdown"] == "level 100"
     assert depth_of(body["pages"]) == MAX_PAGE_DEPTH
     path = "/".join(f"l{i}" for i in range(1, 151))
-    r = await client.get(f"{base}/path/{path}", headers=reader.headers)
+    r = await client.get(f"{base}/path/{path}?format=markdown", headers=reader.headers)
     assert r.status_code == 200 and r.json()["id"] == ids[-1] and r.json()["pages"] == []
     # Nothing more can be added below the limit, and nothing moved deeper; a move that makes
     # nothing deeper is fine, even there.

@@ -241,8 +241,9 @@ def link(href: str, *nodes: dict[str, Any]) -> dict[str, Any]:
     return {"object": "inline", "type": "link", "data": {"ref": url(href)}, "nodes": list(nodes)}
 
 
-def inline_image(src: str) -> dict[str, Any]:
-    return {"object": "inline", "type": "inline-image", "isVoid": True, "data": {"ref": url(src)}}
+def inline_image(src: str, alt: str | None = None) -> dict[str, Any]:
+    data = {"ref": url(src)} | ({"alt": alt} if alt else {})
+    return {"object": "inline", "type": "inline-image", "isVoid": True, "data": data}
 
 
 def image(src: str, alt: str | None = None) -> dict[str, Any]:
@@ -345,7 +346,7 @@ DOCUMENT_CASES: dict[str, tuple[str, list[dict[str, Any]]]] = {
             block(
                 "blockquote",
                 plain("q"),
-                para(text(leaf("c\nd", "code"))),
+                para(text(leaf("c", "code"), leaf("\n"), leaf("d", "code"))),
                 block("blockquote", plain("deeper")),
             ),
             block("blockquote", para(text())),
@@ -361,11 +362,12 @@ DOCUMENT_CASES: dict[str, tuple[str, list[dict[str, Any]]]] = {
                 "data": {},
                 "nodes": [image("a.png", "a"), image("b.png")],
             },
-            para(text(leaf("x ")), inline_image("c.png"), text()),
+            para(text(leaf("x ")), inline_image("c.png", "c"), text()),
             block(
-                "list-unordered", block("list-item", para(text(), inline_image("d.png"), text()))
+                "list-unordered",
+                block("list-item", para(text(), inline_image("d.png", "d"), text())),
             ),
-            para(text(), link("f", text(), inline_image("e.png"), text()), text()),
+            para(text(), link("f", text(), inline_image("e.png", "e"), text()), text()),
         ],
     ),
     "dividers and raw html": ("---\n<div>\nhi\n</div>", [DIVIDER, plain("<div>\nhi\n</div>")]),

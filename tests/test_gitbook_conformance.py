@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from openapi_schema_validator import OAS30Validator
+from openapi_schema_validator import OAS30Validator, OAS31Validator
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests import gitbook_spec
@@ -27,6 +27,10 @@ SPEC_OVERRIDES_GITBOOK = {
     ("GET", "/v1/orgs/{organizationId}/translations/{translationSettingsId}"),
     ("PUT", "/v1/orgs/{organizationId}/translations/{translationSettingsId}"),
 }
+
+# Operations whose 0.202.0 answer Docshelf does not give yet (each with why); every other
+# operation 0.202.0 describes is also validated against it.
+OLDER_SHAPES: set[tuple[str, str]] = set()
 
 # Docshelf extensions, documented in our OpenAPI output and tested in their own domain tests.
 EXTENSIONS = {
@@ -85,6 +89,7 @@ async def test_responses_validate_against_gitbook(
     settings = app.state.settings
     app.state.settings = settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1"})
     checked = 0
+    newer_failures: dict[tuple[str, str], list[str]] = {}
 
     # Deletions last and deepest first, so that every call still finds what it names.
     # Transfers detach grants, so they run after the grant deletions.
@@ -123,8 +128,21 @@ async def test_responses_validate_against_gitbook(
         errors = sorted(_validator(owner, content["schema"]).iter_errors(r.json()), key=str)
         assert errors == [], (method, path, [e.message for e in errors][:5])
         checked += 1
+        # The newer description too, where it has the operation: the fields 0.202.0's client
+        # requires (tags, layouts, search scores, member sites...) must be there.
+        later = gitbook_spec.operation(newer, method, path)
+        later_content = (
+            (later or {}).get("responses", {}).get(str(r.status_code), {}).get("content", {})
+        ).get("application/json")
+        if later_content is not None and (method, path) not in OLDER_SHAPES:
+            validator = OAS31Validator(
+                {**later_content["schema"], "components": newer["components"]}
+            )
+            errors = sorted(validator.iter_errors(r.json()), key=str)
+            newer_failures[(method, path)] = [e.message for e in errors][:3]
     app.state.settings = settings
     assert checked >= 20
+    assert {k: v for k, v in newer_failures.items() if v} == {}
 
 
 async def test_error_body_validates_against_gitbook(

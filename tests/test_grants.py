@@ -342,12 +342,12 @@ async def test_invite_to_a_deleted_space_leads_nowhere(
     r = await client.post(f"/v1/orgs/{org_id}/invites/{invite}", headers=stranger.headers)
     assert (r.status_code, r.json()) == (404, error(404, "Invite not found"))
     assert await snapshot(db) == before
-    r = await client.get(f"/v1/orgs/{org_id}/link-invites", headers=admin.headers)
+    r = await client.get(f"/v1/orgs/{org_id}/content-link-invites", headers=admin.headers)
     assert r.json() == {"items": [], "count": 0}
     assert (
         await client.post(f"/v1/spaces/{space}/restore", headers=admin.headers)
     ).status_code == 200
-    r = await client.get(f"/v1/orgs/{org_id}/link-invites", headers=admin.headers)
+    r = await client.get(f"/v1/orgs/{org_id}/content-link-invites", headers=admin.headers)
     assert [i["id"] for i in r.json()["items"]] == [invite]
 
 

@@ -120,7 +120,9 @@ async def test_import_each_source(
         "revision": result["revision"],
         "importedResources": 4,
         "totalResources": 4,
+        "detected": "gitbook",
         "skipped": [],
+        "skippedCounts": {"skipped": 0, "unresolved": 0, "approximated": 0},
     }
     pages = (await client.get(f"/v1/spaces/{sid}/content/pages", headers=reader.headers)).json()
     assert tree(pages["pages"]) == [
@@ -131,7 +133,9 @@ async def test_import_each_source(
     ]
     intro = pages["pages"][2]
     page = (
-        await client.get(f"/v1/spaces/{sid}/content/page/{intro['id']}", headers=reader.headers)
+        await client.get(
+            f"/v1/spaces/{sid}/content/page/{intro['id']}?format=markdown", headers=reader.headers
+        )
     ).json()
     logo = (await client.get(f"/v1/spaces/{sid}/content/files", headers=reader.headers)).json()[
         "items"
@@ -139,7 +143,9 @@ async def test_import_each_source(
     assert page["markdown"] == f"See [setup](setup.md) and ![logo](/files/{logo['id']}).\n"
     web = pages["pages"][1]
     text = (
-        await client.get(f"/v1/spaces/{sid}/content/page/{web['id']}", headers=reader.headers)
+        await client.get(
+            f"/v1/spaces/{sid}/content/page/{web['id']}?format=markdown", headers=reader.headers
+        )
     ).json()["markdown"]
     assert "**bold**" in text and "evil" not in text
     # Imported content is searchable at once.
@@ -158,12 +164,12 @@ async def test_refusals_change_nothing(
     url = f"/v1/spaces/{sid}/content/import"
     before = await snapshot(db)
     r = await client.post(
-        url, json={"url": base + "/x.md", "source": "docx"}, headers=editor.headers
+        url, json={"url": base + "/x.md", "source": "notion"}, headers=editor.headers
     )
     assert r.json() == error(
         400,
-        "Invalid body field 'source': importing from 'docx' is not supported; "
-        "use one of markdown, zip, html",
+        "Invalid body field 'source': importing from 'notion' is not supported; "
+        "use one of markdown, zip, html, docx",
     )
     r = await client.post(
         url, json={"url": base + "/x.md", "source": "markdown"}, headers=editor.headers

@@ -3,6 +3,7 @@ page tree, as table cases with whole expected values, and the archives that must
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import zipfile
 from typing import Literal
@@ -98,6 +99,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                     "guides/missing.md",
                     'listed in SUMMARY.md as "Missing" but not in the archive: '
                     "imported as an empty page",
+                    "unresolved",
                 ),
                 Skipped(
                     "https://api.example.com",
@@ -131,6 +133,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                     "guide.md",
                     'listed in SUMMARY.md as "Again" but listed more than once: '
                     "imported as an empty page",
+                    "approximated",
                 ),
             ),
         ),
@@ -151,11 +154,11 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                 page("p1", None, "Home", "Welcome.\n"),
                 page("p2", None, "First", ""),
                 page("p3", None, "The guide", "About the guide.\n"),
-                page("p4", "p3", "alpha", "No heading here.\n"),
-                page("p5", "p3", "deep", ""),
+                page("p4", "p3", "Alpha", "No heading here.\n"),
+                page("p5", "p3", "Deep", ""),
                 page("p6", "p5", "More", ""),
                 page("p7", "p3", "Zeta", ""),
-                page("p8", None, "c-notes", "Notes without a heading.\n"),
+                page("p8", None, "C notes", "Notes without a heading.\n"),
             ),
             files=(ImportedFile("f1", "logo.png", "image/png", PNG),),
             total=8,
@@ -177,15 +180,14 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
         Imported(
             pages=(
                 page("p1", None, "Docs", ""),
-                page("p2", None, "guide", ""),
+                page("p2", None, "Guide", ""),
                 page("p3", "p2", "Intro", "![](./f1)\n"),
             ),
             files=(ImportedFile("f1", "shot.webp", "image/webp", b"RIFFwebp"),),
-            total=8,
+            total=7,
             imported=3,
             skipped=(
                 Skipped(".gitbook/includes/snippet.md", "GitBook metadata, not a page or an image"),
-                Skipped(".gitbook.yaml", "hidden file"),
                 Skipped(".DS_Store", "hidden file"),
                 Skipped("__MACOSX/", "macOS metadata folder"),
                 Skipped("notes.docx", UNSUPPORTED.format("docx")),
@@ -257,7 +259,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
     "lower-case README first at the root": (
         {"a.md": "A\n", "readme.md": "# Home\n\n[a](a.md)\n"},
         Imported(
-            pages=(page("p1", None, "Home", "[a](./p2)\n"), page("p2", None, "a", "A\n")),
+            pages=(page("p1", None, "Home", "[a](./p2)\n"), page("p2", None, "A", "A\n")),
             files=(),
             total=2,
             imported=2,
@@ -290,6 +292,10 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
 
 @pytest.mark.parametrize(("files", "expected"), ZIP_CASES.values(), ids=ZIP_CASES.keys())
 def test_from_zip(files: dict[str, str | bytes], expected: Imported) -> None:
+    # A SUMMARY.md makes a GitBook repository; anything else here is a plain folder.
+    gitbook = any(p.lower().endswith(("summary.md", ".gitbook.yaml")) for p in files)
+    kind = "gitbook" if gitbook else "folder"
+    expected = dataclasses.replace(expected, detected=kind)
     assert from_zip(make_zip(files)) == expected
     # Directory entries, as most zip tools write them, change nothing.
     assert from_zip(make_zip(files, directories=True)) == expected
@@ -487,7 +493,7 @@ HTML_CASES: dict[str, tuple[bytes, str, ImportedPage]] = {
 
 @pytest.mark.parametrize(("data", "url", "expected"), HTML_CASES.values(), ids=HTML_CASES.keys())
 def test_from_html(data: bytes, url: str, expected: ImportedPage) -> None:
-    assert from_html(data, url) == Imported((expected,), (), 1, 1, ())
+    assert from_html(data, url) == Imported((expected,), (), 1, 1, (), detected="html")
 
 
 def _chain(depth: int) -> dict[str, str | bytes]:

@@ -25,8 +25,11 @@ async def test_link_invite_lifecycle_and_join(client: httpx.AsyncClient, db: Asy
     assert r.json() == {"object": "invite", "id": second, "role": "read", "redundant": False}
     r = await client.get(url, headers=admin.headers)
     assert r.json()["count"] == 2
-    # Others see only the links to content they administer: here none.
+    # Others cannot list the organization's links; the links to content they administer are
+    # under content-link-invites: here none.
     r = await client.get(url, headers=editor.headers)
+    assert r.json() == error(403, "You cannot view this organization's invite links")
+    r = await client.get(f"/v1/orgs/{org_id}/content-link-invites", headers=editor.headers)
     assert (r.status_code, r.json()) == (200, {"items": [], "count": 0})
 
     newcomer = await factories.user(db)
@@ -95,9 +98,18 @@ async def test_content_admins_list_the_links_to_their_content(
     own_link = r.json()["id"]
     r = await client.post(url, json={"level": "read", "space": theirs["id"]}, headers=admin.headers)
     assert r.status_code == 201
-    await client.post(url, json={"role": "read"}, headers=admin.headers)
-    r = await client.get(url, headers=creator.headers)
+    r = await client.post(url, json={"role": "read"}, headers=admin.headers)
+    org_link = r.json()["id"]
+    content = f"/v1/orgs/{org_id}/content-link-invites"
+    r = await client.get(content, headers=creator.headers)
     assert [i["id"] for i in r.json()["items"]] == [own_link]
     assert r.json()["count"] == 1
+    r = await client.get(content, headers=admin.headers)
+    assert r.json()["count"] == 2
+    r = await client.get(content, params={"space": theirs["id"]}, headers=admin.headers)
+    assert [i["space"]["id"] for i in r.json()["items"]] == [theirs["id"]]
+    # The organization's list holds only organization invites, for its admins.
     r = await client.get(url, headers=admin.headers)
-    assert r.json()["count"] == 3
+    assert [(i["id"], i["role"]) for i in r.json()["items"]] == [(org_link, "read")]
+    r = await client.get(url, headers=creator.headers)
+    assert r.json() == error(403, "You cannot view this organization's invite links")

@@ -190,7 +190,9 @@ async def test_links_from_merges_and_renames(client: httpx.AsyncClient, db: Asyn
     listing = (await client.get(f"/v1/spaces/{sid}/links", headers=admin.headers)).json()
     assert summary(listing) == [("ok", "Alpha", ["B"])]
     page = (
-        await client.get(f"/v1/spaces/{sid}/content/page/{ids['b']}", headers=admin.headers)
+        await client.get(
+            f"/v1/spaces/{sid}/content/page/{ids['b']}?format=markdown", headers=admin.headers
+        )
     ).json()
     assert page["markdown"] == "[to a](alpha.md)"
 

@@ -316,8 +316,8 @@ async def test_refusals_change_nothing(client: httpx.AsyncClient, db: AsyncEngin
         ),
         (
             {"status": "approved", "comment": {"document": {"object": "document"}}},
-            "Invalid body field 'comment.document': JSON documents are not accepted; send the "
-            "comment as {markdown}",
+            "Invalid body field 'comment.document': Invalid document: document.nodes: "
+            "must be an array",
         ),
         ({"status": "approved", "comment": {"markdown": "x" * 65537}}, None),
         ({"status": "approved", "extra": 1}, "Unknown body field 'extra'"),

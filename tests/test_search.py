@@ -62,8 +62,13 @@ async def test_space_search_ranks_and_sections(client: httpx.AsyncClient, db: As
     assert section["path"] == "overview#deploying"
     assert "kubernetes" in section["body"].lower()
     assert section["urls"] == {"app": f"{BASE}/s/{sid}/pages/{body_id}#deploying"}
+    # GitBook 0.202's fields: the engine's score (best first), rank, ancestors, description.
+    first_hit = found["items"][0]
+    assert [i["rank"] for i in found["items"]] == [1, 2]
+    assert first_hit["score"] >= overview["score"] > 0 and section["score"] == overview["score"]
+    assert overview["ancestors"] == [] and overview["description"] == ""
 
-    # Pagination.
+    # Pagination keeps the rank.
     r = await client.get(url, params={"query": "kubernetes", "limit": 1}, headers=reader.headers)
     first = r.json()
     assert titles(first) == ["Kubernetes"] and first["count"] == 2
@@ -73,6 +78,7 @@ async def test_space_search_ranks_and_sections(client: httpx.AsyncClient, db: As
         headers=reader.headers,
     )
     assert titles(r.json()) == ["Overview"] and "next" not in r.json()
+    assert r.json()["items"][0]["rank"] == 2
 
     # The index follows main: a deleted page disappears, a renamed one is found by its new title.
     await client.post(
@@ -125,6 +131,9 @@ async def test_organization_search_respects_visibility(
     assert [(i["id"], titles({"items": i["pages"]})) for i in r.json()["items"]] == [
         (shared["id"], ["Billing"])
     ]
+    (item,) = r.json()["items"]
+    assert item["type"] == "space" and item["score"] == item["pages"][0]["score"] > 0
+    assert item["pages"][0]["rank"] == 1
     r = await client.get(url, params={"query": "invoices"}, headers=admin.headers)
     assert sorted(i["title"] for i in r.json()["items"]) == ["Secret", "Shared"]
     # Restored: searchable again.

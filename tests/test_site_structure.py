@@ -400,7 +400,9 @@ async def test_section_groups(client: httpx.AsyncClient, db: AsyncEngine) -> Non
         "id": group["id"],
         "title": "Guides",
         "icon": "book",
+        "draft": False,
         "sections": [c_in, b_in],
+        "children": [c_in, b_in],
     }
     assert await site.structure() == {"type": "sections", "structure": [a, group]}
     assert await site.ok("GET", "/section-groups") == listing(group)
@@ -422,7 +424,7 @@ async def test_section_groups(client: httpx.AsyncClient, db: AsyncEngine) -> Non
         f"/section-groups/{group['id']}/move",
         {"position": {"before": {"type": "site-section", "id": a["id"]}}},
     )
-    assert moved == {**group, "sections": [b_in, c_in]}
+    assert moved == {**group, "sections": [b_in, c_in], "children": [b_in, c_in]}
     assert [i["id"] for i in (await site.structure())["structure"]] == [group["id"], a["id"]]
     # PATCH, with Prefer: return=minimal.
     patched = await site.ok(
@@ -432,7 +434,9 @@ async def test_section_groups(client: httpx.AsyncClient, db: AsyncEngine) -> Non
         "object": "site-section-group",
         "id": group["id"],
         "title": "How-to",
+        "draft": False,
         "sections": [b_in, c_in],
+        "children": [b_in, c_in],
     }
     r = await site.call(
         "PATCH",

@@ -54,6 +54,7 @@ def site_body(
     urls = {
         "location": f"{BASE}/v1/orgs/{org_id}/sites/{site_id}",
         "app": f"{BASE}/o/{org_id}/sites/{site_id}/",
+        "preview": address or f"{BASE}/{org_id}/{site_id}/",
     }
     if published:
         urls["published"] = address or f"{BASE}/{org_id}/{site_id}/"
@@ -61,12 +62,14 @@ def site_body(
         "object": "site",
         "id": site_id,
         "type": "basic",
+        "appliedType": "basic",
         "title": title,
         "visibility": visibility,
         "published": published,
         "siteSpaces": site_spaces,
         "createdAt": now(),
         "adaptiveContent": {"enabled": False},
+        "defaultLevel": "inherit",
         "agentsContext": "excluded",
         "defaultSpace": default_space,
         "features": [{"id": f, "plan": "basic", "frozen": False} for f in sorted(features)],
@@ -207,6 +210,7 @@ async def test_update_publish_and_delete(client: httpx.AsyncClient, db: AsyncEng
         title="Alpha docs",
         visibility="visitor-auth",
         basename="alpha",
+        address=address,
         adaptiveContent={"enabled": True},
         proxy={"origin": "example.com/docs", "target": address},
         features=(

@@ -557,3 +557,16 @@ async def test_disabled_member_cannot_log_in(client: httpx.AsyncClient, db: Asyn
     assert r.status_code == 403
     assert r.json() == error(403, "Your membership of this organization is disabled")
     assert await snapshot(db) == before
+
+
+def test_the_spelled_out_saml_names_are_pysaml2s() -> None:
+    # sso/saml.py spells these out so that API processes need not import pysaml2.
+    import saml2
+    import saml2.saml
+
+    from docshelf.sso import saml
+
+    assert saml.BINDING_HTTP_POST == saml2.BINDING_HTTP_POST
+    assert saml.BINDING_HTTP_REDIRECT == saml2.BINDING_HTTP_REDIRECT
+    assert saml.NAMEID_FORMAT_EMAILADDRESS == saml2.saml.NAMEID_FORMAT_EMAILADDRESS
+    assert saml.SCM_BEARER == saml2.saml.SCM_BEARER

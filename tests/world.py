@@ -11,8 +11,12 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.factories import Who
+
+# A small valid OpenAPI document, for the spec routes' bodies.
+SPEC_TEXT = "openapi: 3.0.3\ninfo:\n  title: Pets\n  version: '1'\npaths: {}\n"
 
 # A valid body for every operation that takes one, so that access checks, not validation, decide
 # the answer. test_every_body_route_has_a_valid_body keeps this table complete.
@@ -137,6 +141,9 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}"): {
         "active": False
     },
+    # -- OpenAPI specs --
+    ("POST", "/v1/orgs/{organizationId}/openapi"): {"slug": "pets", "source": {"text": SPEC_TEXT}},
+    ("PUT", "/v1/orgs/{organizationId}/openapi/{specSlug}"): {"source": {"text": SPEC_TEXT}},
     ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth"): {
         "backend": "custom",
         "fallbackURL": "https://example.com/login",
@@ -370,6 +377,20 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     r = await client.post(f"{site}/share-links", json={"name": "Press"}, headers=admin_a.headers)
     assert r.status_code == 201, r.text
     world.extra["shareLinkId"] = r.json()["id"]
+    # -- OpenAPI specs: one processed by its job, so that it has a version --
+    r = await client.post(
+        f"/v1/orgs/{org_a}/openapi",
+        json={"slug": "petstore", "source": {"text": SPEC_TEXT}},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["specSlug"] = "petstore"
+    await JobRunner(db).drain()
+    r = await client.get(
+        f"/v1/orgs/{org_a}/openapi/petstore/versions/latest", headers=admin_a.headers
+    )
+    assert r.status_code == 200, r.text
+    world.extra["versionId"] = r.json()["id"]
     # -- a published public site showing a public space, for the published-URL look-ups --
     shown = await factories.api_space(client, org_a, admin_a, title="Shown", visibility="public")
     r = await client.post(

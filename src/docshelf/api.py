@@ -19,6 +19,7 @@ from docshelf.kit.context import authenticated_actor
 from docshelf.links.endpoints import router as links_router
 from docshelf.member.endpoints import router as member_router
 from docshelf.meta.endpoints import router as meta_router
+from docshelf.openapi_spec.endpoints import router as openapi_spec_router
 from docshelf.organization.endpoints import router as organization_router
 from docshelf.pdf.endpoints import router as pdf_router
 from docshelf.permission.endpoints import router as permission_router
@@ -66,6 +67,8 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     # -- sites --
     site_router,
     share_link_router,
+    # -- OpenAPI specs --
+    openapi_spec_router,
 )
 
 # File downloads carry their own signed, expiring token in the path. Published-URL look-ups

@@ -22,12 +22,16 @@ from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
 from docshelf.content.lifecycle import use_blob_store
 from docshelf.fetch import Fetcher
-from docshelf.kit import offload
+from docshelf.kit import logs, metrics, offload
 from docshelf.kit.db import create_engine, is_busy_error
 from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
+from docshelf.kit.observe import ObserveMiddleware, route_of
 from docshelf.kit.pagination import load_cursor_key, use_cursor_key
 from docshelf.kit.validation import describe_validation_error, request_line_error
+from docshelf.openapi_spec import processing as openapi_processing
+from docshelf.ops import openapi as ops_openapi
+from docshelf.ops.endpoints import mount_ops
 from docshelf.ratelimit.service import RateLimiter, RedisStorage
 from docshelf.reader.endpoints import ReaderMiddleware
 
@@ -72,7 +76,8 @@ class EdgeMiddleware:
         try:
             # The one reading of Authorization; authentication takes the same token from the
             # request's state, so the token counted here is the token that is authenticated.
-            token = scope_bearer_token(scope)
+            # Only /v1 takes API tokens; /metrics reads its own bearer token (ops.service).
+            token = scope_bearer_token(scope) if scope["path"].startswith("/v1") else None
         except DocshelfError as exc:
             await _error(exc.status, exc.message, exc.headers)(scope, receive, send)
             return
@@ -95,7 +100,8 @@ class EdgeMiddleware:
             return
 
         cursor_key = getattr(state, "cursor_key", None)
-        if cursor_key is None:
+        # Only /v1 lists (and signs cursors); health probes must not need the database here.
+        if cursor_key is None and scope["path"].startswith("/v1"):
             try:
                 cursor_key = state.cursor_key = await load_cursor_key(state.engine)
             except Exception as exc:
@@ -109,7 +115,8 @@ class EdgeMiddleware:
                     scope, receive, send
                 )
                 return
-        use_cursor_key(cursor_key)
+        if cursor_key is not None:
+            use_cursor_key(cursor_key)
 
         received = 0
         too_large = False
@@ -183,12 +190,14 @@ def _install_error_handlers(app: FastAPI) -> None:
         # Lock or pool contention: not the caller's fault and nothing was written.
         if not is_busy_error(exc):
             return await _unexpected(request, exc)
-        log.warning("busy on %s %s: %s", request.method, request.url.path, exc)
+        log.warning("busy on %s %s: %s", request.method, route_of(request.scope), exc)
         return _error(503, _BUSY, {"Retry-After": "1"})
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSON:
-        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        # The route's template: a path can hold a credential (a download link's token).
+        route = route_of(request.scope)
+        log.error("unhandled error on %s %s", request.method, route, exc_info=exc)
         return _error(500, "Internal server error")
 
 
@@ -226,26 +235,35 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Self-hosted docs platform; wire-compatible with GitBook's API v1.",
         lifespan=lifespan,
         openapi_url="/openapi.json",
-        docs_url="/docs",
+        docs_url=None,  # served offline by ops.endpoints
         redoc_url=None,
     )
     datadir.prepare(settings)  # also when an ASGI server loads the app without `docshelf serve`
     engine = create_engine(settings)
     app.state.settings = settings
     app.state.engine = engine
+    metrics.watch_pools(engine)
     app.state.base_url = settings.resolved_base_url
     app.state.blobs = open_blob_store(settings)
     use_blob_store(app.state.blobs)
+    openapi_processing.use_settings(settings)
     app.state.fetcher = Fetcher.from_settings(settings)
     app.state.limiter = _rate_limiter(settings)
     _install_error_handlers(app)
     # Inside the edge (size caps, rate limits): published pages under DOCSHELF_PUBLIC_URL.
     app.add_middleware(ReaderMiddleware)
     app.add_middleware(EdgeMiddleware, max_body=settings.max_body_bytes)
+    # Outermost (added last): it sees every answer, the edge's refusals included.
+    app.add_middleware(ObserveMiddleware, access_log_enabled=settings.access_log)
     mount_v1(app)
+    mount_ops(app)
+    ops_openapi.install(app)
     return app
 
 
 def factory() -> FastAPI:
-    """Entry point for ASGI servers (`docshelf.app:factory`)."""
-    return create_app()
+    """Entry point for ASGI servers (`docshelf.app:factory`): each server process configures
+    its own logging, as it imports the app afresh."""
+    settings = get_settings()
+    logs.configure(settings.log_level, settings.log_format)
+    return create_app(settings)

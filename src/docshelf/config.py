@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -53,9 +54,21 @@ class Settings(BaseSettings):
     server: str = "granian"
     workers: int = 1
     log_level: str = "info"
+    # "json" (one object per line, for collectors), "text" (for a terminal), or "auto": text
+    # when stderr is a terminal, JSON otherwise.
+    log_format: Literal["auto", "json", "text"] = "auto"
+    # One log line per request (logger docshelf.access, level info).
+    access_log: bool = True
+    # /metrics answers loopback callers; with a token, also others sending it as a bearer token.
+    metrics_enabled: bool = True
+    metrics_token: str = ""
     # Comma-separated host names or IP addresses that URL fetching may reach even though they
     # are private/loopback (e.g. "127.0.0.1" for tests, an intranet docs host). Empty: none.
     fetch_allowed_hosts: str = ""
+    # OpenAPI specs with a URL source are fetched again this often (hours), and every fetch of
+    # a spec or of a file it refers to gives up after openapi_fetch_timeout seconds.
+    openapi_refresh_hours: float = Field(default=6, gt=0, le=24 * 365)
+    openapi_fetch_timeout: float = Field(default=20, gt=0, le=300)
     # Where file bytes live: "local" (a directory) or "s3" (any S3-compatible service).
     blob_storage: str = "local"
     # Empty means <data_dir>/blobs.

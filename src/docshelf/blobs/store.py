@@ -10,13 +10,18 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from docshelf.kit.metrics import BLOB_BYTES
+
 if TYPE_CHECKING:
     from docshelf.config import Settings
+
+# Readiness probes write this name, which can never be a blob key.
+PROBE_NAME = ".docshelf-probe"
 
 _KEY = re.compile(r"[0-9a-f]{64}")
 # Large enough that a thread hop per chunk costs little, small enough that a download of any
@@ -64,6 +69,13 @@ class BlobStore(Protocol):
 
     async def exists(self, key: str) -> bool: ...
 
+    async def probe_write(self) -> None:
+        """Raise unless the store takes writes now (readiness)."""
+
+    def keys(self) -> Iterator[str]:
+        """Every stored key (blocking: for backups, run it in a thread)."""
+        ...
+
 
 def _fsync_dir(path: Path) -> None:
     # A rename or a new entry is durable only once the directory holding it is synced.
@@ -105,6 +117,7 @@ class LocalBlobStore:
     async def put(self, data: bytes) -> str:
         key = blob_key(data)
         await asyncio.to_thread(self._write, self.path_for(key), data)
+        BLOB_BYTES.labels("put").inc(len(data))
         return key
 
     async def get(self, key: str) -> bytes | None:
@@ -116,13 +129,36 @@ class LocalBlobStore:
             f = await asyncio.to_thread(path.open, "rb")
         except FileNotFoundError:
             return None
-        return OpenBlob(os.fstat(f.fileno()).st_size, _chunks(f.read, f.close))
+        size = os.fstat(f.fileno()).st_size
+        BLOB_BYTES.labels("read").inc(size)
+        return OpenBlob(size, _chunks(f.read, f.close))
 
     async def delete(self, key: str) -> None:
         await asyncio.to_thread(self._unlink, self.path_for(key))
 
     async def exists(self, key: str) -> bool:
         return await asyncio.to_thread(self.path_for(key).is_file)
+
+    async def probe_write(self) -> None:
+        await asyncio.to_thread(self._probe)
+
+    def _probe(self) -> None:
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=PROBE_NAME)
+        os.close(fd)
+        os.unlink(tmp)
+
+    def keys(self) -> Iterator[str]:
+        if not self.root.is_dir():
+            return
+        for first in sorted(self.root.iterdir()):
+            if not first.is_dir():
+                continue
+            for second in sorted(first.iterdir()):
+                if not second.is_dir():
+                    continue
+                for entry in sorted(second.iterdir()):
+                    if _KEY.fullmatch(entry.name) and entry.is_file():
+                        yield entry.name
 
     def _write(self, path: Path, data: bytes) -> None:
         # Files only ever appear whole (see below), so one already there holds these bytes. Its
@@ -219,6 +255,7 @@ class S3BlobStore:
         key = blob_key(data)
         name = self.object_name(key)
         await asyncio.to_thread(self._put, name, data)
+        BLOB_BYTES.labels("put").inc(len(data))
         return key
 
     async def get(self, key: str) -> bytes | None:
@@ -229,7 +266,9 @@ class S3BlobStore:
         if response is None:
             return None
         body = response["Body"]
-        return OpenBlob(int(response["ContentLength"]), _chunks(body.read, body.close))
+        size = int(response["ContentLength"])
+        BLOB_BYTES.labels("read").inc(size)
+        return OpenBlob(size, _chunks(body.read, body.close))
 
     async def delete(self, key: str) -> None:
         name = self.object_name(key)
@@ -238,6 +277,21 @@ class S3BlobStore:
 
     async def exists(self, key: str) -> bool:
         return await asyncio.to_thread(self._exists, self.object_name(key))
+
+    async def probe_write(self) -> None:
+        await asyncio.to_thread(
+            self._client.put_object, Bucket=self.bucket, Key=self.prefix + PROBE_NAME, Body=b""
+        )
+
+    def keys(self) -> Iterator[str]:
+        pages = self._client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=self.prefix
+        )
+        for page in pages:
+            for item in page.get("Contents", ()):
+                key = item["Key"][len(self.prefix) :]
+                if _KEY.fullmatch(key):
+                    yield key
 
     def _put(self, name: str, data: bytes) -> None:
         # A HEAD is cheaper than sending bytes the bucket already holds.

@@ -4,6 +4,7 @@ from typing import Any
 
 from sqlalchemy import RowMapping
 
+from docshelf.content.document import markdown_to_document
 from docshelf.kit.clock import isoformat
 from docshelf.user.presenter import present_user
 
@@ -45,4 +46,19 @@ def present_change_request(row: RowMapping, base_url: str) -> dict[str, Any]:
         body["revisionMergedAncestor"] = row["revision_merged_ancestor"]
     if row["revision_merged"] is not None:
         body["revisionMerged"] = row["revision_merged"]
+    if row["merged_at"] is not None:
+        body["mergedAt"] = isoformat(row["merged_at"])
+        body["mergedBy"] = present_user(
+            {
+                "id": row["merged_by"] or "",
+                "email": row["merger_email"],
+                "display_name": row["merger_display_name"] or "Deleted user",
+                "photo_url": row["merger_photo_url"],
+            },
+            base_url,
+        )
+    if row["description"] is not None:
+        body["description"] = markdown_to_document(row["description"])
+    if row["links"]:
+        body["links"] = row["links"]
     return body

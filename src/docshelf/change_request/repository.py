@@ -14,6 +14,8 @@ from docshelf.models import (
     users,
 )
 
+_merger = users.alias("merger")
+
 COLUMNS = (
     *change_requests.c,
     spaces.c.revision_id.label("space_revision"),
@@ -21,6 +23,9 @@ COLUMNS = (
     users.c.email.label("creator_email"),
     users.c.display_name.label("creator_display_name"),
     users.c.photo_url.label("creator_photo_url"),
+    _merger.c.email.label("merger_email"),
+    _merger.c.display_name.label("merger_display_name"),
+    _merger.c.photo_url.label("merger_photo_url"),
 )
 
 
@@ -29,6 +34,7 @@ def in_space(space_id: str) -> sa.Select[Any]:
         sa.select(*COLUMNS)
         .join(spaces, spaces.c.id == change_requests.c.space_id)
         .outerjoin(users, users.c.id == change_requests.c.created_by)
+        .outerjoin(_merger, _merger.c.id == change_requests.c.merged_by)
         .where(change_requests.c.space_id == space_id)
     )
 

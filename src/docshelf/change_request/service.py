@@ -7,8 +7,14 @@ import sqlalchemy as sa
 from docshelf.authz.guard import not_found, require
 from docshelf.change_request import policy, repository
 from docshelf.change_request.presenter import present_change_request
-from docshelf.change_request.schemas import CreateChangeRequest, Status, UpdateChangeRequest
+from docshelf.change_request.schemas import (
+    CreateChangeRequest,
+    LinkInput,
+    Status,
+    UpdateChangeRequest,
+)
 from docshelf.content import repository as content_repository
+from docshelf.content.document import document_to_markdown
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict, Forbidden
@@ -58,8 +64,18 @@ async def list_change_requests(
 async def create(ctx: Ctx, space_id: str, body: CreateChangeRequest) -> dict[str, Any]:
     space = await space_policy.load(ctx, space_id)
     _require_edit(space, "You cannot edit this space")
+    if body.template is not None:
+        raise BadRequest(
+            "Unsupported body field 'template': Docshelf has no templates; "
+            "create the change request, then write its content"
+        )
     now = utcnow()
     cr_id = new_id()
+    extra: dict[str, Any] = {}
+    if body.description is not None:
+        extra["description"] = _description(body.description)
+    if body.links is not None:
+        extra["links"] = _links(body.links, [])
     head = space.row["revision_id"]
     await repository.insert(
         ctx.conn,
@@ -75,6 +91,7 @@ async def create(ctx: Ctx, space_id: str, body: CreateChangeRequest) -> dict[str
             "updated_at": now,
             "revision_id": head,
             "revision_initial": head,
+            **extra,
         },
     )
     return present_change_request(await _get(ctx, space_id, cr_id), ctx.base_url)
@@ -90,7 +107,7 @@ async def update(ctx: Ctx, space_id: str, ref: str, body: UpdateChangeRequest) -
     row = await _get(ctx, space_id, ref)
     _require_edit(space, "You cannot edit this change request")
     given = body.model_fields_set
-    for name in ("subject", "status"):
+    for name in ("subject", "status", "description", "links"):
         if name in given and getattr(body, name) is None:
             raise BadRequest(f"Invalid body field '{name}': must not be null")
     if given:
@@ -105,9 +122,41 @@ async def update(ctx: Ctx, space_id: str, ref: str, body: UpdateChangeRequest) -
         values["subject"] = body.subject.strip()
     if body.status is not None:
         values["status"] = body.status
+    if body.description is not None:
+        values["description"] = _description(body.description)
+    if body.links is not None:
+        values["links"] = _links(body.links, row["links"] or [])
     if values:
         values["updated_at"] = utcnow()
         await repository.update(ctx.conn, row["id"], values)
         if body.status is not None:
             await repository.count_status_change(ctx.conn, space_id, row["status"], body.status)
     return present_change_request(await _get(ctx, space_id, row["id"]), ctx.base_url)
+
+
+def _links(given: list[LinkInput], served: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The change request's links as given: a link with an `id` updates the served link of that
+    id (400 if there is none), one without is new. GitBook replaces the list with what it is
+    sent, so links not named again are dropped."""
+    known = {link["id"] for link in served}
+    out: list[dict[str, Any]] = []
+    for n, link in enumerate(given):
+        if link.id is not None and link.id not in known:
+            raise BadRequest(
+                f"Invalid body field 'links[{n}].id': no such link on this change request"
+            )
+        item: dict[str, Any] = {
+            "id": link.id or new_id(),
+            "ref": {"kind": "url", "url": link.ref.url},
+        }
+        if link.title is not None:
+            item["title"] = link.title
+        out.append(item)
+    return out
+
+
+def _description(doc: dict[str, Any]) -> str:
+    try:
+        return document_to_markdown(doc)
+    except BadRequest as exc:
+        raise BadRequest(f"Invalid body field 'description': {exc.message}") from exc

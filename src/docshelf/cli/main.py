@@ -4,7 +4,6 @@ act on the database the settings (DOCSHELF_* variables and flags) name, exactly 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -14,6 +13,7 @@ import click
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.config import Settings, get_settings
+from docshelf.kit import logs
 from docshelf.kit.db import create_engine, unit_of_work
 from docshelf.kit.errors import DocshelfError
 from docshelf.kit.migrate import upgrade
@@ -76,6 +76,8 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
 @click.pass_obj
 def serve(settings: Settings, host: str | None, port: int | None, data_dir: Path | None) -> None:
     """Migrate, bootstrap an admin on first start, and serve the API."""
+    if settings.workers > 1 or os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        _multiprocess_metrics()
     from docshelf.cli.serve import run_server
 
     updates: dict[str, Any] = {}
@@ -93,13 +95,34 @@ def serve(settings: Settings, host: str | None, port: int | None, data_dir: Path
     run_server(settings)
 
 
+def _multiprocess_metrics() -> None:
+    """Several API processes: prometheus-client's multiprocess mode, whose value files live in a
+    fresh directory named before any process imports the library (it reads it on import)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if given:
+        # The operator's directory: the library's value files (*.db) of earlier processes are
+        # removed, since they would still count; nothing else in it is touched.
+        path = Path(given)
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for stale in path.glob("*.db"):
+            stale.unlink(missing_ok=True)
+    else:
+        path = Path(tempfile.mkdtemp(prefix="docshelf-metrics-"))
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
+
+
 @main.command()
 @click.pass_obj
 def worker(settings: Settings) -> None:
     """Run the job runner on its own (set DOCSHELF_RUN_JOBS_IN_SERVER=false on the API)."""
     from docshelf.worker.process import run_worker
 
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    logs.configure(settings.log_level, settings.log_format)
     _migrate(settings)
     run_worker(settings)
 
@@ -230,12 +253,15 @@ def import_command(settings: Settings, space_id: str, source: str, email: str | 
             imported = import_cli.load_local(source)
     except DocshelfError as exc:
         raise click.ClickException(exc.message) from exc
+    counts = import_service.report(imported)["skippedCounts"]
+    click.echo(f"Detected: {imported.detected}")
     click.echo(
         f"{len(imported.pages)} pages and {len(imported.files)} files to import: "
-        f"{imported.imported} of {imported.total} resources, {len(imported.skipped)} skipped"
+        f"{imported.imported} of {imported.total} resources; "
+        + ", ".join(f"{n} {kind}" for kind, n in counts.items())
     )
     for skipped in imported.skipped:
-        click.echo(f"skipped {skipped.path}: {skipped.reason}")
+        click.echo(f"{skipped.kind} {skipped.path}: {skipped.reason}")
 
     with click.progressbar(length=len(imported.pages), label="Importing pages") as bar:
 
@@ -248,3 +274,54 @@ def import_command(settings: Settings, space_id: str, source: str, email: str | 
 
         revision = _in_transaction(settings, work)
     click.echo(f"Imported into revision {revision}")
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.pass_obj
+def backup(settings: Settings, path: Path) -> None:
+    """Copy the database and the file bytes to PATH (a new or empty directory), with a
+    manifest of SHA-256 checksums; safe while the server runs."""
+    from docshelf.ops.backup import BackupError
+    from docshelf.ops.backup import backup as run_backup
+
+    try:
+        done = run_backup(settings, path)
+    except BackupError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"Backed up the {done.engine} database and {done.blobs} blobs to {path}")
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.pass_obj
+def restore(settings: Settings, path: Path) -> None:
+    """Restore a backup from PATH into an empty data directory or database (checksums are
+    verified first); `docshelf serve` then migrates it if it is older."""
+    from docshelf.ops.backup import BackupError
+    from docshelf.ops.backup import restore as run_restore
+
+    try:
+        done = run_restore(settings, path)
+    except BackupError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"Restored the {done.engine} database and {done.blobs} blobs from {path}")
+
+
+@main.command()
+@click.option("--port", envvar="DOCSHELF_PORT", type=int, default=None)
+@click.option("--timeout", type=float, default=3.0, show_default=True)
+@click.pass_obj
+def healthcheck(settings: Settings, port: int | None, timeout: float) -> None:
+    """Exit 0 if the server on this machine answers /healthz (the container's HEALTHCHECK:
+    the slim image has no curl)."""
+    import httpx
+
+    url = f"http://127.0.0.1:{port or settings.port}/healthz"
+    try:
+        ok = httpx.get(url, timeout=timeout).status_code == 200
+    except httpx.HTTPError:
+        ok = False
+    if not ok:
+        raise click.ClickException(f"{url} did not answer 200")
+    click.echo("ok")

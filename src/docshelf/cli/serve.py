@@ -10,6 +10,7 @@ import click
 from docshelf import datadir
 from docshelf.bootstrap import bootstrap_if_empty
 from docshelf.config import Settings
+from docshelf.kit import logs
 from docshelf.kit.db import create_engine
 from docshelf.kit.migrate import upgrade
 from docshelf.worker.process import start_worker_process, stop_worker_process
@@ -35,7 +36,7 @@ def _bootstrap(settings: Settings) -> None:
 
 
 def run_server(settings: Settings) -> None:
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    logs.configure(settings.log_level, settings.log_format)
     datadir.prepare(settings)
     for warning in datadir.warnings(settings):
         logging.getLogger("docshelf").warning(warning)
@@ -64,6 +65,9 @@ def _serve(settings: Settings) -> None:
             factory=True,
             workers=settings.workers,
             log_level=LogLevels(settings.log_level),
+            # Granian's own lines go through the root handler logs.configure set up (JSON or
+            # text, stderr) instead of its text handler on stdout.
+            log_dictconfig={"loggers": {"_granian": {"handlers": [], "propagate": True}}},
         ).serve()
     else:
         import uvicorn
@@ -75,4 +79,8 @@ def _serve(settings: Settings) -> None:
             port=settings.port,
             workers=settings.workers,
             log_level=settings.log_level,
+            # Our own access line (kit/observe.py) replaces uvicorn's, and its loggers go
+            # through the root handler logs.configure set up, JSON or text alike.
+            access_log=False,
+            log_config=None,
         )

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import emoji
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
+from docshelf.content.document import document_to_markdown
+from docshelf.kit.errors import BadRequest
 from docshelf.kit.schemas import Body, Out
 from docshelf.user.schemas import UserOut
 
@@ -18,6 +19,9 @@ MAX_EMOJI = 50
 def reaction(value: str) -> str:
     """An emoji as the `emoji` package (Unicode's emoji data) knows it, in its fully-qualified
     form, so that ❤ and ❤️ are one reaction; anything else is refused."""
+    # Unicode's emoji tables (~8 MB) load with the first reaction, not in every API process.
+    import emoji
+
     if not emoji.is_emoji(value):
         raise ValueError("not an emoji: give one emoji character, such as 👍")
     return emoji.emojize(emoji.demojize(value))
@@ -30,8 +34,8 @@ Format = Literal["markdown", "document"]
 
 class CommentText(Body):
     """GitBook's Document: `{markdown}` is stored; `{document}` (a GitBook JSON document) is
-    refused until documents can be turned into markdown; `{}` carries no text, which a comment
-    must have."""
+    validated and stored as the markdown content/document.py maps it to; `{}` carries no text,
+    which a comment must have."""
 
     markdown: str | None = None
     document: dict[str, Any] | None = None
@@ -39,9 +43,13 @@ class CommentText(Body):
     @model_validator(mode="after")
     def _text(self) -> CommentText:
         if self.document is not None:
-            raise ValueError(
-                'JSON documents are not accepted yet; send the comment as {"markdown": "..."}'
-            )
+            if self.markdown is not None:
+                raise ValueError("give the comment as markdown or as a document, not both")
+            try:
+                self.markdown = document_to_markdown(self.document)
+            except BadRequest as exc:
+                raise ValueError(exc.message) from None
+            self.document = None
         if self.markdown is None or not self.markdown.strip():
             raise ValueError('a comment needs text: give {"markdown": "..."}, not blank')
         return self

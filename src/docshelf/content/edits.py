@@ -42,6 +42,7 @@ LoadSnapshot = Callable[[str], Awaitable[Snapshot | None]]
 MAX_URL_FILES = 10
 _SLUG_FORBIDDEN = re.compile(r"[\s/?#\\]")
 _PAGE_LINK = re.compile(r"^/pages/([A-Za-z0-9_-]+)$")
+_ID = re.compile(r"[A-Za-z0-9_-]+")
 _FILE_LINK = re.compile(r"^/files/([A-Za-z0-9_-]+)$")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PAGE_FIELDS = ("title", "emoji", "icon", "description", "hidden", "noIndex", "noRobotsIndex")
@@ -154,7 +155,14 @@ class Editor:
         return ChangeError(f"{where}: {too_deep(depth)}")
 
     async def import_page(
-        self, *, ref: str, parent: str | None, title: str, markdown: str, kind: str
+        self,
+        *,
+        ref: str,
+        parent: str | None,
+        title: str,
+        markdown: str,
+        kind: str,
+        description: str | None = None,
     ) -> None:
         """A page from an import: a document, or a group at the root."""
         change = InsertPage.model_construct(
@@ -163,7 +171,8 @@ class Editor:
             into=parent,
             ref=ref,
             title=title.strip()[:512] or "Untitled",
-            **dict.fromkeys(("at", "slug", "emoji", "icon", "description", "condition"), None),
+            description=description.strip()[:1000] or None if description else None,
+            **dict.fromkeys(("at", "slug", "emoji", "icon", "condition"), None),
             **dict.fromkeys(("hidden", "noIndex", "noRobotsIndex"), None),
         )
         await self._insert_page(change, f"page {title!r}", kind=kind)
@@ -457,9 +466,20 @@ class Editor:
         if path.startswith("./") and path[2:] in self.refs:
             kind, ref_id = self.refs[path[2:]]
             return f"/{kind}s/{ref_id}{suffix}"
-        if not path or _PAGE_LINK.match(path) or _FILE_LINK.match(path):
+        if path.startswith("/pages/"):
+            return await self._pages_form(path[len("/pages/") :], suffix)
+        if not path or _FILE_LINK.match(path):
             return None  # already stable
         found = await self._page_at(path, here)
+        return None if found is None else f"/pages/{found}{suffix}"
+
+    async def _pages_form(self, rest: str, suffix: str) -> str | None:
+        """GitBook's `/pages/<id>`, `/pages/<id>.md`, `/pages/<slug path>` and
+        `/pages/<slug path>.md`: an existing page id wins, then the slug path from the root."""
+        name = rest[: -len(".md")] if rest.endswith(".md") else rest
+        if _ID.fullmatch(name) and await self.snap.page(name) is not None:
+            return None if name == rest else f"/pages/{name}{suffix}"
+        found = await self.snap.resolve_path(name.strip("/")) if name.strip("/") else None
         return None if found is None else f"/pages/{found}{suffix}"
 
     async def _page_at(self, path: str, here: str) -> str | None:

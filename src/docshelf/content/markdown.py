@@ -28,7 +28,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import orjson
 from markdown_it import MarkdownIt, helpers
-from markdown_it.common.utils import normalizeReference, unescapeAll
+from markdown_it.common.utils import normalizeReference
 from markdown_it.helpers import parseLinkDestination
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
@@ -508,7 +508,21 @@ def _scanner() -> MarkdownIt:
 
 
 _SCANNER = _scanner()
-_DOC = _parser(MarkdownIt)
+
+
+def parser() -> MarkdownIt:
+    """A fresh plain parser (CommonMark, strikethrough, linear link labels, 100 levels), for
+    `content.document`, which adds GitBook's block syntax to it."""
+    return _parser(MarkdownIt)
+
+
+_DOC = parser()
+
+
+def destination(url: str) -> str:
+    """`url` written as a link destination: bare when it can be, else in angle brackets."""
+    bare = _bare(url)
+    return bare if bare is not None else f"<{_bracketed(url)}>"
 
 
 def reading_parser() -> MarkdownIt:
@@ -803,36 +817,8 @@ def rewrite_links(markdown: str, resolve: Callable[[str, bool], str | None]) -> 
 
 # -- JSONDocument ----------------------------------------------------------------------------------
 
-_MARK_ORDER = ("bold", "italic", "strikethrough", "code")
-_MARK_OF = {"strong": "bold", "em": "italic", "s": "strikethrough"}
 
-# Where a block sits decides what GitBook lets it hold: only the top level takes image blocks,
-# and a quote takes no code block.
-_Where = Literal["top", "item", "quote"]
-
-
-def _url(href: str) -> JSON:
-    return {"kind": "url", "url": href}
-
-
-def _text(runs: list[tuple[str, frozenset[str]]]) -> JSON:
-    leaves: list[JSON] = []
-    last_marks: frozenset[str] | None = None
-    for text, marks in runs:
-        if not text:
-            continue
-        if marks == last_marks:
-            leaves[-1]["text"] += text
-            continue
-        ordered = [{"object": "mark", "type": m} for m in _MARK_ORDER if m in marks]
-        leaves.append({"object": "leaf", "text": text, "marks": ordered})
-        last_marks = marks
-    if not leaves:
-        leaves.append({"object": "leaf", "text": "", "marks": []})
-    return {"object": "text", "leaves": leaves}
-
-
-def _alt(tokens: list[Token] | None) -> str:
+def alt_text(tokens: list[Token] | None) -> str:
     """An image's alt text: its label's text, markup dropped."""
     out: list[str] = []
     stack = [iter(tokens or [])]
@@ -849,195 +835,22 @@ def _alt(tokens: list[Token] | None) -> str:
     return "".join(out)
 
 
-def _inline_image(token: Token) -> JSON:
-    src = token.attrGet("src")
-    return {
-        "object": "inline",
-        "type": "inline-image",
-        "isVoid": True,
-        "data": {"ref": _url(str(src or ""))},
-    }
-
-
-def _inlines(tokens: list[Token]) -> list[JSON]:
-    """Inline tokens as GitBook text and inline nodes. Like Slate, which GitBook documents come
-    from, every inline gets a text node on each side, empty if need be."""
-    nodes: list[JSON] = []
-    runs: list[tuple[str, frozenset[str]]] = []
-    marks: dict[str, int] = {}
-    link: JSON | None = None
-    link_runs: list[tuple[str, frozenset[str]]] = []
-    nested_links = 0
-
-    def active() -> frozenset[str]:
-        return frozenset(m for m, n in marks.items() if n > 0)
-
-    def add(text: str, extra: frozenset[str] = frozenset()) -> None:
-        (link_runs if link is not None else runs).append((text, active() | extra))
-
-    for token in tokens:
-        kind = token.type
-        if kind in ("text", "html_inline"):
-            add(token.content)
-        elif kind == "softbreak":
-            # A soft break renders as a space; only a hard break is a line break.
-            add(" ")
-        elif kind == "hardbreak":
-            add("\n")
-        elif kind == "code_inline":
-            add(token.content, frozenset({"code"}))
-        elif kind.endswith(("_open", "_close")) and kind.rsplit("_", 1)[0] in _MARK_OF:
-            mark = _MARK_OF[kind.rsplit("_", 1)[0]]
-            marks[mark] = marks.get(mark, 0) + (1 if kind.endswith("_open") else -1)
-        elif kind == "link_open":
-            if link is not None:
-                nested_links += 1  # an autolink in a link's text: keep just its text
-                continue
-            href = str(token.attrGet("href") or "")
-            link = {"object": "inline", "type": "link", "data": {"ref": _url(href)}, "nodes": []}
-            link_runs = []
-        elif kind == "link_close":
-            if nested_links:
-                nested_links -= 1
-            elif link is not None:
-                link["nodes"].append(_text(link_runs))
-                nodes.append(_text(runs))
-                nodes.append(link)
-                runs, link, link_runs = [], None, []
-        elif kind == "image":
-            image = _inline_image(token)
-            if link is not None:
-                link["nodes"].extend([_text(link_runs), image])
-                link_runs = []
-            else:
-                nodes.extend([_text(runs), image])
-                runs = []
-    if link is not None:  # unbalanced tokens: cannot come from markdown-it, but stay total
-        runs.extend(link_runs)
-    nodes.append(_text(runs))
-    return nodes
-
-
-def _only_images(tokens: list[Token]) -> bool:
-    images = [t for t in tokens if t.type == "image"]
-    rest = (t for t in tokens if t.type != "image")
-    return bool(images) and all(
-        t.type == "softbreak" or (t.type == "text" and not t.content.strip()) for t in rest
-    )
-
-
-def _images(tokens: list[Token]) -> JSON:
-    blocks = []
-    for token in tokens:
-        if token.type != "image":
-            continue
-        data: JSON = {"ref": _url(str(token.attrGet("src") or ""))}
-        alt = _alt(token.children)
-        if alt:
-            data["alt"] = alt
-        blocks.append(
-            {"object": "block", "type": "image", "isVoid": True, "data": data, "fragments": []}
-        )
-    return {"object": "block", "type": "images", "isVoid": False, "data": {}, "nodes": blocks}
-
-
-def _block(kind: str, nodes: list[JSON], data: JSON | None = None) -> JSON:
-    return {"object": "block", "type": kind, "data": data or {}, "nodes": nodes}
-
-
-def _empty_paragraph() -> JSON:
-    return _block("paragraph", [_text([])])
-
-
-def _code(content: str, info: str, where: _Where) -> JSON:
-    text = content[:-1] if content.endswith("\n") else content
-    if where == "quote":
-        return _block("paragraph", [_text([(text, frozenset({"code"}))])])
-    lines = [_block("code-line", [_text([(line, frozenset())])]) for line in text.split("\n")]
-    words = unescapeAll(info).split()
-    return _block("code", lines, {"syntax": words[0]} if words else {})
-
-
 def to_document(markdown: str) -> JSON:
-    """`markdown` as a GitBook JSONDocument: headings (h4-h6 as heading-3), paragraphs, lists,
-    quotes, code, images, dividers; bold, italic, strikethrough and code marks; links.
-    Raw HTML is kept as text. Anything GitBook would not allow where it stands is flattened to
-    what it would: code in a quote becomes a code-marked paragraph, an image outside the top
-    level an inline image. Containers nested deeper than MAX_BLOCK_NESTING (only in text stored
-    before that limit) are flattened into the deepest one allowed.
+    """`markdown` as a GitBook JSONDocument (`content.document` holds the mapping). Anything
+    GitBook would not allow where it stands is flattened to what it would: code in a quote
+    becomes a code-marked paragraph, an image outside the top level an inline image.
+    Containers nested deeper than MAX_BLOCK_NESTING (only in text stored before that limit)
+    are flattened into the deepest one allowed.
 
     Kept per text as JSON bytes: each call returns a fresh copy the caller may change."""
     return orjson.loads(_RENDERED.get(markdown, _render)[0])  # type: ignore[no-any-return]
 
 
 def _render(markdown: str) -> tuple[bytes, tuple[Section, ...]]:
-    tokens = _DOC.parse(markdown)
-    return orjson.dumps(_document(tokens)), _sections(tokens)
+    from docshelf.content import document
 
-
-def _document(tokens: list[Token]) -> JSON:
-    root: list[JSON] = []
-    # Each open container: its node list, and where its children sit.
-    stack: list[tuple[list[JSON], _Where]] = [(root, "top")]
-    cut = 0  # containers opened past the nesting bound and not closed yet
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        kind = token.type
-        nodes, where = stack[-1]
-        # A list and its items are two entries each; a quote one.
-        too_deep = len(stack) > 2 * MAX_BLOCK_NESTING
-        if kind in ("paragraph_open", "heading_open"):
-            inline = tokens[i + 1] if i + 1 < len(tokens) else None
-            children = (inline.children or []) if inline and inline.type == "inline" else []
-            if kind == "heading_open":
-                level = min(int(token.tag[1:]), 3)  # h1..h6
-                nodes.append(_block(f"heading-{level}", _inlines(children)))
-            elif where == "top" and _only_images(children):
-                nodes.append(_images(children))
-            else:
-                nodes.append(_block("paragraph", _inlines(children)))
-            i += 3  # open, inline, close
-            continue
-        if kind in ("bullet_list_open", "ordered_list_open"):
-            data: JSON = {}
-            start = token.attrGet("start")
-            if kind == "ordered_list_open" and start is not None:
-                data["start"] = int(start)
-            if too_deep:
-                cut += 1
-                i += 1
-                continue
-            node = _block("list-ordered" if kind == "ordered_list_open" else "list-unordered", [])
-            node["data"] = data
-            nodes.append(node)
-            stack.append((node["nodes"], "item"))
-        elif kind in ("list_item_open", "blockquote_open"):
-            if too_deep:
-                cut += 1
-                i += 1
-                continue
-            node = _block("list-item" if kind == "list_item_open" else "blockquote", [])
-            nodes.append(node)
-            stack.append((node["nodes"], "item" if kind == "list_item_open" else "quote"))
-        elif cut and kind.endswith("_close") and kind != "paragraph_close":
-            cut -= 1  # the close of a container that was flattened
-        elif kind in ("bullet_list_close", "ordered_list_close") and len(stack) > 1:
-            stack.pop()
-        elif kind in ("list_item_close", "blockquote_close"):
-            if not nodes:  # GitBook blocks hold at least one block
-                nodes.append(_empty_paragraph())
-            if len(stack) > 1:
-                stack.pop()
-        elif kind in ("fence", "code_block"):
-            nodes.append(_code(token.content, token.info, where))
-        elif kind == "hr":
-            nodes.append({"object": "block", "type": "divider", "isVoid": True, "data": {}})
-        elif kind == "html_block":
-            text = token.content.rstrip("\n")
-            nodes.append(_block("paragraph", [_text([(text, frozenset())])]))
-        i += 1
-    return {"object": "document", "data": {}, "nodes": root}
+    doc, tokens = document.convert(markdown)
+    return orjson.dumps(doc), _sections(tokens)
 
 
 # -- sections --------------------------------------------------------------------------------------
@@ -1055,7 +868,7 @@ def _plain(tokens: list[Token]) -> str:
         elif token.type == "hardbreak":
             out.append("\n")
         elif token.type == "image":
-            out.append(_alt(token.children))
+            out.append(alt_text(token.children))
     return "".join(out)
 
 

@@ -21,6 +21,11 @@ DEFAULT_LAYOUT = {
     "outline": True,
     "pagination": True,
     "metadata": True,
+    # Required by GitBook 0.202.
+    "coverMask": "none",
+    "tags": True,
+    "actions": True,
+    "anchors": True,
 }
 
 FileUrl = Callable[[Record], str]
@@ -66,6 +71,7 @@ def present_page(
     if kind == "document":
         out["urls"] = {"app": app_url}
         out["layout"] = dict(DEFAULT_LAYOUT)
+        out["tags"] = []
         if rec.get("markdown"):
             out["documentId"] = rec["markdown"]
         if markdown is not None:
@@ -130,6 +136,8 @@ def present_revision(
         "pages": pages,
         "files": files,
         "reusableContents": [],
+        # Docshelf has no page tags: none in any revision (GitBook 0.202 requires the list).
+        "tags": [],
         "createdAt": isoformat(row["created_at"]),
         "type": row["type"],
         "urls": {"app": app_url},

@@ -40,7 +40,8 @@ Base64 = Annotated[str, StringConstraints(max_length=1024 * 1024)]
 
 
 class DocumentBody(Body):
-    """`{markdown}`, `{document}` (GitBook JSON documents: refused, see the service) or `{}`."""
+    """`{markdown}`, `{document}` (a GitBook JSONDocument, converted to markdown by
+    content/document.py before the batch is applied) or `{}`."""
 
     markdown: str | None = None
     document: dict[str, Any] | None = None

@@ -24,7 +24,7 @@ from docshelf.change_request import policy as cr_policy
 from docshelf.change_request import repository as cr_repository
 from docshelf.change_request.presenter import present_change_request
 from docshelf.config import Settings
-from docshelf.content import downloads, hamt, indexing, parsing, repository
+from docshelf.content import document, downloads, hamt, indexing, parsing, repository
 from docshelf.content import markdown as md
 from docshelf.content.edits import (
     MAX_URL_FILES,
@@ -53,6 +53,7 @@ from docshelf.content.schemas import (
 )
 from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.content.threeway import merge_snapshots
+from docshelf.kit import offload
 from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.db import unit_of_work
@@ -111,7 +112,7 @@ async def _files_out(ctx: Ctx, space_id: str, files: list[Record]) -> list[dict[
     return [present_file(f, sign(f)) for f in sorted(files, key=lambda f: f["id"])]
 
 
-async def _merged_from(ctx: Ctx, space_id: str, row: sa.RowMapping) -> dict[str, Any] | None:
+async def merged_from_of(ctx: Ctx, space_id: str, row: sa.RowMapping) -> dict[str, Any] | None:
     if row["type"] != "merge" or row["change_request_id"] is None:
         return None
     cr = await cr_repository.get(ctx.conn, space_id, row["change_request_id"])
@@ -130,7 +131,7 @@ async def get_revision(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
         pages=_nest(ctx, space_id, records, await t.snap.root()),
         files=await _files_out(ctx, space_id, list(files.values())),
         app_url=ctx.app_url(f"s/{space_id}/revisions/{t.revision['id']}"),
-        merged_from=await _merged_from(ctx, space_id, t.revision),
+        merged_from=await merged_from_of(ctx, space_id, t.revision),
     )
 
 
@@ -188,7 +189,7 @@ async def _present_one(
     document: dict[str, Any] | None = None
     if rec["type"] == "document":
         text = await snap.markdown(rec)
-        if refs == "relative":
+        if refs == "relative" and fmt == "markdown":
             await parsing.warm([text])
             targets = page_link_targets(text)
             paths = {pid: await snap.path(pid) for pid in targets if await snap.page(pid)}
@@ -242,7 +243,7 @@ async def changes(ctx: Ctx, space_id: str, where: Where, limit: int) -> dict[str
     else:
         parents = list(t.revision["parents"])
         base_id = parents[0] if parents else None
-        merged_from = await _merged_from(ctx, space_id, t.revision)
+        merged_from = await merged_from_of(ctx, space_id, t.revision)
     base_row = None if base_id is None else await repository.get(ctx.conn, space_id, base_id)
     before = (
         Snapshot(t.snap.store, None, None)
@@ -518,12 +519,49 @@ class StagedFiles:
     costly: bool = False
 
 
+async def _documents_to_markdown(
+    st: Staged, body: ContentChanges, check: Callable[[Ctx], Awaitable[None]]
+) -> None:
+    """Page bodies sent as GitBook JSON documents, validated and turned into the markdown the
+    engine stores (content/document.py), before anything else looks at them. Large ones
+    convert in a worker process, once the caller is known to be allowed."""
+    bodies = [
+        (n, c.document)
+        for n, c in enumerate(body.changes)
+        if isinstance(c, InsertPage | UpdatePage)
+        and c.document is not None
+        and c.document.document is not None
+    ]
+    if not bodies:
+        return
+    for n, d in bodies:
+        if d.markdown is not None:
+            raise BadRequest(f"changes[{n}].document: give markdown or document, not both")
+    docs = [d.document for _, d in bodies]
+    if any(document.costly(doc) for doc in docs):
+        async with st.read() as ctx:
+            await check(ctx)
+        try:
+            results = await offload.run(
+                document.convert_many, docs, seconds=parsing.PARSE_SECONDS, lane="parse"
+            )
+        except (offload.OffloadTimeout, offload.OffloadCrashed, MemoryError) as exc:
+            raise BadRequest("The document is too large to convert") from exc
+    else:
+        results = document.convert_many(docs)
+    for (n, d), (text, error) in zip(bodies, results, strict=True):
+        if error is not None:
+            raise BadRequest(f"changes[{n}].document: {error}")
+        d.markdown, d.document = text, None
+
+
 async def _staged_files(
     st: Staged, body: ContentChanges, check: Callable[[Ctx], Awaitable[None]]
 ) -> StagedFiles:
     """The batch's files, fetched and put in the blob store, and its large page bodies parsed in
     a worker process (content/parsing.py), all with no transaction open, once the caller is
     known to be allowed (a refused caller makes us fetch, store and parse nothing)."""
+    await _documents_to_markdown(st, body, check)
     files = [f for c in body.changes if isinstance(c, InsertFiles) for f in c.files]
     texts = [
         c.document.markdown
@@ -772,7 +810,13 @@ async def merge(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     await cr_repository.update(
         ctx.conn,
         cr["id"],
-        {"status": "merged", "revision_merged": done.revision_id, "updated_at": done.now},
+        {
+            "status": "merged",
+            "revision_merged": done.revision_id,
+            "updated_at": done.now,
+            "merged_by": ctx.actor.user_id,
+            "merged_at": done.now,
+        },
     )
     await cr_repository.count_status_change(ctx.conn, space_id, cr["status"], "merged")
     return {"revision": done.revision_id, "result": "merge"}

@@ -6,7 +6,7 @@ connection and the connection pinned to it, every redirect re-checked, size and 
 A refusal is a `BadRequest` whose message names the reason.
 """
 
-from docshelf.fetch.client import Fetched, Fetcher
+from docshelf.fetch.client import Fetched, Fetcher, FetchTimeout
 from docshelf.fetch.guard import (
     Resolver,
     Target,
@@ -17,6 +17,7 @@ from docshelf.fetch.guard import (
 )
 
 __all__ = [
+    "FetchTimeout",
     "Fetched",
     "Fetcher",
     "Resolver",

@@ -50,6 +50,11 @@ ACCEPT_ENCODING = "gzip, deflate"
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 
+class FetchTimeout(BadRequest):
+    """The fetch ran past its deadline (callers that report timeouts apart, like OpenAPI
+    processing's FETCH_TIMEOUT, tell it from other refusals by type)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Fetched:
     # The final URL (after redirects), with its host name, not the pinned address.
@@ -116,7 +121,7 @@ class Fetcher:
         except TimeoutError:
             if not deadline.expired():
                 raise
-            raise BadRequest(f"URL fetch timed out after {self._timeout:g} s") from None
+            raise FetchTimeout(f"URL fetch timed out after {self._timeout:g} s") from None
 
     async def _follow(self, url: str) -> Fetched:
         current = url

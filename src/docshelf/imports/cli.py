@@ -16,7 +16,15 @@ from docshelf.imports.service import MAX_IMPORT_BYTES, convert
 from docshelf.kit.errors import BadRequest, Forbidden, NotFound
 from docshelf.models import spaces
 
-_BY_SUFFIX = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
+_BY_SUFFIX = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".docx": "docx",
+    ".zip": "zip",
+}
+_DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
 def _zip_folder(folder: Path) -> bytes:
@@ -26,7 +34,10 @@ def _zip_folder(folder: Path) -> bytes:
     total = 0
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
         for path in sorted(folder.rglob("*")):
-            if not path.is_file() or any(p.startswith(".") for p in path.relative_to(folder).parts):
+            parts = path.relative_to(folder).parts
+            # Hidden files are left out, but for a GitBook repository's settings.
+            hidden = any(p.startswith(".") for p in parts) and parts != (".gitbook.yaml",)
+            if not path.is_file() or hidden:
                 continue
             total += path.stat().st_size
             if total > MAX_IMPORT_BYTES:
@@ -47,7 +58,7 @@ async def load_url(settings: Settings, source: str) -> Imported:
     kind = _BY_SUFFIX.get(Path(name).suffix.lower())
     if kind is None:
         ctype = (fetched.content_type or "").split(";")[0].strip().lower()
-        kind = {"text/html": "html", "application/zip": "zip"}.get(ctype, "markdown")
+        kind = {"text/html": "html", "application/zip": "zip", _DOCX: "docx"}.get(ctype, "markdown")
     return convert(kind, fetched.body, name)
 
 
@@ -57,11 +68,9 @@ def load_local(source: str) -> Imported:
         return convert("zip", _zip_folder(path), path.name)
     if not path.is_file():
         raise BadRequest(f"{source}: no such file or folder")
-    if path.suffix.lower() == ".zip":
-        return convert("zip", path.read_bytes(), path.name)
     kind = _BY_SUFFIX.get(path.suffix.lower())
     if kind is None:
-        raise BadRequest(f"{source}: import a folder, a .zip, a .md or an .html file")
+        raise BadRequest(f"{source}: import a folder, a .zip, a .md, an .html or a .docx file")
     return convert(kind, path.read_bytes(), path.name)
 
 

@@ -21,13 +21,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import unquote
 
 from markdown_it.token import Token
 
-from docshelf.content.limits import MAX_IMPORT_DEPTH
+from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES
 from docshelf.content.markdown import check, commonmark, rewrite_links
+from docshelf.imports.dialects import Notes, front_matter, humanize
+from docshelf.imports.dialects import convert as convert_dialects
 
 __all__ = [
     "SUMMARY_MAX_DEPTH",
@@ -36,6 +38,7 @@ __all__ = [
     "ImportedFile",
     "ImportedPage",
     "Skipped",
+    "from_docx",
     "from_html",
     "from_markdown",
     "from_zip",
@@ -61,14 +64,21 @@ class ImportedPage:
     title: str
     markdown: str
     kind: Literal["document", "group"] = "document"
+    description: str | None = None
+
+
+SkipKind = Literal["skipped", "unresolved", "approximated"]
 
 
 @dataclass(frozen=True)
 class Skipped:
-    """Something of the source that was not imported, or only in part, and why."""
+    """Something of the source that was not imported, or only in part, and why: `skipped` left
+    out, `unresolved` an include or table-of-contents entry that leads nowhere, `approximated`
+    imported as something close to it."""
 
     path: str  # the entry in the source, or the target a table of contents names
     reason: str
+    kind: SkipKind = "skipped"
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,9 @@ class Imported:
     total: int  # the source's files, each either imported or in `skipped`
     imported: int  # the source's files that became a page or a file
     skipped: tuple[Skipped, ...]  # every file left out, every table-of-contents entry not kept
+    # What the source was read as: markdown, html, docx, or for an archive or folder mkdocs,
+    # docusaurus, gitbook or folder.
+    detected: str = "markdown"
 
 
 # -- markdown ----------------------------------------------------------------------------------
@@ -85,6 +98,9 @@ class Imported:
 # A SUMMARY.md entry n levels deep is 2n+1 levels of tokens; past maxNesting markdown-it drops
 # content silently, so leave room to see (and refuse) one level more than an import may hold.
 _MD = commonmark(2 * MAX_IMPORT_DEPTH + 8)
+# Blocks only: finding a page's first heading needs no inline parse of the whole page (a third
+# of an import's time); the heading's own text is parsed inline on its own.
+_BLOCKS = commonmark(2 * MAX_IMPORT_DEPTH + 8).disable("inline")
 _FRONT_MATTER_KEY = re.compile(r"[A-Za-z0-9_-]+\s*:")
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 _SPACES = re.compile(r"\s+")
@@ -139,11 +155,12 @@ def _checked(text: str, name: str) -> str:
 def _split_title(text: str) -> tuple[str | None, str]:
     """The first top-level `# heading` as plain text, and the page without it."""
     body = _drop_front_matter(text)
-    tokens = _MD.parse(body)
+    tokens = _BLOCKS.parse(body)
     for i, token in enumerate(tokens):
         if token.type != "heading_open" or token.tag != "h1" or token.level or not token.map:
             continue
-        title = _plain(tokens[i + 1].children)
+        inline = _MD.parseInline(tokens[i + 1].content)
+        title = _plain(inline[0].children if inline else None)
         if not title:
             continue
         lines = body.split("\n")
@@ -183,6 +200,14 @@ def from_html(data: bytes, url: str) -> Imported:
     return convert_html(data, url)
 
 
+def from_docx(data: bytes, name: str) -> Imported:
+    """A Word document: a page per top-level heading, images as files (see docx.py)."""
+    # mammoth and the HTML converter load only in the process that converts.
+    from docshelf.imports.docx import convert_docx
+
+    return convert_docx(data, name)
+
+
 # -- zip ---------------------------------------------------------------------------------------
 
 _IMAGE_TYPES = {
@@ -193,7 +218,21 @@ _IMAGE_TYPES = {
     "svg": "image/svg+xml",
     "webp": "image/webp",
 }
-_MARKDOWN = ("md", "markdown")
+_MARKDOWN = ("md", "markdown", "mdx")
+# Files that say how a project is read, not pages: kept as text, counted as neither.
+_CONFIGS = {
+    "mkdocs.yml",
+    "mkdocs.yaml",
+    ".gitbook.yaml",
+    "_category_.json",
+    "_category_.yml",
+    "_category_.yaml",
+    "docusaurus.config.js",
+    "docusaurus.config.ts",
+    "docusaurus.config.mjs",
+    "sidebars.js",
+    "sidebars.ts",
+}
 _CHUNK = 64 * 1024
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -230,6 +269,8 @@ def _ignored(parts: tuple[str, ...]) -> Skipped | None:
     if "__MACOSX" in parts:
         folder = "/".join(parts[: parts.index("__MACOSX") + 1]) + "/"
         return Skipped(folder, "macOS metadata folder")
+    if parts[-1] == ".gitbook.yaml":
+        return None  # a GitBook repository's settings: where its content starts
     for i, part in enumerate(parts):
         if not part.startswith("."):
             continue
@@ -281,6 +322,8 @@ class _Draft:
     kind: Literal["document", "group"] = "document"
     source: str | None = None  # the markdown file it came from, where relative links start
     folder: str | None = None  # the folder it stands for, in the folder layout
+    description: str | None = None
+    aliases: tuple[str, ...] = ()  # other paths links may use for it (a Docusaurus slug)
 
 
 @dataclass
@@ -291,17 +334,79 @@ class _Archive:
     total: int
     skipped: list[Skipped] = field(default_factory=list)
     drafts: list[_Draft] = field(default_factory=list)
+    configs: dict[str, str] = field(default_factory=dict)  # _CONFIGS files by path
+    # Whether pages are read as mkdocs / Docusaurus markdown (front matter, admonitions...).
+    dialect: bool = False
+    sources: dict[str, str] = field(default_factory=dict)  # every text, before any re-rooting
+    root: str = ""  # where `texts` start in `sources` ("" or "docs/")
+    kind: str = "folder"  # what the project was detected as
+    included: set[str] = field(default_factory=set)  # `sources` read as snippets
+    _meta: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def add(self, draft: _Draft) -> int:
         self.drafts.append(draft)
         return len(self.drafts) - 1
 
+    def meta(self, path: str) -> dict[str, Any]:
+        """The page's front matter (read only for dialect projects)."""
+        if not self.dialect:
+            return {}
+        if path not in self._meta:
+            self._meta[path] = front_matter(self.texts[path])[0]
+        return self._meta[path]
+
     def page(
         self, path: str, parent: int | None, title: str | None = None, fallback: str | None = None
     ) -> int:
-        heading, body = _split_title(_checked(self.texts[path], path))
-        name = title or heading or fallback or _stem(path)
-        return self.add(_Draft(parent, name, body, source=path))
+        description = label = None
+        text = self.texts[path]
+        if not self.dialect:
+            text = _checked(text, path)
+        else:
+            # The rewriting is linear and bounded (dialects.MAX_NESTING, MAX_INCLUDED_BYTES),
+            # and so is finding the title (a block parse): the limits are checked once, on the
+            # body that results, whose parse the link rewriting then reuses.
+            if len(text) > MAX_MARKDOWN_BYTES:
+                text = _checked(text, path)
+            meta = self.meta(path)
+            text = front_matter(text)[1]
+            notes = Notes()
+            text = convert_dialects(text, self._includer(path), notes)
+            if len(text) > 2 * MAX_MARKDOWN_BYTES:
+                text = _checked(text, path)
+            self.skipped.extend(
+                Skipped(path, f"snippet include {target!r} not found: left out", "unresolved")
+                for target in notes.unresolved
+            )
+            self.skipped.extend(Skipped(path, why, "approximated") for why in notes.approximated)
+            title = title or _meta_text(meta, "title")
+            description = _meta_text(meta, "description")
+            label = _meta_text(meta, "sidebar_label")
+        heading, body = _split_title(text)
+        if self.dialect:
+            body = _checked(body, path)
+        name = title or heading or label or fallback or humanize(_stem(path))
+        return self.add(_Draft(parent, name, body, source=path, description=description))
+
+    def _includer(self, path: str) -> Callable[[str], str | None]:
+        here = posixpath.dirname(self.root + path)
+
+        def include(target: str) -> str | None:
+            # pymdownx.snippets looks from the project's root; authors also write paths from
+            # the docs folder or from the page.
+            for base in ("", self.root.rstrip("/"), here):
+                found = _local_path(target, base)
+                if found is not None and found in self.sources:
+                    self.included.add(found)
+                    return front_matter(self.sources[found])[1]
+            return None
+
+        return include
+
+
+def _meta_text(meta: dict[str, Any], key: str) -> str | None:
+    value = meta.get(key)
+    return _squash(str(value)) or None if isinstance(value, str | int | float) else None
 
 
 def _open(data: bytes) -> zipfile.ZipFile:
@@ -350,10 +455,13 @@ def _load(data: bytes, max_files: int, max_total_bytes: int) -> _Archive:
         images: dict[str, str] = {}
         blobs: dict[str, bytes] = {}
         skipped = list(ignored.values())
+        configs: dict[str, str] = {}
         for path, info in entries:
             ext = _extension(path)
-            if path in texts or path in images:
+            if path in texts or path in images or path in configs:
                 skipped.append(Skipped(path, "appears twice in the archive, kept the first"))
+            elif posixpath.basename(path) in _CONFIGS:
+                configs[path] = _decode(budget.read(archive, info, path))
             elif ext in _MARKDOWN or ext in _IMAGE_TYPES:
                 content = budget.read(archive, info, path)
                 if ext in _IMAGE_TYPES:
@@ -367,7 +475,8 @@ def _load(data: bytes, max_files: int, max_total_bytes: int) -> _Archive:
                 kind = f".{ext} files" if ext else "files without an extension"
                 why = f"unsupported file type: {kind} are not imported, only markdown and images"
                 skipped.append(Skipped(path, why))
-    return _Archive(texts, images, blobs, len(entries) + litter, skipped)
+    total = len(entries) + litter - len(configs)
+    return _Archive(texts, images, blobs, total, skipped, configs=configs, sources=dict(texts))
 
 
 def _external(target: str) -> bool:
@@ -465,14 +574,16 @@ def _summary_entry(
     if path is not None and path in arc.texts and path not in used:
         used.add(path)
         return arc.page(path, parent, title)
+    kind: SkipKind = "unresolved"
     if path is not None and path in used:
-        why = "listed more than once"
+        why, kind = "listed more than once", "approximated"
     elif path is None:
         why = "outside the archive"
     else:
         why = "not in the archive"
     where = f'listed in {summary} as "{title}"'
-    arc.skipped.append(Skipped(path or shown, f"{where} but {why}: imported as an empty page"))
+    reason = f"{where} but {why}: imported as an empty page"
+    arc.skipped.append(Skipped(path or shown, reason, kind))
     return arc.add(_Draft(parent, title or _stem(shown) or "Untitled", ""))
 
 
@@ -485,13 +596,16 @@ class _Folder:
     files: list[str] = field(default_factory=list)
     folders: dict[str, _Folder] = field(default_factory=dict)
 
-    @property
-    def readme(self) -> str | None:
-        # "README.md" as GitBook writes it wins over a "readme.md" beside it.
-        readmes = sorted(
-            (posixpath.basename(p) != "README.md", p) for p in self.files if _is_readme(p)
-        )
-        return readmes[0][1] if readmes else None
+    def index(self, names: tuple[str, ...]) -> str | None:
+        """The file that is the folder's own page: the first of `names` found ("README.md" as
+        GitBook writes it wins over a "readme.md" beside it)."""
+        by_name = {posixpath.basename(p): p for p in sorted(self.files, reverse=True)}
+        lowered = {name.lower(): path for name, path in by_name.items()}
+        for name in names:
+            found = by_name.get(name) or lowered.get(name.lower())
+            if found is not None:
+                return found
+        return None
 
 
 def _folder_tree(texts: dict[str, str]) -> _Folder:
@@ -506,47 +620,120 @@ def _folder_tree(texts: dict[str, str]) -> _Folder:
     return root
 
 
-def _emit_folder(arc: _Archive, folder: _Folder, parent: int | None) -> None:
+@dataclass
+class _Category:
+    """How a folder shows in the tree: its title, its place among its siblings, its page."""
+
+    title: str | None = None
+    order: float | None = None
+    index: str | None = None  # a file of the folder to use as its page
+    description: str | None = None
+
+
+_README = ("README.md",)
+
+
+def _order(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _emit_folder(
+    arc: _Archive,
+    folder: _Folder,
+    parent: int | None,
+    index_names: tuple[str, ...] = _README,
+    category: Callable[[_Folder], _Category] | None = None,
+) -> None:
+    """Pages for `folder`'s files and folders, each folder a page holding its content: the
+    folder's index file when it has one, else an empty page. Siblings go by their front
+    matter's order (`sidebar_position`, `order`, `nav_order`, `weight`), then by name."""
+    info = category(folder) if category is not None else _Category()
+    index = info.index or folder.index(index_names)
     if folder.path == ".":
-        if folder.readme is not None:
-            arc.page(folder.readme, None)
+        if index is not None:
+            arc.page(index, None)
         here = None
-    elif folder.readme is not None:
+    elif index is not None:
         # A README without a heading is still its folder's page, named as the folder is.
-        here = arc.page(folder.readme, parent, fallback=posixpath.basename(folder.path))
+        fallback = humanize(posixpath.basename(folder.path))
+        here = arc.page(index, parent, title=info.title, fallback=fallback)
         arc.drafts[here].folder = folder.path
     else:
-        here = arc.add(_Draft(parent, posixpath.basename(folder.path), "", folder=folder.path))
-    entries: list[tuple[str, str | _Folder]] = [
-        (posixpath.basename(p), p) for p in folder.files if p != folder.readme
-    ]
-    entries += list(folder.folders.items())
-    for _, entry in sorted(entries, key=lambda e: (e[0].casefold(), e[0])):
+        title = info.title or humanize(posixpath.basename(folder.path))
+        draft = _Draft(parent, title, "", folder=folder.path, description=info.description)
+        here = arc.add(draft)
+    keyed: list[tuple[float, str, str | _Folder]] = []
+    for path in folder.files:
+        if path != index:
+            meta = arc.meta(path)
+            order = next(
+                (
+                    o
+                    for key in ("sidebar_position", "order", "nav_order", "weight")
+                    if (o := _order(meta.get(key))) is not None
+                ),
+                None,
+            )
+            keyed.append((_INF if order is None else order, posixpath.basename(path), path))
+    for name, sub in folder.folders.items():
+        order = category(sub).order if category is not None else None
+        keyed.append((_INF if order is None else order, name, sub))
+    for _, _, entry in sorted(keyed, key=lambda e: (e[0], e[1].casefold(), e[1])):
         if isinstance(entry, _Folder):
-            _emit_folder(arc, entry, here)
+            _emit_folder(arc, entry, here, index_names, category)
         else:
             arc.page(entry, here)
+
+
+_INF = float("inf")
 
 
 # Links
 
 
+def _candidates(path: str) -> tuple[str, ...]:
+    """The files a link to `path` may mean: the file, or written without its extension, or a
+    folder meaning its index page."""
+    bare = path.rstrip("/") or "."
+    return (
+        bare,
+        bare + ".md",
+        bare + ".mdx",
+        posixpath.join(bare, "index.md"),
+        posixpath.join(bare, "README.md"),
+        posixpath.join(bare, "readme.md"),
+    )
+
+
 def _resolver(
-    base: str, pages: dict[str, str], files: dict[str, str]
+    source: str, pages: dict[str, str], files: dict[str, str]
 ) -> Callable[[str, bool], str | None]:
+    base = posixpath.dirname(source)
+    # Sites that give each page a folder URL (mkdocs' use_directory_urls, Docusaurus) resolve
+    # a relative link from the page's own URL: a/b.md is served as a/b/.
+    url_base = posixpath.join(base, posixpath.splitext(posixpath.basename(source))[0])
+
     def resolve(target: str, image: bool) -> str | None:
         if not target or target.startswith("#") or _external(target):
             return None
         raw, sep, fragment = target.partition("#")
         raw = raw.split("?", 1)[0]
         # Try the name as written first: a file may really have "%20" in it.
-        for candidate in dict.fromkeys((raw, unquote(raw))):
-            path = _local_path(candidate, base)
-            if path is None:
-                continue
-            ref = files.get(path) if image else files.get(path) or pages.get(path)
-            if ref is not None:
-                return f"./{ref}#{fragment}" if sep and fragment else f"./{ref}"
+        for written in dict.fromkeys((raw, unquote(raw))):
+            for start in (base, url_base):
+                path = _local_path(written, start)
+                if path is None:
+                    continue
+                ref = files.get(path)
+                if ref is None and not image:
+                    ref = next((pages[c] for c in _candidates(path) if c in pages), None)
+                if ref is not None:
+                    return f"./{ref}#{fragment}" if sep and fragment else f"./{ref}"
         return None
 
     return resolve
@@ -563,38 +750,42 @@ def _finish(arc: _Archive) -> Imported:
                 by_path.setdefault(posixpath.dirname(draft.source) or ".", ref)
         if draft.folder is not None:
             by_path.setdefault(draft.folder, ref)
+        for alias in draft.aliases:
+            by_path.setdefault(alias, ref)
     pages = []
     for draft, ref in zip(arc.drafts, page_refs, strict=True):
         markdown = draft.markdown
         if draft.source is not None:
-            base = posixpath.dirname(draft.source)
-            markdown = rewrite_links(markdown, _resolver(base, by_path, file_refs))
+            markdown = rewrite_links(markdown, _resolver(draft.source, by_path, file_refs))
         parent = None if draft.parent is None else page_refs[draft.parent]
-        pages.append(ImportedPage(ref, parent, draft.title, markdown, draft.kind))
+        pages.append(
+            ImportedPage(ref, parent, draft.title, markdown, draft.kind, draft.description)
+        )
     files = tuple(
         ImportedFile(ref, posixpath.basename(path), arc.images[path], arc.data[path])
         for path, ref in file_refs.items()
     )
-    used = {draft.source for draft in arc.drafts if draft.source is not None}
-    imported = len(used) + len(files)
-    return Imported(tuple(pages), files, arc.total, imported, tuple(arc.skipped))
+    used = {arc.root + draft.source for draft in arc.drafts if draft.source is not None}
+    # A file read only as a snippet include is imported, inside the pages that include it.
+    snippets = arc.included - used
+    skipped = tuple(s for s in arc.skipped if s.kind != "skipped" or s.path not in snippets)
+    imported = len(used) + len(snippets) + len(files)
+    return Imported(tuple(pages), files, arc.total, imported, skipped, detected=arc.kind)
 
 
 def from_zip(
     data: bytes, *, max_files: int = 2000, max_total_bytes: int = 200 * 1024 * 1024
 ) -> Imported:
-    """A GitBook export or Git Sync repository as a page tree, see the module's notes.
+    """A project (mkdocs, Docusaurus, GitBook repository, or plain folder of markdown) as a
+    page tree, see the module's notes.
 
     Refused: anything but a readable zip, entries reaching outside it, more than `max_files`
     files, or more than `max_total_bytes` once unpacked."""
     arc = _load(data, max_files, max_total_bytes)
-    summary = next((p for p in arc.texts if p.lower() == "summary.md"), None)
-    if summary is not None:
-        arc.total -= 1  # the table of contents is how the pages are read, not one of them
-        _from_summary(arc, summary)
-    else:
-        _check_folder_depth(arc.texts)
-        _emit_folder(arc, _folder_tree(arc.texts), None)
+    # Project layouts load YAML: only in the worker that converts, see projects.py.
+    from docshelf.imports.projects import build
+
+    summary = build(arc)
     if not arc.drafts:
         where = f"{summary} lists no pages" if summary else "the archive holds no markdown files"
         raise ConversionError(f"nothing to import: {where}")

@@ -32,6 +32,18 @@ class ImportContent(Body):
 class SkippedResource(Out):
     path: str = Field(description="The entry of the source, or the target a SUMMARY.md names")
     reason: str = Field(description="Why it was not imported (or only as an empty page)")
+    kind: Literal["skipped", "unresolved", "approximated"] = Field(
+        description=(
+            "skipped: left out; unresolved: an include or table-of-contents entry that leads "
+            "nowhere; approximated: imported as something close to it"
+        )
+    )
+
+
+class SkippedCounts(Out):
+    skipped: int
+    unresolved: int
+    approximated: int
 
 
 class ImportResult(Out):
@@ -48,6 +60,16 @@ class ImportResult(Out):
             "one entry) and every SUMMARY.md entry not imported as written, with the reason"
         )
     )
+    skippedCounts: SkippedCounts = Field(description="Docshelf extension: `skipped` by kind")
+    detected: Literal["markdown", "html", "docx", "mkdocs", "docusaurus", "gitbook", "folder"] = (
+        Field(
+            description=(
+                "Docshelf extension (GitBook's ContentImportRun has no such field): what the "
+                "source was read as; an archive is an mkdocs, Docusaurus or GitBook project, "
+                "or a plain folder of markdown"
+            )
+        )
+    )
 
 
 @router.post(
@@ -56,8 +78,9 @@ class ImportResult(Out):
     status_code=201,
     summary="Import content from a URL into a new revision of main",
     description=(
-        "Sources: markdown (one page), zip (markdown files and images, structured by SUMMARY.md "
-        "or by folders and README.md files), html (one page). The URL is fetched through the "
+        "Sources: markdown (one page), zip (an mkdocs, Docusaurus or GitBook project, or a "
+        "folder of markdown files and images), html (one page), docx (a page per top-level "
+        "heading). The URL is fetched through the "
         "SSRF-guarded fetcher. Imports of more than 200 resources are applied by a background "
         "job; the answer then names the revision the job creates. `skipped` lists what was "
         "left out and why; a SUMMARY.md nested deeper than 100 levels is refused."

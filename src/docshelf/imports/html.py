@@ -79,4 +79,4 @@ def convert_html(data: bytes, url: str) -> Imported:
     if markdown:
         markdown += "\n"
     page = ImportedPage("p1", None, title or fallback or "Untitled", markdown)
-    return Imported((page,), (), 1, 1, ())
+    return Imported((page,), (), 1, 1, (), detected="html")

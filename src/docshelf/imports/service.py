@@ -19,7 +19,14 @@ from docshelf.content.lifecycle import blob_store, collect_unless_kept, schedule
 from docshelf.content.service import require_content_edit
 from docshelf.content.snapshot import Snapshot
 from docshelf.fetch import Fetcher
-from docshelf.imports.convert import ConversionError, Imported, from_html, from_markdown, from_zip
+from docshelf.imports.convert import (
+    ConversionError,
+    Imported,
+    from_docx,
+    from_html,
+    from_markdown,
+    from_zip,
+)
 from docshelf.kit import offload
 from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx, Staged
@@ -31,7 +38,7 @@ from docshelf.space import repository as space_repository
 from docshelf.worker.queue import enqueue
 from docshelf.worker.registry import task
 
-SUPPORTED = ("markdown", "zip", "html")
+SUPPORTED = ("markdown", "zip", "html", "docx")
 LARGE_IMPORT = 200
 MAX_IMPORT_BYTES = 100 * 1024 * 1024
 IMPORT_JOB = "content.import"
@@ -43,6 +50,8 @@ def convert(source: str, data: bytes, name: str) -> Imported:
             return from_markdown(data, name)
         if source == "html":
             return from_html(data, name)
+        if source == "docx":
+            return from_docx(data, name)
         return from_zip(data)
     except ConversionError as exc:
         raise BadRequest(f"Cannot import this {source} content: {exc}") from None
@@ -74,6 +83,7 @@ async def _edit(
             title=page.title,
             markdown=page.markdown,
             kind=page.kind,
+            description=page.description,
         )
         if progress is not None:
             progress(1)
@@ -215,11 +225,20 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> di
             revision_id = await apply(
                 ctx.conn, space_id, imported, author_id=st.actor.user_id, put=put
             )
+    return {"revision": revision_id, **report(imported)}
+
+
+def report(imported: Imported) -> dict[str, Any]:
+    """What the answer and the CLI say about an import beside the revision."""
+    counts = {"skipped": 0, "unresolved": 0, "approximated": 0}
+    for s in imported.skipped:
+        counts[s.kind] += 1
     return {
-        "revision": revision_id,
         "importedResources": imported.imported,
         "totalResources": imported.total,
-        "skipped": [{"path": s.path, "reason": s.reason} for s in imported.skipped],
+        "detected": imported.detected,
+        "skipped": [{"path": s.path, "reason": s.reason, "kind": s.kind} for s in imported.skipped],
+        "skippedCounts": counts,
     }
 
 

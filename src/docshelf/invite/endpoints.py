@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from typing import Annotated
+
+from fastapi import Query
 from starlette.responses import Response
 
 from docshelf.invite import service
@@ -18,6 +21,21 @@ router = domain_router(tags=["invites"])
 )
 async def list_invites(organizationId: str, ctx: Context, paging: Paging) -> JSON:
     return ok(await service.list_invites(ctx, organizationId, paging))
+
+
+@router.get(
+    "/orgs/{organizationId}/content-link-invites",
+    response_model=InviteList,
+    summary="List invite links to content (spaces and collections)",
+)
+async def list_content_invites(
+    organizationId: str,
+    ctx: Context,
+    paging: Paging,
+    space: Annotated[str | None, Query(max_length=64)] = None,
+    collection: Annotated[str | None, Query(max_length=64)] = None,
+) -> JSON:
+    return ok(await service.list_content_invites(ctx, organizationId, paging, space, collection))
 
 
 @router.post(

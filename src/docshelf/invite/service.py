@@ -91,10 +91,32 @@ async def _managed_invite(ctx: Ctx, org_id: str, invite_id: str) -> sa.RowMappin
 
 
 async def list_invites(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, Any]:
-    """Organization admins see every invite link; others the links to content they administer
-    (what `viewInviteLinks` on a space or collection promises)."""
+    """The organization's own invite links (every GitBook version types this list as
+    organization invites, with a `role`), for organization admins."""
     access = await org_policy.load(ctx, org_id)
-    stmt = repository.in_organization(org_id)
+    require(policy.can_view_links(access), "You cannot view this organization's invite links")
+    stmt = repository.in_organization(org_id).where(
+        invites.c.space_id.is_(None), invites.c.collection_id.is_(None)
+    )
+    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params)
+    return page.with_items(await _present_many(ctx, scope, list(page.rows)))
+
+
+async def list_content_invites(
+    ctx: Ctx, org_id: str, params: PageParams, space: str | None, collection: str | None
+) -> dict[str, Any]:
+    """Invite links to spaces and collections (GitBook 0.91's content-link-invites): every one
+    for organization admins, the links to content they administer for others (what
+    `viewInviteLinks` on a space or collection promises); `space`/`collection` narrow it."""
+    access = await org_policy.load(ctx, org_id)
+    stmt = repository.in_organization(org_id).where(
+        sa.or_(invites.c.space_id.is_not(None), invites.c.collection_id.is_not(None))
+    )
+    if space is not None:
+        stmt = stmt.where(invites.c.space_id == space)
+    if collection is not None:
+        stmt = stmt.where(invites.c.collection_id == collection)
     scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
     if not policy.can_view_links(access):
         administered = sa.select(spaces.c.id).where(

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from docshelf.authz.guard import not_found
 from docshelf.content import downloads
 from docshelf.content.presenter import present_file, present_page, present_revision
-from docshelf.content.service import Target, Where, target
+from docshelf.content.service import Target, Where, merged_from_of, target
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.pagination import PageParams, decode_cursor, encode_cursor, page_in_memory
@@ -29,7 +29,14 @@ class _Locations:
     """Builds GitBook ContentLocation objects for one space's main revision, loading the
     organization and space once per request."""
 
-    def __init__(self, ctx: Ctx, t: Target, org: dict[str, Any], sign: Callable[..., str]):
+    def __init__(
+        self,
+        ctx: Ctx,
+        t: Target,
+        org: dict[str, Any],
+        sign: Callable[..., str],
+        merged_from: dict[str, Any] | None,
+    ):
         self.ctx = ctx
         self.t = t
         self.org = org
@@ -43,7 +50,8 @@ class _Locations:
                 pages=[],
                 files=[],
                 app_url=ctx.app_url(f"s/{sid}/revisions/{t.revision['id']}"),
-                merged_from=None,
+                # GitBook requires it on merge revisions (0.202).
+                merged_from=merged_from,
             ),
         }
         self.sign = sign
@@ -99,7 +107,8 @@ async def _context(ctx: Ctx, space_id: str) -> _Locations:
         await org_policy.load(ctx, t.space.row["organization_id"]), ctx.base_url
     )
     sign = await downloads.signer(ctx.conn, ctx.base_url, space_id)
-    return _Locations(ctx, t, org, sign)
+    merged_from = await merged_from_of(ctx, space_id, t.revision)
+    return _Locations(ctx, t, org, sign, merged_from)
 
 
 _LISTING = "links:v2"

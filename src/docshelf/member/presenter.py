@@ -27,6 +27,8 @@ def present_member(row: RowMapping, base_url: str) -> dict[str, Any]:
         "sso": row["sso"],
         "spaces": row["spaces_count"],
         "teams": row["teams_count"],
+        # Sites the member can see (GitBook 0.202 requires the count); none exist yet.
+        "sites": 0,
     }
     if row["last_seen_at"] is not None:
         body["lastSeenAt"] = isoformat(row["last_seen_at"])

@@ -16,6 +16,11 @@ from docshelf.models.custom_field import custom_field_values, custom_fields
 from docshelf.models.export import pdf_exports
 from docshelf.models.identity import api_tokens, users
 from docshelf.models.job import jobs
+from docshelf.models.openapi_spec import (
+    openapi_spec_contents,
+    openapi_spec_versions,
+    openapi_specs,
+)
 from docshelf.models.organization import invites, members, organization_email_domains, organizations
 from docshelf.models.permission import content_grants
 from docshelf.models.review import change_request_reviewers, change_request_reviews
@@ -52,6 +57,9 @@ __all__ = [
     "invites",
     "jobs",
     "members",
+    "openapi_spec_contents",
+    "openapi_spec_versions",
+    "openapi_specs",
     "organization_email_domains",
     "organizations",
     "page_link_stats",

@@ -1,6 +1,6 @@
 import sqlalchemy as sa
 
-from docshelf.kit.db import UTCDateTime, metadata
+from docshelf.kit.db import JSONType, UTCDateTime, metadata
 
 change_requests = sa.Table(
     "change_requests",
@@ -22,6 +22,12 @@ change_requests = sa.Table(
     sa.Column("revision_merged", sa.String(32)),
     # Open comments in the change request, kept like spaces.comments_open.
     sa.Column("comments_open", sa.Integer(), nullable=False, server_default="0"),
+    # GitBook 0.202's newer fields: the description as markdown (served as a JSON document),
+    # external links [{id, ref: {kind: url, url}, title?}], and the merge's author and time.
+    sa.Column("description", sa.Text()),
+    sa.Column("links", JSONType),
+    sa.Column("merged_by", sa.String(32), sa.ForeignKey("users.id", ondelete="SET NULL")),
+    sa.Column("merged_at", UTCDateTime()),
     sa.UniqueConstraint("space_id", "number"),
     sa.Index("ix_change_requests_space_status_updated", "space_id", "status", "updated_at", "id"),
 )

@@ -20,7 +20,7 @@ UNSUPPORTED_RULES = ("require_agent_review", "require_change_request_description
 
 
 class CommentBody(Body):
-    """GitBook's Document: `{markdown}`, `{document}` (refused, as for page bodies) or `{}`."""
+    """GitBook's Document: `{markdown}`, `{document}` (kept as the markdown it maps to), `{}`."""
 
     markdown: Annotated[str, StringConstraints(max_length=64 * 1024)] | None = None
     document: dict[str, Any] | None = None

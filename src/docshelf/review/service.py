@@ -11,6 +11,7 @@ from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
 from docshelf.change_request import repository as cr_repository
 from docshelf.content import repository as content_repository
+from docshelf.content.document import document_to_markdown
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict
@@ -83,12 +84,16 @@ async def submit(ctx: Ctx, space_id: str, ref: str, body: SubmitReview) -> dict[
         "You cannot review change requests in this space",
     )
     comment = body.comment
-    if comment is not None and comment.document is not None:
-        raise BadRequest(
-            "Invalid body field 'comment.document': JSON documents are not accepted; "
-            "send the comment as {markdown}"
-        )
     text = comment.markdown if comment is not None else None
+    if comment is not None and comment.document is not None:
+        if text is not None:
+            raise BadRequest(
+                "Invalid body field 'comment': give it as markdown or as a document, not both"
+            )
+        try:
+            text = document_to_markdown(comment.document)
+        except BadRequest as exc:
+            raise BadRequest(f"Invalid body field 'comment.document': {exc.message}") from None
     # The change request's row holds still until commit: a merge judging its reviews waits for
     # this one, and the reviewer's earlier reviews are superseded exactly once.
     cr = await content_repository.lock_change_request(ctx.conn, found["id"])

@@ -52,12 +52,24 @@ def _body(
 
 
 async def _present_hit(
-    ctx: Ctx, space_id: str, snap: Snapshot, hit: engine.Hit
+    ctx: Ctx, space_id: str, snap: Snapshot, hit: engine.Hit, rank: int
 ) -> dict[str, Any] | None:
     rec = await snap.page(hit.page_id)
     if rec is None:
         return None  # the index trails a concurrent change of main: skip, never invent
     path = await snap.path(hit.page_id)
+    ancestors: list[dict[str, Any]] = []
+    parent = rec.get("parent")
+    while parent:
+        above = await snap.page(parent)
+        if above is None:
+            break
+        ancestors.append({"title": above["title"]})
+        parent = above.get("parent")
+    ancestors.reverse()
+    # The engine's relevance (higher is better); a page scores as its best section, and its
+    # sections are listed best first, so each carries the page's score.
+    score = max(hit.score, 0.0)
     app = ctx.app_url(f"s/{space_id}/pages/{hit.page_id}")
     sections = []
     for s in hit.sections:
@@ -68,13 +80,18 @@ async def _present_hit(
                 "title": s.title or rec["title"],
                 "path": f"{path}{suffix}",
                 "body": s.body,
+                "score": score,
                 "urls": {"app": f"{app}{suffix}"},
             }
         )
     return {
         "id": hit.page_id,
         "title": rec["title"],
+        "description": rec.get("description") or "",
         "path": path,
+        "score": score,
+        "rank": rank,
+        "ancestors": ancestors,
         "sections": sections,
         "urls": {"app": app},
     }
@@ -87,7 +104,11 @@ async def search_space(ctx: Ctx, space_id: str, query: str, params: PageParams) 
     found = await engine.search(
         ctx.conn, text, space_ids=[space_id], limit=params.limit, offset=offset
     )
-    items = [x for h in found.hits if (x := await _present_hit(ctx, space_id, t.snap, h))]
+    items = [
+        x
+        for n, h in enumerate(found.hits)
+        if (x := await _present_hit(ctx, space_id, t.snap, h, offset + n + 1))
+    ]
     return _body(items, found.count, offset, params.limit, "search:space", found.ranked)
 
 
@@ -113,6 +134,8 @@ async def search_organization(
     )
     order: list[str] = []
     by_space: dict[str, list[engine.Hit]] = {}
+    # One-based positions in the organization-wide ranking, kept when grouped by space.
+    ranks = {(h.space_id, h.page_id): n + 1 for n, h in enumerate(found.hits)}
     for hit in found.hits:
         if hit.space_id not in by_space:
             order.append(hit.space_id)
@@ -140,6 +163,14 @@ async def search_organization(
         if revision is None:
             continue
         snap = content_repository.snapshot(ctx.conn, revision)
-        pages = [x for h in by_space[space_id] if (x := await _present_hit(ctx, space_id, snap, h))]
-        items.append({"id": space_id, "title": row["title"], "pages": pages})
+        hits = by_space[space_id]
+        pages = [
+            x
+            for h in hits
+            if (x := await _present_hit(ctx, space_id, snap, h, ranks[h.space_id, h.page_id]))
+        ]
+        best = max((p["score"] for p in pages), default=0.0)
+        items.append(
+            {"type": "space", "id": space_id, "title": row["title"], "score": best, "pages": pages}
+        )
     return _body(items, len(order), offset, params.limit, "search:org", len(order))

@@ -57,18 +57,25 @@ def present_site(site: sa.RowMapping, org: OrgAccess, base_url: str, public: str
         "app": f"{base_url}/o/{oid}/sites/{sid}/",
     }
     address = site_address(site, public)
+    # GitBook 0.202 requires `preview`; Docshelf has no preview deployments, so it is the
+    # address the site is (or, once published, will be) served at.
+    urls["preview"] = address
     if site["published"]:
         urls["published"] = address
     body: dict[str, Any] = {
         "object": "site",
         "id": sid,
         "type": site["type"],
+        # No plan ever freezes a Docshelf site: the type applied is the type chosen.
+        "appliedType": site["type"],
         "title": site["title"],
         "visibility": site["visibility"],
         "published": site["published"],
         "siteSpaces": site["site_space_count"],
         "createdAt": isoformat(site["created_at"]),
         "adaptiveContent": {"enabled": site["adaptive_content"]},
+        # Sites keep no default level of their own: members' access comes from the content.
+        "defaultLevel": "inherit",
         # GitBook 0.130 requires both: no agent reads a Docshelf site, and `defaultSpace` (never
         # defined by GitBook) is the space its default site space shows.
         "agentsContext": "excluded",
@@ -166,8 +173,11 @@ class SiteView:
             "object": "site-section-group",
             "id": group["id"],
             "title": group["title"],
+            "draft": False,
             "sections": [self.section(s) for s in self.sections if s["group_id"] == group["id"]],
         }
+        # 0.202's `children` holds the same sections (Docshelf groups do not nest).
+        body["children"] = body["sections"]
         if group["icon"] is not None:
             body["icon"] = group["icon"]
         return body

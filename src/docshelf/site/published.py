@@ -50,6 +50,10 @@ DEFAULT_CUSTOMIZATION: dict[str, Any] = {
         "icons": "regular",
         "sidebar": {"background": "default", "list": "default"},
         "search": "subtle",
+        "codeTheme": {
+            "default": {"light": "default-light", "dark": "default-dark"},
+            "openapi": {"light": "default-light", "dark": "default-dark"},
+        },
     },
     "internationalization": {"locale": "en"},
     "favicon": {},
@@ -63,11 +67,13 @@ DEFAULT_CUSTOMIZATION: dict[str, Any] = {
     "trademark": {"enabled": True},
     "externalLinks": {"target": "self"},
     "pagination": {"enabled": True},
-    "pageActions": {"externalAI": True, "markdown": True},
+    # 0.130 reads the two booleans, 0.202 the ordered list; the reader offers markdown and PDF.
+    "pageActions": {"externalAI": True, "markdown": True, "items": ["markdown", "pdf"]},
     "git": {"showEditLink": False},
     "privacyPolicy": {},
     "socialPreview": {},
     "insights": {"trackingCookie": True},
+    "socialAccounts": [],
 }
 
 

@@ -158,6 +158,8 @@ class SiteOut(Out):
     object: Literal["site"]
     id: str
     type: SiteType
+    appliedType: SiteType
+    defaultLevel: Literal["inherit"]
     title: str
     visibility: SiteVisibility
     published: bool
@@ -208,7 +210,9 @@ class SiteSectionGroupOut(Out):
     id: str
     title: str
     icon: str | None = None
+    draft: bool
     sections: list[SiteSectionOut]
+    children: list[SiteSectionOut]
 
 
 class SiteStructureOut(Out):

@@ -12,7 +12,6 @@ import secrets
 from collections.abc import Mapping
 from typing import Any, Final
 
-import jwt
 from jsonschema import Draft7Validator
 from jsonschema.exceptions import SchemaError
 
@@ -46,6 +45,8 @@ def signed_claims(token: str, key: str | None) -> dict[str, Any] | None:
     expired (beyond the skew), not yet valid, oversized or malformed all open nothing."""
     if key is None or not token or len(token) > MAX_TOKEN_LENGTH:
         return None
+    import jwt  # PyJWT and cryptography load with the first visitor token, not at start
+
     try:
         payload = jwt.decode(
             token,

@@ -29,6 +29,11 @@ class CreateSpace(Body):
     visibility: Visibility | None = None
     editMode: EditMode | None = None
     language: Language | None = None
+    # GitBook 0.202: `empty: true` asks for a space with no page, which every new Docshelf space
+    # is. Templates and computed sources do not exist here: the service answers 400 naming them.
+    empty: Literal[True] | None = None
+    template: dict[str, Any] | None = None
+    computedSource: dict[str, Any] | None = None
 
 
 class UpdateSpace(Body):

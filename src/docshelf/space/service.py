@@ -70,6 +70,12 @@ def _check_visibility(visibility: str, parent: str | None) -> None:
 
 async def create(ctx: Ctx, org_id: str, body: CreateSpace) -> dict[str, Any]:
     await org_policy.load(ctx, org_id)
+    for name in ("template", "computedSource"):
+        if getattr(body, name) is not None:
+            raise BadRequest(
+                f"Unsupported body field '{name}': Docshelf has no space templates or computed "
+                "sources; create the space (it starts empty), then write or import its content"
+            )
     await collection_service.require_container(ctx, org_id, body.parent)
     # Secure default: a space is private unless it lives in a collection, where it follows the
     # collection's access.

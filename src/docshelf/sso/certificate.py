@@ -7,9 +7,11 @@ import base64
 import binascii
 import re
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from cryptography import x509
-from cryptography.hazmat.primitives.serialization import Encoding
+if TYPE_CHECKING:
+    from cryptography import x509
+
 
 _PEM = re.compile(
     r"-----BEGIN CERTIFICATE-----(?P<body>[A-Za-z0-9+/=\s]+)-----END CERTIFICATE-----"
@@ -22,6 +24,8 @@ class CertificateError(ValueError):
 
 def der_base64(text: str) -> str:
     """The certificate's DER bytes in base64 on one line, as SAML metadata writes it."""
+    from cryptography.hazmat.primitives.serialization import Encoding
+
     return base64.b64encode(_parse(text).public_bytes(Encoding.DER)).decode("ascii")
 
 
@@ -41,6 +45,8 @@ def _aware(now: datetime) -> datetime:
 
 
 def _parse(text: str) -> x509.Certificate:
+    from cryptography import x509
+
     stripped = text.strip()
     matches = list(_PEM.finditer(stripped))
     if len(matches) > 1:

@@ -11,16 +11,20 @@ import logging
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
-from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
-from saml2.client import Saml2Client
-from saml2.config import SPConfig
-from saml2.saml import NAMEID_FORMAT_EMAILADDRESS, SCM_BEARER
-from saml2.time_util import str_to_time
-
 from docshelf.sso.certificate import der_base64
+
+if TYPE_CHECKING:
+    from saml2.client import Saml2Client
+
+# pysaml2's names, spelled out so that this module loads without pysaml2 (and its XML Schema
+# stack, ~30 MB): only the offload worker that does the SAML work imports it.
+BINDING_HTTP_POST = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"
+BINDING_HTTP_REDIRECT = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"
+NAMEID_FORMAT_EMAILADDRESS = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
+SCM_BEARER = "urn:oasis:names:tc:SAML:2.0:cm:bearer"
 
 # pysaml2 logs whole refused documents at ERROR (attacker-sized text, up to megabytes a
 # request); the refusal's reason is logged by sso.login instead.
@@ -109,6 +113,9 @@ def sp_metadata(sp_entity_id: str, acs_url: str) -> str:
 
 
 def _client(p: Partner) -> Saml2Client:
+    from saml2.client import Saml2Client
+    from saml2.config import SPConfig
+
     conf = SPConfig()
     conf.load(
         {
@@ -209,6 +216,8 @@ def verify_response(p: Partner, encoded: str) -> Verified:
 
 
 def _utc(value: str) -> datetime:
+    from saml2.time_util import str_to_time
+
     seconds = calendar.timegm(str_to_time(value))
     return datetime.fromtimestamp(seconds, UTC)
 

@@ -5,23 +5,24 @@ cannot delay a request; on SQLite the child is the one other writer, queued on t
 from __future__ import annotations
 
 import asyncio
-import logging
 import multiprocessing
 import signal
 from multiprocessing.process import BaseProcess
 
 from docshelf.config import Settings
-from docshelf.kit import offload
+from docshelf.kit import logs, offload
 from docshelf.kit.db import create_engine
 
 
 def run_worker(settings: Settings) -> None:
     from docshelf import tasks as _tasks  # noqa: F401  (registers every job kind)
+    from docshelf.openapi_spec.processing import use_settings
     from docshelf.worker.runner import JobRunner
 
     offload.configure(
         workers=settings.offload_workers, memory_bytes=settings.offload_memory_mb * 1024 * 1024
     )
+    use_settings(settings)
 
     async def run() -> None:
         engine = create_engine(settings)
@@ -40,7 +41,7 @@ def run_worker(settings: Settings) -> None:
 
 def _child(settings_json: str) -> None:
     settings = Settings.model_validate_json(settings_json)
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    logs.configure(settings.log_level, settings.log_format)
     run_worker(settings)
 
 

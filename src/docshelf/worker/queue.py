@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import upsert_insert
 from docshelf.kit.ids import new_id
+from docshelf.kit.logs import job_payload
 from docshelf.models import jobs
 
 
@@ -31,7 +32,8 @@ async def enqueue(
         .values(
             id=job_id,
             kind=kind,
-            payload=payload or {},
+            # The request id rides along, so the job's log lines name the request behind it.
+            payload=job_payload(payload),
             status="queued",
             attempts=0,
             max_attempts=max_attempts,

@@ -16,6 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.kit import logs
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import unit_of_work
 from docshelf.models import jobs
@@ -26,6 +27,10 @@ log = logging.getLogger("docshelf.worker")
 
 BACKOFF_BASE = timedelta(seconds=5)
 BACKOFF_MAX = timedelta(hours=1)
+
+
+def _without_request_id(payload: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in payload.items() if k != logs.PAYLOAD_KEY}
 
 
 def backoff(attempts: int) -> timedelta:
@@ -89,12 +94,19 @@ class JobRunner:
         return True
 
     async def _execute(self, job: sa.RowMapping) -> None:
+        token = logs.request_id.set(job["payload"].get(logs.PAYLOAD_KEY))
+        try:
+            await self._execute_job(job)
+        finally:
+            logs.request_id.reset(token)
+
+    async def _execute_job(self, job: sa.RowMapping) -> None:
         mine = sa.and_(jobs.c.id == job["id"], jobs.c.locked_by == self.worker_id)
         kind = registry.kind_of(job["kind"])
         try:
             if kind is None:
                 raise LookupError(f"no handler for job kind {job['kind']!r}")
-            payload = dict(job["payload"])
+            payload = _without_request_id(job["payload"])
             args: tuple[Any, ...] = ()
             if kind.prepare is not None:
                 args = (await kind.prepare(self.engine, payload),)
@@ -123,7 +135,7 @@ class JobRunner:
             if give_up is not None:
                 try:
                     async with unit_of_work(self.engine) as conn:
-                        await give_up(conn, dict(job["payload"]))
+                        await give_up(conn, _without_request_id(job["payload"]))
                         await conn.execute(sa.update(jobs).where(mine).values(**values))
                     return
                 except Exception as cleanup_exc:

@@ -1,0 +1,80 @@
+"""Routes outside /v1 (they are not GitBook routes): health, readiness, metrics and the API
+explorer. None takes an API token; /metrics has its own rule (ops.service.authorize_scrape)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
+from starlette.responses import Response
+from starlette.staticfiles import StaticFiles
+from swagger_ui_bundle import swagger_ui_path
+
+from docshelf.kit import metrics
+from docshelf.kit.http import JSON, ok
+from docshelf.ops import service
+from docshelf.ops.schemas import Health, Readiness
+
+router = APIRouter(tags=["operations"])
+
+ASSETS = "/docs/assets"
+_HEALTHY = b'{"status":"ok"}'
+
+
+@router.get(
+    "/healthz",
+    response_model=Health,
+    summary="Liveness: the process answers (no database or storage is touched)",
+)
+async def healthz() -> Response:
+    return Response(_HEALTHY, media_type="application/json")
+
+
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    summary="Readiness: the database answers, its migrations are at head, blobs can be written",
+    responses={503: {"description": "Not ready; the message names every failed check"}},
+)
+async def readyz(request: Request) -> JSON:
+    state = request.app.state
+    return ok(await service.readiness(state.engine, state.blobs))
+
+
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics (text exposition format)",
+    description="Answers loopback callers, or others with `DOCSHELF_METRICS_TOKEN` as a bearer "
+    "token; 404 when `DOCSHELF_METRICS_ENABLED=false`.",
+    response_class=Response,
+    responses={
+        200: {"content": {metrics.CONTENT_TYPE: {"schema": {"type": "string"}}}},
+        403: {"description": "Not loopback, and no valid metrics bearer token"},
+        404: {"description": "Metrics are turned off"},
+    },
+)
+async def get_metrics(request: Request) -> Response:
+    state = request.app.state
+    service.authorize_scrape(
+        state.settings, request.scope.get("client"), request.headers.get("authorization")
+    )
+    return Response(await service.scrape(state.engine), media_type=metrics.CONTENT_TYPE)
+
+
+def mount_ops(app: FastAPI) -> None:
+    app.include_router(router)
+    # The explorer's scripts and styles come from the installed swagger-ui-bundle package, so
+    # /docs works on a machine without internet access.
+    app.mount(ASSETS, StaticFiles(directory=Path(swagger_ui_path)), name="swagger-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title=f"{app.title} - explorer",
+            swagger_js_url=f"{ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{ASSETS}/favicon-32x32.png",
+        )

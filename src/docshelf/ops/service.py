@@ -1,0 +1,97 @@
+"""Readiness and the metrics scrape. Both answer without a token and must stay cheap: readiness
+is one indexed read and one tiny write, a scrape one grouped count."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hmac
+import ipaddress
+import logging
+from typing import Any
+
+from alembic.script import ScriptDirectory
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.config import Settings
+from docshelf.kit import metrics
+from docshelf.kit.db import unit_of_work
+from docshelf.kit.errors import Forbidden, NotFound, ServiceUnavailable
+from docshelf.kit.migrate import alembic_config
+from docshelf.ops import repository
+
+log = logging.getLogger("docshelf.ops")
+
+# A probe must answer before the orchestrator's own timeout; past this a check counts as failed.
+CHECK_TIMEOUT = 2.0
+
+
+@functools.cache
+def migration_heads() -> frozenset[str]:
+    """The revisions the code expects (read from the shipped migrations once per process)."""
+    script = ScriptDirectory.from_config(alembic_config(Settings()))
+    return frozenset(script.get_heads())
+
+
+async def _database(engine: AsyncEngine) -> set[str]:
+    async with unit_of_work(engine, write=False) as conn:
+        return await repository.migration_revisions(conn)
+
+
+async def readiness(engine: AsyncEngine, blobs: Any) -> dict[str, Any]:
+    failures: list[str] = []
+    try:
+        revisions = await asyncio.wait_for(_database(engine), CHECK_TIMEOUT)
+    except Exception as exc:
+        log.warning("readiness: database unreachable: %s", exc)
+        failures.append("database unreachable")
+    else:
+        if revisions != migration_heads():
+            failures.append(
+                f"migrations not at head (database {sorted(revisions)}, "
+                f"code {sorted(migration_heads())}); run `docshelf db upgrade`"
+            )
+    try:
+        await asyncio.wait_for(blobs.probe_write(), CHECK_TIMEOUT)
+    except Exception as exc:
+        log.warning("readiness: blob store not writable: %s", exc)
+        failures.append("blob store not writable")
+    if failures:
+        raise ServiceUnavailable("Not ready: " + "; ".join(failures))
+    return {"status": "ready", "checks": {"database": "ok", "migrations": "ok", "blobs": "ok"}}
+
+
+def _is_loopback(client: tuple[str, int] | None) -> bool:
+    if client is None:
+        return False
+    try:
+        return ipaddress.ip_address(client[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def authorize_scrape(
+    settings: Settings, client: tuple[str, int] | None, authorization: str | None
+) -> None:
+    """Loopback callers always; others with DOCSHELF_METRICS_TOKEN as a bearer token, if set."""
+    if not settings.metrics_enabled:
+        raise NotFound("Not found")
+    if _is_loopback(client):
+        return
+    expected = settings.metrics_token
+    if expected and authorization is not None:
+        scheme, _, value = authorization.partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(
+            value.strip().encode(), expected.encode()
+        ):
+            return
+    raise Forbidden(
+        "Metrics are served to loopback addresses, or with the bearer token set in "
+        "DOCSHELF_METRICS_TOKEN"
+    )
+
+
+async def scrape(engine: AsyncEngine) -> bytes:
+    async with unit_of_work(engine, write=False) as conn:
+        counts = await repository.job_counts(conn)
+    return metrics.exposition(counts)
