@@ -33,6 +33,7 @@ from docshelf.openapi_spec import processing as openapi_processing
 from docshelf.ops import openapi as ops_openapi
 from docshelf.ops.endpoints import mount_ops
 from docshelf.ratelimit.service import RateLimiter, RedisStorage
+from docshelf.reader.endpoints import ReaderMiddleware
 
 log = logging.getLogger("docshelf")
 
@@ -249,6 +250,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.fetcher = Fetcher.from_settings(settings)
     app.state.limiter = _rate_limiter(settings)
     _install_error_handlers(app)
+    # Inside the edge (size caps, rate limits): published pages under DOCSHELF_PUBLIC_URL.
+    app.add_middleware(ReaderMiddleware)
     app.add_middleware(EdgeMiddleware, max_body=settings.max_body_bytes)
     # Outermost (added last): it sees every answer, the edge's refusals included.
     app.add_middleware(ObserveMiddleware, access_log_enabled=settings.access_log)

@@ -16,7 +16,7 @@ Everything is read with one connection; nothing is written."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -220,6 +220,9 @@ class Lookup:
     """Where a published URL leads: a site's content, or (`redirect`) elsewhere."""
 
     body: dict[str, Any]
+    # The structure the visitor was shown (None for a redirect), so that a reader needs no
+    # second look-up for the sections and variants it draws.
+    opened: Opened | None = field(default=None, compare=False)
 
 
 async def _site_at(conn: AsyncConnection, org_seg: str, site_seg: str) -> sa.RowMapping | None:
@@ -372,4 +375,4 @@ async def resolve(
         body["page"] = page
     if opened.share_key is not None:
         body["shareKey"] = opened.share_key
-    return Lookup(body)
+    return Lookup(body, opened)

@@ -1,0 +1,1 @@
+"""The published docs reader: server-rendered HTML of published sites, outside /v1."""

@@ -1,0 +1,229 @@
+"""The reader's HTTP side: an ASGI layer in front of the API that answers GET/HEAD requests under
+the published address (DOCSHELF_PUBLIC_URL's path) which no API route matches. It is no FastAPI
+route on purpose: /v1's route tables, OpenAPI document and JSON errors stay exactly the API's.
+
+Every answer carries the same safety headers: a Content-Security-Policy allowing scripts and
+styles from this server only (no inline script), nosniff, a Referrer-Policy and frame refusal.
+Templates are Jinja2 with autoescaping; the only unescaped HTML is the page body, which
+content/html.py has already sanitised with nh3."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Match
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from docshelf.reader import service
+from docshelf.reader.service import Answer
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; "
+    # nh3 keeps one style property, text-align, on table cells.
+    "style-src-attr 'unsafe-inline'; img-src 'self' https:; connect-src 'self'; "
+    "font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SAFETY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "strict-origin-when-cross-origin",
+    "X-Frame-Options": "DENY",
+}
+STATIC = "~reader/static"
+_YEAR = "public, max-age=31536000, immutable"
+
+
+@dataclass(frozen=True)
+class Asset:
+    name: str
+    data: bytes
+    media_type: str
+    fingerprinted: str  # name with the content's hash, what pages link to
+
+
+def _assets() -> dict[str, Asset]:
+    from docshelf.content.html import code_stylesheet
+
+    out: dict[str, Asset] = {}
+    folder = resources.files("docshelf.reader") / "static"
+    for name, media in (("reader.css", "text/css"), ("reader.js", "text/javascript")):
+        data = (folder / name).read_bytes()
+        if name == "reader.css":
+            data += code_stylesheet().encode()
+        digest = hashlib.sha256(data).hexdigest()[:12]
+        stem, _, ext = name.rpartition(".")
+        fingerprinted = f"{stem}.{digest}.{ext}"
+        out[fingerprinted] = Asset(name, data, f"{media}; charset=utf-8", fingerprinted)
+    return out
+
+
+ASSETS = _assets()
+_BY_NAME = {a.name: a for a in ASSETS.values()}
+_env = Environment(
+    loader=PackageLoader("docshelf.reader", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def _render(template: str, context: dict[str, Any], prefix: str) -> bytes:
+    assets = {name: f"{prefix}/{STATIC}/{a.fingerprinted}" for name, a in _BY_NAME.items()}
+    return _env.get_template(template).render(**context, assets=assets).encode()
+
+
+def _response(answer: Answer, prefix: str, secure: bool, head: bool) -> Response:
+    body = answer.body
+    if answer.template is not None:
+        body = _render(answer.template, answer.context or {}, prefix)
+        if answer.cache_key is not None:
+            service.keep_page(answer.cache_key, body)
+    headers = {**SAFETY_HEADERS, **(answer.headers or {})}
+    if answer.status == 304:
+        return Response(status_code=304, headers=headers)
+    response = Response(
+        content=b"" if head else (body or b""),
+        status_code=answer.status,
+        headers=headers,
+        media_type=answer.media_type,
+    )
+    if head and body:
+        response.headers["content-length"] = str(len(body))
+    for name, value, path in answer.set_cookies or []:
+        response.set_cookie(
+            name, value, path=path, httponly=True, samesite="lax", secure=secure, max_age=86400
+        )
+    return response
+
+
+async def _static(name: str, prefix: str, head: bool) -> Response:
+    asset = ASSETS.get(name)
+    if asset is None:
+        return _response(_not_found(), prefix, False, head)
+    return Response(
+        content=b"" if head else asset.data,
+        media_type=asset.media_type,
+        headers={**SAFETY_HEADERS, "Cache-Control": _YEAR},
+    )
+
+
+def _not_found() -> Answer:
+    return Answer(status=404, template="not_found.html", context={"title": "Page not found"})
+
+
+async def handle(request: Request, prefix: str, public: str) -> Response:
+    state = request.app.state
+    head = request.method == "HEAD"
+    path = request.url.path
+    secure = urlsplit(public).scheme == "https"
+    rest = path[len(prefix) :]
+    if rest.startswith(f"/{STATIC}/"):
+        return await _static(rest[len(STATIC) + 2 :], prefix, head)
+    segments = rest.split("/")
+    # ["", org, site, ...]: a site's address always ends in "/" after its basename.
+    if len(segments) < 3 or not segments[1] or not segments[2]:
+        return _response(_not_found(), prefix, secure, head)
+    site_base = f"{prefix}/{segments[1]}/{segments[2]}/"
+    tail = "/".join(segments[3:])
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(public))
+    site_url = f"{origin}{site_base}"
+    query = dict(parse_qsl(request.url.query, keep_blank_values=True))
+    cookies = dict(request.cookies)
+    common: dict[str, Any] = {"base_url": state.base_url, "public": public}
+    async with state.engine.connect() as conn:
+        answer: Answer
+        if tail in ("robots.txt", "sitemap.xml"):
+            answer = await service.site_meta(
+                conn, url=site_url, kind=tail, cookies=cookies, site_base=site_base, **common
+            )
+        elif tail in ("~search", "~search.json"):
+            found = await service.search(
+                conn,
+                url=site_url,
+                query=query,
+                cookies=cookies,
+                **common,
+            )
+            if isinstance(found, Answer):
+                answer = found
+            elif tail == "~search.json":
+                import orjson
+
+                answer = Answer(
+                    status=200,
+                    body=orjson.dumps({"results": found[1]}),
+                    media_type="application/json",
+                    headers={"Cache-Control": "private, no-store"},
+                )
+            else:
+                answer = found[0]
+        elif "/~files/" in f"/{tail}":
+            before, _, file_id = f"/{tail}".rpartition("/~files/")
+            answer = await service.site_file(
+                conn,
+                state.blobs,
+                url=f"{origin}{site_base}{before.lstrip('/')}",
+                file_id=file_id,
+                cookies=cookies,
+                **common,
+            )
+        else:
+            answer = await service.page(
+                conn,
+                url=f"{origin}{path}" + (f"?{request.url.query}" if request.url.query else ""),
+                query=query,
+                cookies=cookies,
+                if_none_match=request.headers.get("if-none-match"),
+                **common,
+            )
+    if answer.status == 404 and answer.template is not None:
+        answer.context = {**(answer.context or {}), "site_base": site_base}
+    return _response(answer, prefix, secure, head)
+
+
+class ReaderMiddleware:
+    """Hands the reader what the API would have answered 404 to: GET and HEAD under the
+    published address, outside /v1, matching no API route."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self._outside_v1: list[Any] | None = None
+
+    def _api_routes(self, scope: Scope) -> list[Any]:
+        """The API's routes outside /v1 (the docs pages, downloads...), found once: /v1 paths
+        never reach the reader, so only these can claim a published-looking path."""
+        if self._outside_v1 is None:
+            self._outside_v1 = [
+                route
+                for route in scope["app"].router.routes
+                if not str(getattr(route, "path", "")).startswith("/v1/")
+                # Routers included under /v1 (FastAPI keeps them whole, with their prefix).
+                and getattr(getattr(route, "include_context", None), "prefix", "") != "/v1"
+            ]
+        return self._outside_v1
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        state = scope["app"].state
+        public: str = state.settings.resolved_public_url
+        prefix = urlsplit(public).path.rstrip("/")
+        path: str = scope["path"]
+        if (
+            not path.startswith(f"{prefix}/")
+            or path == "/v1"
+            or path.startswith("/v1/")
+            or any(route.matches(scope)[0] != Match.NONE for route in self._api_routes(scope))
+        ):
+            await self.app(scope, receive, send)
+            return
+        response = await handle(Request(scope, receive), prefix, public)
+        await response(scope, receive, send)

@@ -1,0 +1,128 @@
+"""A revision's page tree as the reader shows it, built once per revision and kept (revisions
+never change): reading order, paths, titles, and what each page needs to be filtered for one
+visitor (hidden, condition). Pure data, no I/O past `load`."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.content import repository as content_repository
+from docshelf.site.conditions import shows
+
+_KEEP = 256
+_navs: OrderedDict[tuple[str, str], Nav] = OrderedDict()
+
+
+@dataclass(frozen=True, slots=True)
+class NavPage:
+    id: str
+    title: str
+    path: str  # slugs joined by "/"
+    kind: str  # document, group or link
+    hidden: bool
+    condition: str | None
+    depth: int
+    parent: str | None
+    description: str | None
+    markdown: str | None  # the text's object key
+    href: str | None
+    updated_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Nav:
+    revision_id: str
+    created_at: datetime
+    pages: dict[str, NavPage]
+    order: tuple[str, ...]  # depth first, children in order
+    children: dict[str | None, tuple[str, ...]]
+    files_root: str | None
+    pages_root: str | None
+
+    def shown(self, page_id: str, scope: dict[str, Any] | None) -> bool:
+        """The page and every page above it hold their conditions for this visitor."""
+        page: NavPage | None = self.pages.get(page_id)
+        while page is not None:
+            if scope is not None and not shows(page.condition, scope):
+                return False
+            page = self.pages.get(page.parent) if page.parent else None
+        return True
+
+    def listed(self, scope: dict[str, Any] | None) -> list[NavPage]:
+        """What the sidebar lists, in order: shown, not hidden, nothing under a hidden page."""
+        out: list[NavPage] = []
+        skip: set[str] = set()
+        for page_id in self.order:
+            page = self.pages[page_id]
+            if page.parent in skip or page.hidden or not self.shown(page_id, scope):
+                skip.add(page_id)
+                continue
+            out.append(page)
+        return out
+
+    def by_path(self, path: str) -> NavPage | None:
+        return next((p for p in self.pages.values() if p.path == path), None)
+
+
+async def load(conn: AsyncConnection, space_id: str, revision_id: str) -> Nav | None:
+    key = (space_id, revision_id)
+    nav = _navs.get(key)
+    if nav is not None:
+        _navs.move_to_end(key)
+        return nav
+    row = await content_repository.get(conn, space_id, revision_id)
+    if row is None:
+        return None
+    snap = content_repository.snapshot(conn, row)
+    records = await snap.all_pages()
+    root = await snap.root()
+    pages: dict[str, NavPage] = {}
+    order: list[str] = []
+    children: dict[str | None, tuple[str, ...]] = {}
+    # Iterative: a tree may be 50 levels deep.
+    stack: list[tuple[str, str | None, str, int]] = [
+        (cid, None, slug, 0) for cid, slug in reversed(root["children"])
+    ]
+    children[None] = tuple(cid for cid, _ in root["children"] if cid in records)
+    while stack:
+        page_id, parent, path, depth = stack.pop()
+        rec = records.get(page_id)
+        if rec is None:
+            continue
+        href = rec.get("href")
+        pages[page_id] = NavPage(
+            id=page_id,
+            title=str(rec.get("title") or "Untitled"),
+            path=path,
+            kind=str(rec.get("type") or "document"),
+            hidden=bool(rec.get("hidden")),
+            condition=rec.get("condition"),
+            depth=depth,
+            parent=parent,
+            description=rec.get("description"),
+            markdown=rec.get("markdown"),
+            href=href if isinstance(href, str) else None,
+            updated_at=rec.get("updatedAt"),
+        )
+        order.append(page_id)
+        kids = rec.get("children") or []
+        children[page_id] = tuple(cid for cid, _ in kids if cid in records)
+        stack.extend((cid, page_id, f"{path}/{slug}", depth + 1) for cid, slug in reversed(kids))
+    nav = Nav(
+        revision_id=revision_id,
+        created_at=row["created_at"],
+        pages=pages,
+        order=tuple(order),
+        children=children,
+        files_root=row["files_root"],
+        pages_root=row["pages_root"],
+    )
+    _navs[key] = nav
+    while len(_navs) > _KEEP:
+        _navs.popitem(last=False)
+    return nav

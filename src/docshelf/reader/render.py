@@ -1,0 +1,69 @@
+"""A page's body as HTML, rendered once per (revision, page, base path) and kept: revisions never
+change, so a kept rendering is never stale. Rendering is CPU work: a big page is rendered in a
+worker process (kit/offload), a small one inline (the round trip would cost more)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from docshelf.content import html as reader_html
+from docshelf.kit import offload
+
+# Pages (of text) above this are rendered off the event loop.
+OFFLOAD_CHARS = 20_000
+RENDER_SECONDS = 30
+_KEEP = 4096
+_kept: OrderedDict[tuple[str, str, str], Body] = OrderedDict()
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    html: str
+    headings: tuple[reader_html.Heading, ...]
+
+
+def _render(markdown: str, base_path: str, paths: dict[str, str]) -> Body:
+    """Pure, so that it can run in a worker: `paths` maps page ids to their paths."""
+
+    def links(href: str) -> str | None:
+        if href.startswith("/pages/"):
+            page, _, anchor = href[len("/pages/") :].partition("#")
+            path = paths.get(page)
+            if path is None:
+                return None
+            return f"{base_path}{path}" + (f"#{anchor}" if anchor else "")
+        if href.startswith("/files/"):
+            return f"{base_path}~files/{href[len('/files/') :]}"
+        return href if reader_html.is_safe_url(href) else None
+
+    def images(src: str) -> str | None:
+        if src.startswith("/files/"):
+            return f"{base_path}~files/{src[len('/files/') :]}"
+        return src if src.startswith("https://") else None
+
+    done = reader_html.render(markdown, links=links, images=images)
+    return Body(done.html, done.headings)
+
+
+def kept(revision_id: str, page_id: str, base_path: str) -> Body | None:
+    key = (revision_id, page_id, base_path)
+    body = _kept.get(key)
+    if body is not None:
+        _kept.move_to_end(key)
+    return body
+
+
+async def render(
+    revision_id: str, page_id: str, base_path: str, markdown: str, paths: dict[str, str]
+) -> Body:
+    if len(markdown) > OFFLOAD_CHARS:
+        body = await offload.run(
+            _render, markdown, base_path, paths, seconds=RENDER_SECONDS, lane="render"
+        )
+    else:
+        body = _render(markdown, base_path, paths)
+    _kept[(revision_id, page_id, base_path)] = body
+    while len(_kept) > _KEEP:
+        _kept.popitem(last=False)
+    return body
