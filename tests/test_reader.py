@@ -238,3 +238,45 @@ async def test_big_page_renders_in_a_worker(client: httpx.AsyncClient, db: Async
     head = await client.head(s.address)
     assert head.status_code == 200 and head.content == b""
     assert head.headers["etag"] == r.headers["etag"]
+
+
+async def test_an_sso_member_reads_private_spaces(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """The SSO session cookie opens the published site as the API shows it to that member:
+    a private space's pages, which no visitor sees, and never a shared cache of them."""
+    from tests.reader_site import pages
+    from tests.test_sso import Login
+
+    org, (admin,) = await factories.org_with_members(db)
+    login = Login(client, org, admin)
+    await login.setup(defaultRole="read")
+    space = await factories.api_space(client, org, admin, title="Internal", editMode="live")
+    await pages(client, space["id"], admin, ("Runbook", "# Runbook\n\nOn call.\n"))
+    r = await client.post(
+        f"/v1/orgs/{org}/sites",
+        json={"title": "Internal docs", "spaces": [space["id"]]},
+        headers=admin.headers,
+    )
+    assert r.status_code == 201, r.text
+    site = r.json()
+    r = await client.post(f"/v1/orgs/{org}/sites/{site['id']}/publish", headers=admin.headers)
+    assert r.status_code == 200, r.text
+    address = f"/{org}/{site['id']}/"
+    # A visitor: the private space shows nothing.
+    r = await client.get(address)
+    assert r.status_code == 404
+    # The same browser after an SSO login of a member.
+    request_id = await login.start()
+    r = await login.post(login.idp.respond(request_id, "ada@example.com"))
+    assert r.status_code == 303, r.text
+    assert "docshelf_session" in client.cookies
+    r = await client.get(address)
+    assert r.status_code == 200, r.text
+    assert "<h1>Runbook</h1>" in r.text and "On call." in r.text
+    assert r.headers["cache-control"] == "private, no-cache"
+    # Logged out, the browser is a visitor again.
+    r = await client.post("/sso/logout")
+    assert r.status_code == 204
+    r = await client.get(address)
+    assert r.status_code == 404

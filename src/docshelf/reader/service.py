@@ -29,6 +29,7 @@ from docshelf.search import engine as search_engine
 from docshelf.site import published
 from docshelf.site.conditions import shows
 from docshelf.site.published import DEFAULT_CUSTOMIZATION, Opened, Visitor
+from docshelf.sso import login as sso_login
 
 # Bump when the HTML the reader writes changes, so ETags of kept pages change with it.
 VERSION = "1"
@@ -83,10 +84,17 @@ def _visitor(query: dict[str, str], cookies: dict[str, str]) -> tuple[Visitor, b
 
 
 async def _place(
-    conn: AsyncConnection, url: str, who: Visitor, base_url: str, public: str
+    conn: AsyncConnection,
+    url: str,
+    who: Visitor,
+    base_url: str,
+    public: str,
+    cookies: dict[str, str] | None = None,
 ) -> Place | published.Lookup | None:
+    # A member signed in through SSO reads the site as the API shows it to them.
+    member = await sso_login.session_user(conn, (cookies or {}).get(sso_login.COOKIE))
     lookup = await published.resolve(
-        conn, url, who, base_url=base_url, public=public, redirect_on_error=True
+        conn, url, who, base_url=base_url, public=public, redirect_on_error=True, member=member
     )
     if lookup is None or "redirect" in lookup.body:
         return lookup
@@ -273,7 +281,7 @@ async def page(
     if_none_match: str | None,
 ) -> Answer:
     who, from_url = _visitor(query, cookies)
-    found = await _place(conn, url, who, base_url, public)
+    found = await _place(conn, url, who, base_url, public, cookies)
     if isinstance(found, published.Lookup):
         return Answer(status=302, headers={"Location": str(found.body["redirect"])})
     if found is None:
@@ -319,8 +327,9 @@ async def page(
         "ETag": etag,
         "Last-Modified": format_datetime(nav.created_at, usegmt=True),
         # Visitors of non-public sites see what their cookie opens: never a shared cache.
+        # So does a member's view (no condition scope): it may show private spaces.
         "Cache-Control": "public, no-cache"
-        if place.site["visibility"] == "public"
+        if place.site["visibility"] == "public" and place.opened.scope is not None
         else "private, no-cache",
     }
     robots = _robots(place.site, current)
@@ -408,7 +417,7 @@ async def search(
     """Search every site space the visitor sees, keeping only pages shown to them; results
     link to the section's anchor. `url` is the site's address (the default content)."""
     who, _ = _visitor({}, cookies)
-    found = await _place(conn, url, who, base_url, public)
+    found = await _place(conn, url, who, base_url, public, cookies)
     if not isinstance(found, Place):
         return _refused(who)
     place = found
@@ -470,7 +479,7 @@ async def site_file(
     """A file of the space a published page shows (images in pages), if the visitor may see
     that page's site space."""
     who, _ = _visitor({}, cookies)
-    found = await _place(conn, url, who, base_url, public)
+    found = await _place(conn, url, who, base_url, public, cookies)
     if not isinstance(found, Place):
         return _refused(who)
     row = await content_repository.get(conn, found.lookup["space"], found.nav.revision_id)

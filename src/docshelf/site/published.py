@@ -251,7 +251,7 @@ async def _site_at(conn: AsyncConnection, org_seg: str, site_seg: str) -> sa.Row
 
 
 async def _page(
-    conn: AsyncConnection, space: sa.RowMapping, slugs: list[str], scope: dict[str, Any]
+    conn: AsyncConnection, space: sa.RowMapping, slugs: list[str], scope: dict[str, Any] | None
 ) -> str | None:
     """The page at the slug path (its first page for none), every page on the way shown to
     this visitor; None if there is none."""
@@ -290,12 +290,17 @@ async def resolve(
     base_url: str,
     public: str,
     redirect_on_error: bool = False,
+    member: str | None = None,
 ) -> Lookup | None:
     """GitBook's `PublishedSiteContentLookup` for a published URL, or None (a 404).
 
     The URL has the form sites publish: <public URL>/<organization hostname or id>/<site
     basename or id>/[<section path>/][<site-space path>/]<page path>, with `?shareKey=` for
-    share-link sites. A missing section or site-space path means the default one."""
+    share-link sites. A missing section or site-space path means the default one.
+
+    `member` is the user id of a signed-in reader (the published site's SSO session): a full
+    member of the site's organization sees it as members do through the API, every space
+    they may view and no condition applied; anyone else is a visitor."""
     try:
         parts = urlsplit(url)
     except ValueError:  # e.g. a malformed IPv6 host: no published content is there
@@ -315,8 +320,14 @@ async def resolve(
     query = parse_qs(parts.query)
     share_key = who.share_key or next(iter(query.get("shareKey", [])), None)
     who = Visitor(share_key=share_key, token=who.token, unsigned=who.unsigned)
-    opened = await open_for_visitor(conn, site, who, base_url, public)
-    if opened is None or opened.scope is None:
+    opened: Opened | None = None
+    if member is not None:
+        access = await ContentScope.load(conn, site["organization_id"], member)
+        if access.is_member and access.org_role is not None:
+            opened = await open_for_member(conn, site, access, base_url, public)
+    if opened is None:
+        opened = await open_for_visitor(conn, site, who, base_url, public)
+    if opened is None or (opened.scope is None and member is None):
         fallback = site["fallback_url"]
         if (
             redirect_on_error

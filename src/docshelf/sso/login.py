@@ -203,6 +203,13 @@ async def _offload(fn: Callable[..., T], *args: object) -> T:
         raise BadRequest(_REFUSED + "it could not be processed within the limits") from None
 
 
+async def session_user(conn: AsyncConnection, value: str | None) -> str | None:
+    """The user of a live session cookie, or None: how the published reader knows a member."""
+    if not value:
+        return None
+    return await repository.session_user(conn, hash_session(value), utcnow())
+
+
 async def token_for_session(b: Browser, value: str | None) -> str:
     """A new API token of the session's user (shown once, like any API token)."""
     async with unit_of_work(b.engine) as conn:
