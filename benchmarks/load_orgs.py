@@ -110,6 +110,7 @@ class Server:
     def __init__(self, name: str, cmd: list[str], env: dict[str, str], port: int, logs: Path):
         self.name = name
         self.port = port
+        self.env = env
         self.log_path = logs / f"{name}.log"
         self._log = self.log_path.open("wb")
         log(f"starting {name}: {' '.join(cmd)}")
@@ -550,35 +551,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.db == "sqlite" and database_url:
             raise SystemExit("--database-url is for --db postgres")
 
-        port = free_port()
-        env = clean_env(
-            DOCSHELF_SERVER=args.server,
-            DOCSHELF_RATE_LIMIT=str(args.rate_limit),
-            DOCSHELF_WORKERS=str(args.workers),
-            DOCSHELF_LOG_LEVEL=args.log_level,
-            # A fresh admin e-mail per run: the bootstrap only runs on an empty database.
-            DOCSHELF_ADMIN_EMAIL="bench-admin@docshelf.local",
-        )
-        if database_url:
-            env["DOCSHELF_DATABASE_URL"] = database_url
-        docshelf = Server(
-            "docshelf",
-            [
-                str(BIN / "docshelf"),
-                "serve",
-                "--host",
-                HOST,
-                "--port",
-                str(port),
-                "--data-dir",
-                str(data_dir),
-            ],
-            env,
-            port,
+        docshelf = start_docshelf(
+            stack,
             work,
+            data_dir,
+            database_url,
+            server=args.server,
+            rate_limit=args.rate_limit,
+            workers=args.workers,
+            log_level=args.log_level,
         )
-        stack.callback(docshelf.stop)
-        docshelf.wait_ready()
+        port = docshelf.port
 
         # First start on an empty database bootstrapped an admin, an organization and the
         # admin's token; on an existing database (--database-url) the CLI makes fresh ones.
@@ -590,7 +573,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 raise SystemExit(f"GET /v1/orgs answered {status}: {body[:300]!r}")
             org_id = json.loads(body)["items"][0]["id"]
         else:
-            token, org_id = cli_bootstrap(env, data_dir)
+            token, org_id = cli_bootstrap(docshelf.env, data_dir)
         path = f"/v1/orgs/{org_id}"
         status, org_bytes = http_get(port, path, token)
         if status != 200:
@@ -715,6 +698,36 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.database_url:
         args.db = "postgres"
     return args
+
+
+def start_docshelf(
+    stack: contextlib.ExitStack,
+    work: Path,
+    data_dir: Path,
+    database_url: str | None,
+    *,
+    server: str,
+    rate_limit: int,
+    workers: int = 1,
+    log_level: str = "warning",
+) -> Server:
+    """`docshelf serve` on a free port, stopped when `stack` closes; ready when returned."""
+    port = free_port()
+    env = clean_env(
+        DOCSHELF_SERVER=server,
+        DOCSHELF_RATE_LIMIT=str(rate_limit),
+        DOCSHELF_WORKERS=str(workers),
+        DOCSHELF_LOG_LEVEL=log_level,
+        # A fresh admin e-mail per run: the bootstrap only runs on an empty database.
+        DOCSHELF_ADMIN_EMAIL="bench-admin@docshelf.local",
+    )
+    if database_url:
+        env["DOCSHELF_DATABASE_URL"] = database_url
+    command = [str(BIN / "docshelf"), "serve", "--host", HOST, "--port", str(port)]
+    docshelf = Server("docshelf", [*command, "--data-dir", str(data_dir)], env, port, work)
+    stack.callback(docshelf.stop)
+    docshelf.wait_ready()
+    return docshelf
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,18 +35,19 @@ from pathlib import Path
 from typing import Any
 
 from load_orgs import (
-    BIN,
     HERE,
     HOST,
     Server,
     clean_env,
     cpu_busy_percent,
+    free_port,
     git_state,
     http_get,
     log,
     postgres_cluster,
     profile,
     run_wrk,
+    start_docshelf,
 )
 
 TARGET_FLOOR_RATIO = 0.20
@@ -70,14 +71,6 @@ def http_post(port: int, path: str, token: str, body: dict[str, Any]) -> tuple[i
         return response.status, response.read()
     finally:
         conn.close()
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
 
 
 def measure(url: str, token: str | None, args: argparse.Namespace) -> dict[str, Any]:
@@ -114,34 +107,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.db == "postgres" and not database_url:
             database_url = stack.enter_context(postgres_cluster(free_port(), False))
 
-        port = free_port()
-        env = clean_env(
-            DOCSHELF_SERVER=args.server,
-            DOCSHELF_RATE_LIMIT=str(args.rate_limit),
-            DOCSHELF_WORKERS="1",
-            DOCSHELF_LOG_LEVEL="warning",
-            DOCSHELF_ADMIN_EMAIL="bench-admin@docshelf.local",
+        docshelf = start_docshelf(
+            stack, work, data_dir, database_url, server=args.server, rate_limit=args.rate_limit
         )
-        if database_url:
-            env["DOCSHELF_DATABASE_URL"] = database_url
-        docshelf = Server(
-            "docshelf",
-            [
-                str(BIN / "docshelf"),
-                "serve",
-                "--host",
-                HOST,
-                "--port",
-                str(port),
-                "--data-dir",
-                str(data_dir),
-            ],
-            env,
-            port,
-            work,
-        )
-        stack.callback(docshelf.stop)
-        docshelf.wait_ready()
+        port = docshelf.port
         token = (data_dir / "admin-token").read_text().strip()
         status, body = http_get(port, "/v1/orgs", token)
         org_id = json.loads(body)["items"][0]["id"]
