@@ -59,14 +59,17 @@ class Nav:
         skip: set[str] = set()
         for page_id in self.order:
             page = self.pages[page_id]
-            if page.parent in skip or page.hidden or not self.shown(page_id, scope):
+            # `order` lists parents first, so a parent that fails is already in `skip`: only
+            # the page's own condition is left to test.
+            if (
+                page.parent in skip
+                or page.hidden
+                or (scope is not None and not shows(page.condition, scope))
+            ):
                 skip.add(page_id)
                 continue
             out.append(page)
         return out
-
-    def by_path(self, path: str) -> NavPage | None:
-        return next((p for p in self.pages.values() if p.path == path), None)
 
 
 async def load(conn: AsyncConnection, space_id: str, revision_id: str) -> Nav | None:

@@ -429,10 +429,15 @@ async def search(
         hits = await search_engine.search(
             conn, text, space_ids=sorted(by_space), limit=SEARCH_LIMIT, offset=0, count=False
         )
+        # Each hit space's page tree once, not once per hit.
+        trees = {
+            sid: await navs.load(conn, sid, view.spaces[sid]["revision_id"])
+            for sid in {hit.space_id for hit in hits.hits}
+        }
         for hit in hits.hits:
             ss = by_space[hit.space_id]
             space = view.spaces[hit.space_id]
-            nav = await navs.load(conn, hit.space_id, space["revision_id"])
+            nav = trees[hit.space_id]
             page = nav.pages.get(hit.page_id) if nav is not None else None
             if nav is None or page is None or page.kind != "document":
                 continue

@@ -262,8 +262,10 @@ async def _page(
     node = await snap.root()
     found: str | None = None
     if not slugs:
+        # One batched read of the top level, not a look-up per child.
+        children = await snap.pages([cid for cid, _ in node["children"]])
         for child_id, _ in node["children"]:
-            child = await snap.page(child_id)
+            child = children.get(child_id)
             if (
                 child is not None
                 and child.get("type") != "link"

@@ -269,9 +269,10 @@ async def create_section(
     access = await edit(ctx, org_id, site_id, lock=False)
     space = await usable_space(ctx, org_id, body.spaceId, "spaceId")
     await repository.lock_site(ctx.conn, site_id)
-    if not await repository.sections(ctx.conn, site_id):
-        await _wrap_root(ctx, access.site)
     sections = await repository.sections(ctx.conn, site_id)
+    if not sections:
+        await _wrap_root(ctx, access.site)
+        sections = await repository.sections(ctx.conn, site_id)
     groups = await repository.groups(ctx.conn, site_id)
     _, positions, _ = top_level(sections, groups)
     title = body.title or _section_title(space["title"])
