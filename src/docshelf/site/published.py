@@ -117,9 +117,11 @@ async def visitor_scope(
     return visitor.visitor_scope(adaptive_schema(site), signed, unsigned)
 
 
-async def _view(
+async def site_view(
     conn: AsyncConnection, site: sa.RowMapping, scope: ContentScope, base_url: str, public: str
 ) -> SiteView:
+    """The whole structure of a site as `scope` may see it, read once (sites hold tens of
+    items, not thousands): what the API's structure routes and the published look-ups draw."""
     site_id = site["id"]
     return SiteView(
         site=site,
@@ -172,7 +174,7 @@ async def open_for_visitor(
     nobody = ContentScope(
         org_id=site["organization_id"], user_id="", is_member=False, org_role=None
     )
-    shown = await _view(conn, site, nobody, base_url, public)
+    shown = await site_view(conn, site, nobody, base_url, public)
     key = who.share_key if site["visibility"] == "share-link" else None
     return Opened(view=_filtered(shown, scope), scope=scope, share_key=key)
 
@@ -180,7 +182,7 @@ async def open_for_visitor(
 async def open_for_member(
     conn: AsyncConnection, site: sa.RowMapping, scope: ContentScope, base_url: str, public: str
 ) -> Opened:
-    return Opened(view=await _view(conn, site, scope, base_url, public), scope=None)
+    return Opened(view=await site_view(conn, site, scope, base_url, public), scope=None)
 
 
 async def _org(conn: AsyncConnection, org_id: str) -> sa.RowMapping:

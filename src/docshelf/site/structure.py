@@ -26,7 +26,7 @@ from docshelf.kit.errors import BadRequest, Conflict, NotFound
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import site_section_groups, site_sections, site_spaces
-from docshelf.site import ordering, policy, repository
+from docshelf.site import ordering, policy, published, repository
 from docshelf.site.conditions import validate_condition
 from docshelf.site.policy import SiteAccess
 from docshelf.site.presenter import SiteView, public_base
@@ -60,18 +60,8 @@ _SITE_SPACE_KEYS = (
 
 
 async def view(ctx: Ctx, access: SiteAccess) -> SiteView:
-    """The whole structure of the site, read once (sites hold tens of items, not thousands)."""
-    site_id = access.id
-    return SiteView(
-        site=access.site,
-        sections=await repository.sections(ctx.conn, site_id),
-        groups=await repository.groups(ctx.conn, site_id),
-        site_spaces=await repository.all_site_spaces(ctx.conn, site_id),
-        spaces=await repository.spaces_of_site(ctx.conn, site_id),
-        scope=await ContentScope.load(ctx.conn, access.org_id, ctx.actor.user_id),
-        base_url=ctx.base_url,
-        public=public_base(ctx),
-    )
+    scope = await ContentScope.load(ctx.conn, access.org_id, ctx.actor.user_id)
+    return await published.site_view(ctx.conn, access.site, scope, ctx.base_url, public_base(ctx))
 
 
 async def fresh_view(ctx: Ctx, org_id: str, site_id: str) -> SiteView:
