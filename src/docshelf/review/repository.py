@@ -193,3 +193,7 @@ async def merge_rules(conn: AsyncConnection, space_id: str) -> tuple[Any, Any]:
         )
     ).one()
     return row.merge_rules, row.org_rules
+
+
+async def contributors(conn: AsyncConnection, cr_id: str) -> list[sa.RowMapping]:
+    return list((await conn.execute(contributors_of(cr_id))).mappings().all())

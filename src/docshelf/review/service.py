@@ -179,7 +179,7 @@ async def remove_requested(ctx: Ctx, space_id: str, ref: str, user_id: str) -> b
 
 async def contributors(ctx: Ctx, space_id: str, ref: str) -> dict[str, Any]:
     _, cr = await _load(ctx, space_id, ref)
-    rows = (await ctx.conn.execute(repository.contributors_of(cr["id"]))).mappings().all()
+    rows = await repository.contributors(ctx.conn, cr["id"])
     # Latest contribution first; a change request has as many contributors as editors at most.
     ordered = sorted(rows, key=lambda r: (r["updated_at"], r["user_id"]), reverse=True)
     items = [present_contributor(r, ctx.base_url) for r in ordered]
