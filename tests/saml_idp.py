@@ -6,7 +6,9 @@ the forgeries the tests try."""
 from __future__ import annotations
 
 import base64
+import shutil
 import tempfile
+import weakref
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -72,6 +74,10 @@ class IdentityProvider:
     keys: KeyPair
     sp: dict[str, str]
     _dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="idp-")))
+
+    def __post_init__(self) -> None:
+        # pysaml2 reads keys from files; the folder goes with the IdP instead of piling up in /tmp.
+        weakref.finalize(self, shutil.rmtree, self._dir, True)
 
     def server(self, lifetime_minutes: int = 15) -> Server:
         key_file = self._dir / "key.pem"
