@@ -6,7 +6,7 @@ from sqlalchemy import RowMapping
 
 from docshelf.content.document import markdown_to_document
 from docshelf.kit.clock import isoformat
-from docshelf.user.presenter import present_user
+from docshelf.user.presenter import present_user_or_gone
 
 
 def present_change_request(row: RowMapping, base_url: str) -> dict[str, Any]:
@@ -17,15 +17,7 @@ def present_change_request(row: RowMapping, base_url: str) -> dict[str, Any]:
         "number": number,
         "status": row["status"],
         "subject": row["subject"],
-        "createdBy": present_user(
-            {
-                "id": row["created_by"] or "",
-                "email": row["creator_email"],
-                "display_name": row["creator_display_name"] or "Deleted user",
-                "photo_url": row["creator_photo_url"],
-            },
-            base_url,
-        ),
+        "createdBy": present_user_or_gone(row, base_url, id_key="created_by", prefix="creator_"),
         # Required by GitBook's later descriptions (0.202).
         "space": space_id,
         "createdAt": isoformat(row["created_at"]),
@@ -48,15 +40,7 @@ def present_change_request(row: RowMapping, base_url: str) -> dict[str, Any]:
         body["revisionMerged"] = row["revision_merged"]
     if row["merged_at"] is not None:
         body["mergedAt"] = isoformat(row["merged_at"])
-        body["mergedBy"] = present_user(
-            {
-                "id": row["merged_by"] or "",
-                "email": row["merger_email"],
-                "display_name": row["merger_display_name"] or "Deleted user",
-                "photo_url": row["merger_photo_url"],
-            },
-            base_url,
-        )
+        body["mergedBy"] = present_user_or_gone(row, base_url, id_key="merged_by", prefix="merger_")
     if row["description"] is not None:
         body["description"] = markdown_to_document(row["description"])
     if row["links"]:

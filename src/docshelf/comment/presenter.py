@@ -8,7 +8,7 @@ from sqlalchemy import RowMapping
 from docshelf.comment import policy
 from docshelf.content import markdown as md
 from docshelf.kit.clock import isoformat
-from docshelf.user.presenter import present_user
+from docshelf.user.presenter import present_user_or_gone
 
 JSON = dict[str, Any]
 
@@ -28,16 +28,7 @@ def present_body(markdown: str, fmt: str | None) -> JSON:
 
 def present_person(row: RowMapping, id_column: str, prefix: str, base_url: str) -> JSON:
     """A user from a joined row; a deleted user (null id) as GitBook's clients expect a User."""
-    user_id = row[id_column]
-    return present_user(
-        {
-            "id": user_id or "",
-            "email": row[f"{prefix}email"] if user_id else None,
-            "display_name": (row[f"{prefix}display_name"] if user_id else None) or "Deleted user",
-            "photo_url": row[f"{prefix}photo_url"] if user_id else None,
-        },
-        base_url,
-    )
+    return present_user_or_gone(row, base_url, id_key=id_column, prefix=prefix)
 
 
 def group_reactions(rows: Iterable[RowMapping], base_url: str) -> dict[str, list[JSON]]:

@@ -6,17 +6,13 @@ from sqlalchemy import RowMapping
 
 from docshelf.content import markdown as md
 from docshelf.kit.clock import isoformat
-from docshelf.user.presenter import present_user
+from docshelf.user.presenter import present_user_or_gone
 
 Format = Literal["markdown", "document"]
 
 
 def _user(row: RowMapping, prefix: str, base_url: str) -> dict[str, Any]:
-    if row[f"{prefix}id"] is None:
-        # The user was deleted since; GitBook's shape still requires someone.
-        gone = {"id": "", "email": None, "display_name": "Deleted user", "photo_url": None}
-        return present_user(gone, base_url)
-    return present_user(row, base_url, prefix=prefix)
+    return present_user_or_gone(row, base_url, id_key=f"{prefix}id", prefix=prefix)
 
 
 def review_location(base_url: str, space_id: str, cr_id: str, review_id: str) -> str:

@@ -20,3 +20,16 @@ def present_user(
     if row[f"{prefix}photo_url"]:
         body["photoURL"] = row[f"{prefix}photo_url"]
     return body
+
+
+def present_user_or_gone(
+    row: RowMapping | dict[str, Any], base_url: str, *, id_key: str, prefix: str
+) -> dict[str, Any]:
+    """A user from a joined row whose user may have been deleted since (`id_key` null): GitBook's
+    shapes still require a User there, so a deleted one is a nameless placeholder."""
+    user_id = row[id_key]
+    if user_id is None:
+        gone = {"id": "", "email": None, "display_name": "Deleted user", "photo_url": None}
+        return present_user(gone, base_url)
+    fields = ("email", "display_name", "photo_url")
+    return present_user({"id": user_id, **{f: row[prefix + f] for f in fields}}, base_url)
