@@ -17,7 +17,7 @@ from docshelf.config import Settings
 from docshelf.kit import metrics
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import Forbidden, NotFound, ServiceUnavailable
-from docshelf.kit.migrate import alembic_config
+from docshelf.kit.migrate import MIGRATIONS_DIR
 from docshelf.ops import repository
 
 log = logging.getLogger("docshelf.ops")
@@ -29,8 +29,8 @@ CHECK_TIMEOUT = 2.0
 @functools.cache
 def migration_heads() -> frozenset[str]:
     """The revisions the code expects (read from the shipped migrations once per process)."""
-    script = ScriptDirectory.from_config(alembic_config(Settings()))
-    return frozenset(script.get_heads())
+    # Heads depend only on the shipped scripts, not on any setting.
+    return frozenset(ScriptDirectory(str(MIGRATIONS_DIR)).get_heads())
 
 
 async def _database(engine: AsyncEngine) -> set[str]:
