@@ -19,7 +19,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
-from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
+from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT, xmldsig
 from saml2.config import IdPConfig
 from saml2.saml import AUTHN_PASSWORD, NAMEID_FORMAT_EMAILADDRESS, NameID
 from saml2.server import Server
@@ -131,8 +131,10 @@ class IdentityProvider:
         sign_assertion: bool = True,
         sign_response: bool = False,
         lifetime_minutes: int = 15,
+        sha1: bool = False,
     ) -> str:
-        """A base64 SAMLResponse, as the IdP would POST it to our ACS."""
+        """A base64 SAMLResponse, as the IdP would POST it to our ACS (signed with RSA-SHA256, or
+        with pysaml2's old default RSA-SHA1 when `sha1`)."""
         server = self.server(lifetime_minutes)
         response = server.create_authn_response(
             identity={"mail": [email], "displayName": [name]},
@@ -143,6 +145,8 @@ class IdentityProvider:
             sign_assertion=sign_assertion,
             sign_response=sign_response,
             authn={"class_ref": AUTHN_PASSWORD, "authn_auth": self.entity_id},
+            sign_alg=xmldsig.SIG_RSA_SHA1 if sha1 else xmldsig.SIG_RSA_SHA256,
+            digest_alg=xmldsig.DIGEST_SHA1 if sha1 else xmldsig.DIGEST_SHA256,
         )
         return base64.b64encode(str(response).encode()).decode()
 

@@ -480,6 +480,11 @@ ATTACKS: dict[str, tuple[Attack, str]] = {
         "the assertion did not verify",
     ),
     "another provider's certificate": (_other_provider, "signature missing or invalid"),
+    # Validly signed, but with SHA-1, whose collisions make the signature worthless.
+    "signed with RSA-SHA1": (
+        lambda lg, rid: lg.idp.respond(rid, VICTIM, sha1=True),
+        "signature algorithm 'http://www.w3.org/2000/09/xmldsig#rsa-sha1' refused",
+    ),
     "unknown InResponseTo": (
         lambda lg, rid: lg.idp.respond("id-never-issued", VICTIM),
         "it answers no pending request of ours",

@@ -6,6 +6,7 @@ process boundary; a refusal is a `SamlRefused` whose message goes to the client.
 
 from __future__ import annotations
 
+import base64
 import calendar
 import logging
 import shutil
@@ -160,6 +161,7 @@ def verify_response(p: Partner, encoded: str) -> Verified:
     """Verifies a base64 SAMLResponse (HTTP-POST) against the provider: pysaml2 checks the
     signatures (the assertion's required), the status, audience, time window (with skew),
     recipient and destination when present; then we require what pysaml2 leaves optional."""
+    _require_strong_algorithms(encoded)
     try:
         parsed = _client(p).parse_authn_request_response(encoded, BINDING_HTTP_POST)
     except Exception as exc:
@@ -213,6 +215,52 @@ def verify_response(p: Partner, encoded: str) -> Verified:
         display_name=_first(parsed.ava or {}, _NAME_ATTRIBUTES),
         expires_at=min(_utc(value) for value in expiries),
     )
+
+
+# XML-DSig algorithms accepted in a response: SHA-1 and MD5 collide, so a signature made with
+# them proves nothing (xmlsec1 and pysaml2 both still verify them). Fail closed on anything else.
+_DSIG = "{http://www.w3.org/2000/09/xmldsig#}"
+_STRONG_SIGNATURES = frozenset(
+    "http://www.w3.org/2001/04/xmldsig-more#" + name
+    for name in (
+        "rsa-sha256",
+        "rsa-sha384",
+        "rsa-sha512",
+        "ecdsa-sha256",
+        "ecdsa-sha384",
+        "ecdsa-sha512",
+    )
+)
+_STRONG_DIGESTS = frozenset(
+    {
+        "http://www.w3.org/2001/04/xmlenc#sha256",
+        "http://www.w3.org/2001/04/xmldsig-more#sha384",
+        "http://www.w3.org/2001/04/xmlenc#sha512",
+    }
+)
+
+
+def _require_strong_algorithms(encoded: str) -> None:
+    """Every signature in the document uses a SHA-2 signature method and digests."""
+    from defusedxml import ElementTree
+
+    try:
+        root = ElementTree.fromstring(base64.b64decode(encoded, validate=False))
+    except Exception:
+        raise SamlRefused("not a valid SAML response (unreadable XML)") from None
+    for element in root.iter():
+        tag = element.tag
+        if tag == _DSIG + "SignatureMethod":
+            if element.get("Algorithm") not in _STRONG_SIGNATURES:
+                raise SamlRefused(
+                    f"signature algorithm {element.get('Algorithm')!r} refused: sign with "
+                    "RSA or ECDSA over SHA-256, SHA-384 or SHA-512"
+                )
+        elif tag == _DSIG + "DigestMethod" and element.get("Algorithm") not in _STRONG_DIGESTS:
+            raise SamlRefused(
+                f"digest algorithm {element.get('Algorithm')!r} refused: use SHA-256, "
+                "SHA-384 or SHA-512"
+            )
 
 
 def _utc(value: str) -> datetime:
