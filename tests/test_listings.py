@@ -15,7 +15,7 @@ from docshelf.authz.content import ContentScope
 from docshelf.collection import ordering
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import unit_of_work
-from docshelf.models import collections, content_objects, spaces
+from docshelf.models import collections, content_objects, members, spaces
 from tests import factories
 from tests.helpers import error, snapshot
 
@@ -302,6 +302,24 @@ async def test_aggregate_equals_each_members_resolved_role(
                     got = scope.space_role(row)
                 if got is not None:
                     expected[who.id] = got
+            if kind == "space":
+                # The batch resolver (requested reviewers) gives each member the same role.
+                members_roles = {
+                    r.user_id: r.role
+                    for r in await conn.execute(
+                        sa.select(members.c.user_id, members.c.role).where(
+                            members.c.organization_id == org_id
+                        )
+                    )
+                }
+                batch = await ContentScope.near_members(
+                    conn, org_id, members_roles, row["parent_id"]
+                )
+                assert {
+                    uid: role
+                    for uid, scope in batch.items()
+                    if (role := scope.space_role(row)) is not None
+                } == {uid: role for uid, role in expected.items() if uid in members_roles}
             for role in (None, "read", "review", "create", "admin"):
                 params: dict[str, Any] = {"limit": 2}
                 if role:

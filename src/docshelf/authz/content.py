@@ -137,6 +137,58 @@ class ContentScope:
         return scope
 
     @classmethod
+    async def near_members(
+        cls,
+        conn: AsyncConnection,
+        org_id: str,
+        roles: dict[str, str],
+        collection_id: str | None,
+    ) -> dict[str, ContentScope]:
+        """`near` for several members at once (user id -> organization role, already read):
+        one read of the collections above `collection_id` and one of all their grants, whatever
+        their number."""
+        tree = await ancestors_of(conn, org_id, collection_id) if collection_id else {}
+        scopes = {
+            uid: cls(org_id=org_id, user_id=uid, is_member=True, org_role=role, tree=dict(tree))
+            for uid, role in roles.items()
+        }
+        if not scopes:
+            return scopes
+        uids = list(scopes)
+        direct = sa.select(
+            content_grants.c.principal_id.label("user_id"),
+            content_grants.c.target_type,
+            content_grants.c.target_id,
+            content_grants.c.role,
+        ).where(
+            content_grants.c.organization_id == org_id,
+            content_grants.c.principal_type == "user",
+            in_ids(content_grants.c.principal_id, uids),
+        )
+        through_teams = (
+            sa.select(
+                team_members.c.user_id,
+                content_grants.c.target_type,
+                content_grants.c.target_id,
+                content_grants.c.role,
+            )
+            .join(
+                content_grants,
+                sa.and_(
+                    content_grants.c.organization_id == team_members.c.organization_id,
+                    content_grants.c.principal_type == "team",
+                    content_grants.c.principal_id == team_members.c.team_id,
+                ),
+            )
+            .where(team_members.c.organization_id == org_id, in_ids(team_members.c.user_id, uids))
+        )
+        for g in await conn.execute(sa.union_all(direct, through_teams)):
+            grants = scopes[g.user_id].grants
+            key = (g.target_type, g.target_id)
+            grants[key] = highest([grants.get(key), g.role]) or g.role
+        return scopes
+
+    @classmethod
     async def _for(cls, conn: AsyncConnection, org_id: str, user_id: str) -> ContentScope:
         role_row = (
             await conn.execute(

@@ -174,13 +174,16 @@ def contributors_of(cr_id: str) -> sa.Select[Any]:
     )
 
 
-async def members_among(conn: AsyncConnection, org_id: str, user_ids: Collection[str]) -> set[str]:
+async def members_among(
+    conn: AsyncConnection, org_id: str, user_ids: Collection[str]
+) -> dict[str, str]:
+    """Which of `user_ids` are members of the organization, with their roles."""
     rows = await conn.execute(
-        sa.select(members.c.user_id).where(
+        sa.select(members.c.user_id, members.c.role).where(
             members.c.organization_id == org_id, members.c.user_id.in_(list(user_ids))
         )
     )
-    return {r.user_id for r in rows}
+    return {r.user_id: r.role for r in rows}
 
 
 async def merge_rules(conn: AsyncConnection, space_id: str) -> tuple[Any, Any]:

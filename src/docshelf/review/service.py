@@ -134,12 +134,10 @@ async def request_reviewers(
     space, found = await _load(ctx, space_id, ref)
     require(policy.can_request_reviewers(space.role), "You cannot request reviews in this space")
     wanted = list(dict.fromkeys(body.users))
-    members = await repository.members_among(ctx.conn, space.org_id, wanted)
+    roles = await repository.members_among(ctx.conn, space.org_id, wanted)
+    scopes = await ContentScope.near_members(ctx.conn, space.org_id, roles, space.row["parent_id"])
     for uid in wanted:
-        role = None
-        if uid in members:
-            scope = await ContentScope.near(ctx.conn, space.org_id, uid, space.row["parent_id"])
-            role = scope.space_role(space.row)
+        role = scopes[uid].space_role(space.row) if uid in scopes else None
         if not policy.can_view_reviewer(role):
             # The same sentence for a stranger and a member without access: nothing leaks.
             raise BadRequest(f"Invalid body field 'users': user '{uid}' cannot read this space")
