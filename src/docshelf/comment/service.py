@@ -150,7 +150,17 @@ async def _pages(ctx: Ctx, thread: Thread, rows: Sequence[sa.RowMapping]) -> dic
     head = await _snapshot(ctx, thread.space_id, thread.head)
     current = await head.pages(wanted) if head is not None else {}
     paths = {pid: await head.path(pid) for pid in current} if head is not None else {}
-    earlier: dict[str, Snapshot | None] = {}
+    # Pages the head no longer has, read once per revision they were commented in.
+    gone: dict[str, set[str]] = {}
+    for row in rows:
+        pid = row["target_page"]
+        if pid is not None and pid not in current:
+            gone.setdefault(row["target_revision"], set()).add(pid)
+    earlier: dict[str, tuple[dict[str, JSON], dict[str, str]]] = {}
+    for revision, pids in gone.items():
+        snap = await _snapshot(ctx, thread.space_id, revision)
+        found = await snap.pages(pids) if snap is not None else {}
+        earlier[revision] = (found, {pid: await snap.path(pid) for pid in found} if snap else {})
     out: dict[str, JSON] = {}
     for row in rows:
         pid = row["target_page"]
@@ -162,13 +172,8 @@ async def _pages(ctx: Ctx, thread: Thread, rows: Sequence[sa.RowMapping]) -> dic
                 rec, paths[pid], rec.get("markdown") != row["target_page_text"]
             )
             continue
-        revision = row["target_revision"]
-        if revision not in earlier:
-            earlier[revision] = await _snapshot(ctx, thread.space_id, revision)
-        snap = earlier[revision]
-        old = await snap.page(pid) if snap is not None else None
-        path = await snap.path(pid) if snap is not None and old is not None else ""
-        out[row["id"]] = present_page(old or {"id": pid}, path, True)
+        found, found_paths = earlier[row["target_revision"]]
+        out[row["id"]] = present_page(found.get(pid) or {"id": pid}, found_paths.get(pid, ""), True)
     return out
 
 
