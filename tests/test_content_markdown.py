@@ -171,6 +171,16 @@ REWRITE_CASES = {
         {("https://a.b", False): "x"},
         r"\![https://a.b](x)",
     ),
+    "nor a definition's destination after a label and colon": (
+        "[r]:<https://a.b>[\n\n[q]:\n<https://a.b>[\n\n[p]: !<https://a.b>",
+        {("https://a.b", False): ""},
+        "[r]\\:[https://a.b](<>)[\n\n[q]\\:\n[https://a.b](<>)[\n\n[p]: !<https://a.b>",
+    ),
+    "a colon elsewhere is left alone": (
+        "see:<https://a.b>",
+        {("https://a.b", False): "x"},
+        "see:[https://a.b](x)",
+    ),
     "but an autolink in a link's text cannot be": (
         "[see <https://a.b>](c)",
         {("https://a.b", False): "x", ("c", False): "d"},

@@ -775,6 +775,9 @@ def _escaped_at(text: str, i: int) -> bool:
     return (i - j) % 2 == 1
 
 
+_AFTER_LABEL = re.compile(r"(?<=\]):([ \t]*(?:\r?\n[ \t]*)?)\Z")
+
+
 def _replacement(markdown: str, d: _Dest, new: str) -> tuple[int, int, str] | None:
     if d.kind == "autolink":
         if _AUTOLINK.fullmatch(new):
@@ -783,11 +786,16 @@ def _replacement(markdown: str, d: _Dest, new: str) -> tuple[int, int, str] | No
             return None  # a link cannot hold another one; there is no way to write this
         label = _TEXT_SPECIAL.sub(r"\\\1", markdown[d.start : d.end])
         dest = _bare(new) or f"<{_bracketed(new)}>"
-        start = d.start - 1
+        start, text = d.start - 1, f"[{label}]({dest})"
         # A "!" just before would turn the new link into an image, unless it is escaped already.
         if start > 0 and markdown[start - 1] == "!" and not _escaped_at(markdown, start - 1):
-            return start - 1, d.end + 1, f"\\![{label}]({dest})"
-        return start, d.end + 1, f"[{label}]({dest})"
+            start, text = start - 1, "\\!" + text
+        # After "[label]:" the new link would read as that definition's destination (a "<" could
+        # not); an escaped colon reads the same and defines nothing.
+        before = _AFTER_LABEL.search(markdown, max(0, start - 64), start)
+        if before is not None:
+            return before.start(), d.end + 1, "\\:" + before.group(1) + text
+        return start, d.end + 1, text
     if d.bracketed:
         return d.start, d.end, _bracketed(new)
     bare = _bare(new)
