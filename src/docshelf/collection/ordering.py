@@ -6,7 +6,7 @@ statements (one per table and 500 siblings), never one per sibling."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -125,3 +125,10 @@ async def _set(conn: AsyncConnection, new: dict[Item, int]) -> None:
             await conn.execute(
                 sa.update(table).where(table.c.id.in_(list(chunk))).values(position=value)
             )
+
+
+async def set_parent(conn: AsyncConnection, item: Item, parent: str | None, now: Any) -> None:
+    table = collections if item[0] == "collection" else spaces
+    await conn.execute(
+        sa.update(table).where(table.c.id == item[1]).values(parent_id=parent, updated_at=now)
+    )

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.models import collections, content_grants, invites, spaces
+from docshelf.models import collections, content_grants, custom_field_values, invites, spaces
 
 COLLECTION_COLUMNS = (
     *collections.c,
@@ -49,3 +50,61 @@ async def delete_tree(conn: AsyncConnection, ids: list[str], now: Any) -> None:
     await conn.execute(sa.update(spaces).where(spaces.c.parent_id.in_(ids)).values(parent_id=None))
     # One statement: every collection of the subtree goes, whatever its order.
     await conn.execute(sa.delete(collections).where(collections.c.id.in_(ids)))
+
+
+async def spaces_in(conn: AsyncConnection, collection_ids: list[str], *, live: bool) -> list[str]:
+    """The spaces directly in these collections (only those not deleted when `live`)."""
+    stmt = sa.select(spaces.c.id).where(spaces.c.parent_id.in_(collection_ids))
+    if live:
+        stmt = stmt.where(spaces.c.deleted_at.is_(None))
+    return list((await conn.execute(stmt)).scalars())
+
+
+async def drop_organization_ties(
+    conn: AsyncConnection, space_ids: list[str], collection_ids: list[str]
+) -> None:
+    """Grants to the organization's users and teams, invites, and values of its custom fields
+    held by these spaces and collections."""
+    grants = content_grants
+    await conn.execute(
+        sa.delete(grants).where(
+            sa.or_(
+                sa.and_(grants.c.target_type == "space", grants.c.target_id.in_(space_ids)),
+                sa.and_(
+                    grants.c.target_type == "collection", grants.c.target_id.in_(collection_ids)
+                ),
+            )
+        )
+    )
+    await conn.execute(
+        sa.delete(invites).where(
+            sa.or_(invites.c.space_id.in_(space_ids), invites.c.collection_id.in_(collection_ids))
+        )
+    )
+    await conn.execute(
+        sa.delete(custom_field_values).where(custom_field_values.c.space_id.in_(space_ids))
+    )
+
+
+async def move_to_organization(
+    conn: AsyncConnection, collection_ids: list[str], space_ids: list[str], org_id: str, now: Any
+) -> None:
+    await conn.execute(
+        sa.update(collections)
+        .where(collections.c.id.in_(collection_ids))
+        .values(organization_id=org_id, updated_at=now)
+    )
+    await conn.execute(
+        sa.update(spaces)
+        .where(spaces.c.id.in_(space_ids))
+        .values(organization_id=org_id, updated_at=now)
+    )
+
+
+async def by_ids(
+    conn: AsyncConnection, collection_ids: Collection[str]
+) -> dict[str, sa.RowMapping]:
+    if not collection_ids:
+        return {}
+    stmt = sa.select(*COLLECTION_COLUMNS).where(collections.c.id.in_(list(collection_ids)))
+    return {r["id"]: r for r in (await conn.execute(stmt)).mappings()}

@@ -20,7 +20,7 @@ from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Forbidden, NotFound
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
-from docshelf.models import collections, content_grants, custom_field_values, invites, spaces
+from docshelf.models import collections
 from docshelf.organization import policy as org_policy
 from docshelf.permission import repository as permission_repository
 from docshelf.site import lifecycle as site_lifecycle
@@ -133,8 +133,7 @@ async def delete(ctx: Ctx, collection_id: str) -> None:
     await _admin(ctx, collection_id)
     ids = await descendants_of(ctx.conn, collection_id)
     now = utcnow()
-    live = sa.select(spaces.c.id).where(spaces.c.parent_id.in_(ids), spaces.c.deleted_at.is_(None))
-    space_ids = list((await ctx.conn.execute(live)).scalars())
+    space_ids = await repository.spaces_in(ctx.conn, ids, live=True)
     await repository.delete_tree(ctx.conn, ids, now)
     await site_lifecycle.detach_spaces(ctx.conn, space_ids)
     # Deleted with their collection, the spaces are purged like any other deleted space.
@@ -164,10 +163,7 @@ async def move_item(
     await ordering.lock_parent(ctx.conn, org_id, target)
     current = await ordering.positions(ctx.conn, org_id, target)
     order = ordering.place(list(current), item, before=before, after=after)
-    table = collections if item[0] == "collection" else spaces
-    await ctx.conn.execute(
-        sa.update(table).where(table.c.id == item[1]).values(parent_id=target, updated_at=utcnow())
-    )
+    await ordering.set_parent(ctx.conn, item, target, utcnow())
     await ordering.write_order(ctx.conn, order, item, current)
     return target
 
@@ -202,25 +198,7 @@ async def detach_from_organization(
 ) -> None:
     """What belongs to the old organization does not follow content to a new one: grants to
     its users and teams, invites, and values of its custom fields."""
-    grants = content_grants
-    await ctx.conn.execute(
-        sa.delete(grants).where(
-            sa.or_(
-                sa.and_(grants.c.target_type == "space", grants.c.target_id.in_(space_ids)),
-                sa.and_(
-                    grants.c.target_type == "collection", grants.c.target_id.in_(collection_ids)
-                ),
-            )
-        )
-    )
-    await ctx.conn.execute(
-        sa.delete(invites).where(
-            sa.or_(invites.c.space_id.in_(space_ids), invites.c.collection_id.in_(collection_ids))
-        )
-    )
-    await ctx.conn.execute(
-        sa.delete(custom_field_values).where(custom_field_values.c.space_id.in_(space_ids))
-    )
+    await repository.drop_organization_ties(ctx.conn, space_ids, collection_ids)
 
 
 async def transfer(ctx: Ctx, collection_id: str, body: TransferContent) -> dict[str, Any]:
@@ -235,24 +213,11 @@ async def transfer(ctx: Ctx, collection_id: str, body: TransferContent) -> dict[
         )
     await require_admin_of(ctx, body.organization)
     ids = await descendants_of(ctx.conn, collection_id)
-    space_ids = list(
-        (
-            await ctx.conn.execute(sa.select(spaces.c.id).where(spaces.c.parent_id.in_(ids)))
-        ).scalars()
-    )
+    space_ids = await repository.spaces_in(ctx.conn, ids, live=False)
     await detach_from_organization(ctx, space_ids, ids)
     await site_lifecycle.detach_spaces(ctx.conn, space_ids)
     now = utcnow()
-    await ctx.conn.execute(
-        sa.update(collections)
-        .where(collections.c.id.in_(ids))
-        .values(organization_id=body.organization, updated_at=now)
-    )
-    await ctx.conn.execute(
-        sa.update(spaces)
-        .where(spaces.c.id.in_(space_ids))
-        .values(organization_id=body.organization, updated_at=now)
-    )
+    await repository.move_to_organization(ctx.conn, ids, space_ids, body.organization, now)
     position = await ordering.next_position(ctx.conn, body.organization, None)
     await repository.update(ctx.conn, collection_id, {"parent_id": None, "position": position})
     return await get(ctx, collection_id)

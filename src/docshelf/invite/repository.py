@@ -5,6 +5,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.authz.content import in_ids
 from docshelf.models import invites, spaces
 
 
@@ -41,6 +42,37 @@ def in_organization(org_id: str) -> sa.Select[Any]:
     return sa.select(*invites.c, redundant.label("redundant")).where(
         invites.c.organization_id == org_id, live
     )
+
+
+def content_links(
+    org_id: str,
+    *,
+    space: str | None,
+    collection: str | None,
+    administered: tuple[sa.ColumnElement[bool], list[str]] | None,
+) -> sa.Select[Any]:
+    """The organization's links to its spaces and collections (one of them when `space` or
+    `collection` is given); with `administered` (a clause on spaces, collection ids), only
+    links to those."""
+    stmt = in_organization(org_id).where(
+        sa.or_(invites.c.space_id.is_not(None), invites.c.collection_id.is_not(None))
+    )
+    if space is not None:
+        stmt = stmt.where(invites.c.space_id == space)
+    if collection is not None:
+        stmt = stmt.where(invites.c.collection_id == collection)
+    if administered is not None:
+        spaces_clause, collection_ids = administered
+        administered_spaces = sa.select(spaces.c.id).where(
+            spaces.c.organization_id == org_id, spaces_clause
+        )
+        stmt = stmt.where(
+            sa.or_(
+                invites.c.space_id.in_(administered_spaces),
+                in_ids(invites.c.collection_id, collection_ids),
+            )
+        )
+    return stmt
 
 
 async def get(conn: AsyncConnection, org_id: str, invite_id: str) -> sa.RowMapping | None:

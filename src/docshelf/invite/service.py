@@ -4,7 +4,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from docshelf.authz.content import ContentScope, in_ids
+from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
 from docshelf.authz.roles import highest, rank
 from docshelf.collection import policy as collection_policy
@@ -20,7 +20,7 @@ from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.member import repository as member_repository
 from docshelf.member.presenter import present_member
-from docshelf.models import collections, invites, spaces
+from docshelf.models import invites
 from docshelf.organization import policy as org_policy
 from docshelf.organization import repository as org_repository
 from docshelf.permission import repository as permission_repository
@@ -37,16 +37,8 @@ async def _present_many(
     """Content invites carry their space or collection, loaded in one query per kind."""
     space_ids = {r["space_id"] for r in rows if r["space_id"]}
     collection_ids = {r["collection_id"] for r in rows if r["collection_id"]}
-    space_rows = {}
-    if space_ids:
-        stmt = sa.select(*space_repository.SPACE_COLUMNS).where(spaces.c.id.in_(space_ids))
-        space_rows = {r["id"]: r for r in (await ctx.conn.execute(stmt)).mappings()}
-    collection_rows = {}
-    if collection_ids:
-        stmt = sa.select(*collection_repository.COLLECTION_COLUMNS).where(
-            collections.c.id.in_(collection_ids)
-        )
-        collection_rows = {r["id"]: r for r in (await ctx.conn.execute(stmt)).mappings()}
+    space_rows = await space_repository.by_ids(ctx.conn, space_ids)
+    collection_rows = await collection_repository.by_ids(ctx.conn, collection_ids)
     out = []
     for r in rows:
         if r["space_id"]:
@@ -110,24 +102,13 @@ async def list_content_invites(
     for organization admins, the links to content they administer for others (what
     `viewInviteLinks` on a space or collection promises); `space`/`collection` narrow it."""
     access = await org_policy.load(ctx, org_id)
-    stmt = repository.in_organization(org_id).where(
-        sa.or_(invites.c.space_id.is_not(None), invites.c.collection_id.is_not(None))
-    )
-    if space is not None:
-        stmt = stmt.where(invites.c.space_id == space)
-    if collection is not None:
-        stmt = stmt.where(invites.c.collection_id == collection)
     scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    administered = None
     if not policy.can_view_links(access):
-        administered = sa.select(spaces.c.id).where(
-            spaces.c.organization_id == org_id, scope.administered_spaces_clause()
-        )
-        stmt = stmt.where(
-            sa.or_(
-                invites.c.space_id.in_(administered),
-                in_ids(invites.c.collection_id, scope.administered_collections()),
-            )
-        )
+        administered = (scope.administered_spaces_clause(), scope.administered_collections())
+    stmt = repository.content_links(
+        org_id, space=space, collection=collection, administered=administered
+    )
     page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params)
     return page.with_items(await _present_many(ctx, scope, list(page.rows)))
 

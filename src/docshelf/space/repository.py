@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import sqlalchemy as sa
@@ -75,3 +76,10 @@ async def edit_mode(conn: AsyncConnection, space_id: str) -> str | None:
     stmt = sa.select(spaces.c.edit_mode).where(spaces.c.id == space_id)
     value = (await conn.execute(stmt)).scalar_one_or_none()
     return None if value is None else str(value)
+
+
+async def by_ids(conn: AsyncConnection, space_ids: Collection[str]) -> dict[str, sa.RowMapping]:
+    if not space_ids:
+        return {}
+    stmt = sa.select(*SPACE_COLUMNS).where(spaces.c.id.in_(list(space_ids)))
+    return {r["id"]: r for r in (await conn.execute(stmt)).mappings()}
