@@ -6,7 +6,6 @@ import io
 import zipfile
 from pathlib import Path
 
-import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.config import Settings
@@ -14,7 +13,7 @@ from docshelf.fetch import Fetcher
 from docshelf.imports.convert import Imported
 from docshelf.imports.service import MAX_IMPORT_BYTES, convert
 from docshelf.kit.errors import BadRequest, Forbidden, NotFound
-from docshelf.models import spaces
+from docshelf.space import repository as space_repository
 
 _BY_SUFFIX = {
     ".md": "markdown",
@@ -75,12 +74,8 @@ def load_local(source: str) -> Imported:
 
 
 async def require_importable(conn: AsyncConnection, space_id: str) -> None:
-    row = (
-        await conn.execute(
-            sa.select(spaces.c.edit_mode, spaces.c.deleted_at).where(spaces.c.id == space_id)
-        )
-    ).first()
-    if row is None or row.deleted_at is not None:
+    row = await space_repository.get(conn, space_id)
+    if row is None or row["deleted_at"] is not None:
         raise NotFound("Space not found")
-    if row.edit_mode == "locked":
+    if row["edit_mode"] == "locked":
         raise Forbidden("The space is locked: its content cannot be changed")
