@@ -497,7 +497,7 @@ async def test_restored_space_is_not_purged(client: httpx.AsyncClient, db: Async
 
 
 async def test_duplicate(client: httpx.AsyncClient, db: AsyncEngine) -> None:
-    org_id, (admin,) = await factories.org_with_members(db)
+    org_id, (admin, reader) = await factories.org_with_members(db, "read")
     collection_id = await new_collection(client, org_id, admin)
     first = await new_space(client, org_id, admin, title="First", parent=collection_id)
     clock.advance(timedelta(seconds=1))
@@ -518,12 +518,41 @@ async def test_duplicate(client: httpx.AsyncClient, db: AsyncEngine) -> None:
         },
         headers=admin.headers,
     )
-    original = r.json()
+    # The copy keeps who may do what, and the custom field values.
+    r = await client.post(
+        f"/v1/spaces/{first['id']}/permissions",
+        json={"role": "edit", "users": [reader.id]},
+        headers=admin.headers,
+    )
+    assert r.status_code == 204
+    r = await client.post(
+        f"/v1/orgs/{org_id}/custom-fields",
+        json={"name": "owner", "type": "text"},
+        headers=admin.headers,
+    )
+    assert r.status_code == 201, r.text
+    r = await client.patch(
+        f"/v1/spaces/{first['id']}/custom-fields",
+        json={"values": {"owner": {"value": "Ann"}}},
+        headers=admin.headers,
+    )
+    assert r.status_code == 204, r.text
+    original = (await client.get(f"/v1/spaces/{first['id']}", headers=admin.headers)).json()
 
     clock.advance(timedelta(minutes=5))
     r = await client.post(f"/v1/spaces/{first['id']}/duplicate", headers=admin.headers)
     assert r.status_code == 201
     copy = r.json()
+    for sub in ("permissions/users", "custom-fields"):
+        copied = await client.get(f"/v1/spaces/{copy['id']}/{sub}", headers=admin.headers)
+        source = await client.get(f"/v1/spaces/{first['id']}/{sub}", headers=admin.headers)
+        assert copied.json() == source.json(), sub
+    values = await client.get(f"/v1/spaces/{copy['id']}/custom-fields", headers=admin.headers)
+    assert [(v["customField"]["name"], v["value"]) for v in values.json()] == [("owner", "Ann")]
+    users = await client.get(f"/v1/spaces/{copy['id']}/permissions/users", headers=admin.headers)
+    assert [(i["permission"], i["user"]["id"]) for i in users.json()["items"]] == [
+        ("edit", reader.id)
+    ]
     assert copy["id"] != first["id"]
     assert r.headers["location"] == f"{BASE}/v1/spaces/{copy['id']}"
     # The copy's content is its own first revision, holding what the original's main holds.

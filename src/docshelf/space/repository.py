@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import lifecycle
-from docshelf.models import content_grants, members, spaces
+from docshelf.models import content_grants, custom_field_values, members, spaces
 
 SPACE_COLUMNS = (
     *spaces.c,
@@ -83,3 +83,21 @@ async def by_ids(conn: AsyncConnection, space_ids: Collection[str]) -> dict[str,
         return {}
     stmt = sa.select(*SPACE_COLUMNS).where(spaces.c.id.in_(list(space_ids)))
     return {r["id"]: r for r in (await conn.execute(stmt)).mappings()}
+
+
+async def copy_ties(conn: AsyncConnection, source: str, copy: str, now: Any) -> None:
+    """The copy gets the source's grants and custom field values, one statement each."""
+    for table, key, stamp in (
+        (content_grants, "target_id", "created_at"),
+        (custom_field_values, "space_id", "updated_at"),
+    ):
+        replaced = {
+            key: sa.literal(copy, type_=table.c[key].type),
+            stamp: sa.literal(now, type_=table.c[stamp].type),
+        }
+        rows = sa.select(*(replaced.get(c.name, c).label(c.name) for c in table.c)).where(
+            table.c[key] == source
+        )
+        if table is content_grants:
+            rows = rows.where(content_grants.c.target_type == "space")
+        await conn.execute(sa.insert(table).from_select([c.name for c in table.c], rows))

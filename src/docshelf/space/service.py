@@ -17,7 +17,7 @@ from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
-from docshelf.models import content_grants, custom_field_values, spaces
+from docshelf.models import spaces
 from docshelf.organization import policy as org_policy
 from docshelf.permission import repository as permission_repository
 from docshelf.review import service as review_service
@@ -225,22 +225,7 @@ async def duplicate(ctx: Ctx, space_id: str) -> dict[str, Any]:
         list(current), ("space", copy_id), before=None, after=("space", space_id)
     )
     await ordering.write_order(ctx.conn, order, ("space", copy_id), current)
-    grants = await ctx.conn.execute(
-        sa.select(content_grants).where(
-            content_grants.c.target_type == "space", content_grants.c.target_id == space_id
-        )
-    )
-    for g in grants.mappings().all():
-        await ctx.conn.execute(
-            sa.insert(content_grants).values({**g, "target_id": copy_id, "created_at": now})
-        )
-    fields = await ctx.conn.execute(
-        sa.select(custom_field_values).where(custom_field_values.c.space_id == space_id)
-    )
-    for f in fields.mappings().all():
-        await ctx.conn.execute(
-            sa.insert(custom_field_values).values({**f, "space_id": copy_id, "updated_at": now})
-        )
+    await repository.copy_ties(ctx.conn, space_id, copy_id, now)
     await _make_creator_admin(ctx, access.org_id, copy_id)
     return await get(ctx, copy_id)
 
