@@ -31,9 +31,18 @@ def readable_by(user_id: str) -> sa.Select[Any]:
     )
 
 
-async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:
+async def insert(conn: AsyncConnection, values: dict[str, Any], *, owner_id: str) -> None:
+    """The organization, born with its owner as its first admin."""
     await conn.execute(sa.insert(organizations).values(**values))
     await _set_domains(conn, values["id"], values.get("email_domains") or [])
+    await conn.execute(
+        sa.insert(members).values(
+            organization_id=values["id"],
+            user_id=owner_id,
+            role="admin",
+            joined_at=values["created_at"],
+        )
+    )
 
 
 async def update(conn: AsyncConnection, org_id: str, values: dict[str, Any]) -> None:

@@ -10,7 +10,6 @@ from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict, NotFound
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
-from docshelf.member import repository as member_repository
 from docshelf.models import organizations
 from docshelf.organization import policy, repository
 from docshelf.organization.presenter import present_organization, present_row
@@ -48,8 +47,8 @@ async def create_organization(
             "use_case": body.useCase,
             "community_type": body.communityType,
         },
+        owner_id=owner_id,
     )
-    await member_repository.insert(conn, org_id=org_id, user_id=owner_id, role="admin", now=now)
     return org_id
 
 
