@@ -14,8 +14,11 @@ from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from docshelf import __version__, datadir
-from docshelf import tasks as _tasks  # noqa: F401  (registers every job kind)
+from docshelf import (
+    __version__,
+    datadir,
+    tasks,  # registers every job kind
+)
 from docshelf.api import mount_v1
 from docshelf.auth.header import scope_bearer_token
 from docshelf.blobs import open_blob_store
@@ -29,7 +32,6 @@ from docshelf.kit.http import JSON
 from docshelf.kit.observe import ObserveMiddleware, route_of
 from docshelf.kit.pagination import load_cursor_key, use_cursor_key
 from docshelf.kit.validation import describe_validation_error, request_line_error
-from docshelf.openapi_spec import processing as openapi_processing
 from docshelf.ops import openapi as ops_openapi
 from docshelf.ops.endpoints import mount_ops
 from docshelf.ratelimit.service import RateLimiter, RedisStorage
@@ -246,7 +248,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.base_url = settings.resolved_base_url
     app.state.blobs = open_blob_store(settings)
     use_blob_store(app.state.blobs)
-    openapi_processing.use_settings(settings)
+    tasks.configure(settings)
     app.state.fetcher = Fetcher.from_settings(settings)
     app.state.limiter = _rate_limiter(settings)
     _install_error_handlers(app)

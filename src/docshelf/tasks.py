@@ -1,9 +1,24 @@
 """The table of contents of job kinds: importing this registers every handler."""
 
+from docshelf.config import Settings
 from docshelf.content import lifecycle as content_tasks
 from docshelf.imports import service as import_tasks
+from docshelf.openapi_spec import processing as openapi_processing
 from docshelf.openapi_spec import tasks as openapi_tasks
 from docshelf.space import tasks as space_tasks
 from docshelf.worker import tasks as worker_tasks
 
-__all__ = ["content_tasks", "import_tasks", "openapi_tasks", "space_tasks", "worker_tasks"]
+__all__ = [
+    "configure",
+    "content_tasks",
+    "import_tasks",
+    "openapi_tasks",
+    "space_tasks",
+    "worker_tasks",
+]
+
+
+def configure(settings: Settings) -> None:
+    """Hands the process's settings to the job kinds that read them (fetch allowances and
+    deadlines), in whichever process runs jobs: the serving app's or a worker."""
+    openapi_processing.use_settings(settings)

@@ -15,14 +15,13 @@ from docshelf.kit.db import create_engine
 
 
 def run_worker(settings: Settings) -> None:
-    from docshelf import tasks as _tasks  # noqa: F401  (registers every job kind)
-    from docshelf.openapi_spec.processing import use_settings
+    from docshelf import tasks  # registers every job kind
     from docshelf.worker.runner import JobRunner
 
     offload.configure(
         workers=settings.offload_workers, memory_bytes=settings.offload_memory_mb * 1024 * 1024
     )
-    use_settings(settings)
+    tasks.configure(settings)
 
     async def run() -> None:
         engine = create_engine(settings)
