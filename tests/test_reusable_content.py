@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from docshelf.content import blocks
 from docshelf.content import markdown as md
 from docshelf.content.objects import text_object
+from tests import factories
 from tests.factories import Who
 from tests.helpers import error, snapshot
 from tests.test_content import created_ids, insert, new_cr, setup, write
@@ -309,3 +310,33 @@ async def test_revert_page_blocks(client: httpx.AsyncClient, db: AsyncEngine) ->
     assert (await write(client, sid, cr["id"], editor, move)).status_code == 200
     assert (await revert(old_keys[2])).status_code == 200
     assert await text() == "A\n\nB\n\nC\n\nD\n"
+
+
+async def test_published_reader_shows_the_included_content(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    space = await factories.api_space(
+        client, org, admin, title="Guide", visibility="public", editMode="live"
+    )
+    changes = [
+        rc_insert("Notice", "Shared **notice**.\n", ref="n"),
+        insert('# Top\n\n{% include "n" %}\n\n> {% include "n" %}\n', title="Home"),
+    ]
+    r = await client.post(
+        f"/v1/spaces/{space['id']}/content", json={"changes": changes}, headers=admin.headers
+    )
+    assert r.status_code == 200, r.text
+    r = await client.post(
+        f"/v1/orgs/{org}/sites",
+        json={"title": "Docs", "visibility": "public", "spaces": [space["id"]]},
+        headers=admin.headers,
+    )
+    assert r.status_code == 201, r.text
+    site = r.json()["id"]
+    r = await client.post(f"/v1/orgs/{org}/sites/{site}/publish", headers=admin.headers)
+    assert r.status_code == 200, r.text
+    html = (await client.get(f"/{org}/{site}/")).text
+    assert "<p>Shared <strong>notice</strong>.</p>" in html
+    assert "<blockquote>\n<p>Shared <strong>notice</strong>.</p>\n</blockquote>" in html
+    assert "include" not in html
