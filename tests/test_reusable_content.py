@@ -16,6 +16,11 @@ from docshelf.content.objects import text_object
 from tests import factories
 from tests.factories import Who
 from tests.helpers import error, snapshot
+from tests.test_import import Files, allow_loopback, site, zip_of
+from tests.test_import import setup as import_setup
+from tests.test_import_projects import body, flat, import_url, pages_of
+
+__all__ = ["allow_loopback", "site"]  # fixtures, used by name
 from tests.test_content import created_ids, insert, new_cr, setup, write
 
 
@@ -333,10 +338,48 @@ async def test_published_reader_shows_the_included_content(
         headers=admin.headers,
     )
     assert r.status_code == 201, r.text
-    site = r.json()["id"]
-    r = await client.post(f"/v1/orgs/{org}/sites/{site}/publish", headers=admin.headers)
+    site_id = r.json()["id"]
+    r = await client.post(f"/v1/orgs/{org}/sites/{site_id}/publish", headers=admin.headers)
     assert r.status_code == 200, r.text
-    html = (await client.get(f"/{org}/{site}/")).text
+    html = (await client.get(f"/{org}/{site_id}/")).text
     assert "<p>Shared <strong>notice</strong>.</p>" in html
     assert "<blockquote>\n<p>Shared <strong>notice</strong>.</p>\n</blockquote>" in html
     assert "include" not in html
+
+
+async def test_gitbook_repository_includes_import_as_reusable_contents(
+    client: httpx.AsyncClient, db: AsyncEngine, site: tuple[str, Files], allow_loopback: None
+) -> None:
+    base, files = site
+    sid, _admin, editor, reader = await import_setup(client, db)
+    files["/book.zip"] = (
+        "application/zip",
+        zip_of(
+            {
+                "SUMMARY.md": "# Contents\n\n* [Home](README.md)\n  * [Deep](sub/deep.md)\n",
+                "README.md": '# Home\n\n{% include ".gitbook/includes/notice.md" %}\n',
+                "sub/deep.md": '# Deep\n\n{% include "../.gitbook/includes/notice.md" %}\n',
+                ".gitbook/includes/notice.md": "---\ntitle: Beta notice\n---\n\nIn *beta*.\n",
+                ".gitbook/includes/loop.md": '{% include "notice.md" %}\n',
+            }
+        ),
+    )
+    book = await import_url(client, sid, editor, base + "/book.zip", "zip")
+    assert (book["detected"], book["totalResources"], book["importedResources"]) == (
+        "gitbook",
+        4,
+        3,
+    )
+    assert book["skipped"] == [
+        {
+            "path": ".gitbook/includes/loop.md",
+            "reason": "a reusable content that includes another",
+            "kind": "skipped",
+        }
+    ]
+    (rc,) = (await get(client, reader, f"/v1/spaces/{sid}/content"))["reusableContents"]
+    assert rc == rc_body(rc["id"], "Beta notice", "In *beta*.\n")
+    ids = flat(await pages_of(client, sid, reader))
+    for title in ("Home", "Deep"):
+        page = await body(client, sid, ids[title], reader)
+        assert page["markdown"] == f'{{% include "{rc["id"]}" %}}\n'

@@ -195,6 +195,15 @@ class Editor:
         )
         await self._insert_page(change, f"page {title!r}", kind=kind)
 
+    async def import_reusable(self, *, ref: str, title: str, markdown: str) -> None:
+        change = InsertReusableContent.model_construct(
+            operation="insert_reusable_content",
+            title=title.strip()[:512] or "Untitled",
+            document=DocumentBody.model_construct(markdown=markdown, document=None),
+            ref=ref,
+        )
+        await self._insert_reusable(change, f"reusable content {title!r}")
+
     async def import_file(self, *, ref: str, name: str, content_type: str, data: bytes) -> None:
         await self._store_file(name[:256], content_type, data, ref)
 
@@ -514,6 +523,9 @@ class Editor:
         slug = reusable.git_slug(target)
         if slug is None:
             return None
+        imported = self.reusable_refs.get(f"{reusable.INCLUDES_DIR}/{slug}.md")
+        if imported is not None:
+            return imported
         if self._by_slug is None:
             self._by_slug = {}
             for rid, rec in sorted((await self.snap.all_reusables()).items()):

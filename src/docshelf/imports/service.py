@@ -81,6 +81,8 @@ async def _edit(
     )
     for f in imported.files:
         await editor.import_file(ref=f.ref, name=f.name, content_type=f.content_type, data=f.data)
+    for rc in imported.reusables:
+        await editor.import_reusable(ref=rc.ref, title=rc.title, markdown=rc.markdown)
     for page in imported.pages:
         await editor.import_page(
             ref=page.ref,
