@@ -102,6 +102,7 @@ _TAGS = frozenset(
     {"hint", "endhint", "tabs", "endtabs", "tab", "endtab", "embed", "file", "code", "endcode"}
 )
 # GitBook Git Sync's reference to a reusable content: one quoted argument, not attributes.
+_REUSABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 INCLUDE_LINE = re.compile(r"\{%\s*include\s+\"([^\"\n]+)\"\s*%\}")
 
 
@@ -748,7 +749,13 @@ def _tag(
         put(_void("embed", data))
     elif name == "file" and _FILE.fullmatch(attrs.get("src", "")):
         put(_void("file", {"ref": ref_of(attrs["src"])}))
-    elif name == "include" and "reusable-content" in ALLOWED[where]:
+    elif (
+        name == "include"
+        and "reusable-content" in ALLOWED[where]
+        and _REUSABLE_ID.fullmatch(attrs["src"])
+    ):
+        # Stored texts name reusable contents by id; a path (an import's include that found
+        # nothing) stays text.
         ref = {"kind": "reusable-content", "reusableContent": attrs["src"]}
         put(_void("reusable-content", {"ref": ref}))
     elif name.startswith("end") and close_tag(name[3:]):
@@ -986,7 +993,7 @@ def _one_block(value: Any, where: str, p: str, depth: int, budget: _Budget) -> N
         if ref.get("kind") != "reusable-content":
             _fail(f"{p}.data.ref.kind", "must be 'reusable-content'")
         target = _str(ref.get("reusableContent"), f"{p}.data.ref.reusableContent")
-        if not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", target):
+        if not _REUSABLE_ID.fullmatch(target):
             _fail(f"{p}.data.ref.reusableContent", "must be an id (letters, digits, - and _)")
         if "space" in ref:
             _fail(f"{p}.data.ref.space", "references to other spaces are not supported")
