@@ -173,6 +173,29 @@ async def test_git_sync_paths_and_bad_inputs(client: httpx.AsyncClient, db: Asyn
             "not exist in this revision",
         ),
         (
+            {
+                "operation": "insert_page",
+                "title": "R",
+                "document": {
+                    "document": {
+                        "object": "document",
+                        "nodes": [
+                            {
+                                "object": "block",
+                                "type": "reusable-content",
+                                "isVoid": True,
+                                "data": {
+                                    "ref": {"kind": "reusable-content", "reusableContent": "gone"}
+                                },
+                            }
+                        ],
+                    }
+                },
+            },
+            "changes[0]: {% include %} names reusable content 'gone', which does not exist in "
+            "this revision",
+        ),
+        (
             rc_insert("Nested", f'{{% include "{rc["id"]}" %}}\n'),
             "changes[0]: a reusable content cannot include reusable content",
         ),
