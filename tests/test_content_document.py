@@ -3,6 +3,7 @@ round trips as properties, validation, and the HTTP writes and reads that use it
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import httpx
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 from openapi_schema_validator import OAS31Validator
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.content import blocks
 from docshelf.content.document import (
     MAX_DOCUMENT_DEPTH,
     document_to_markdown,
@@ -26,6 +28,11 @@ from tests.test_content import created_ids, new_cr, setup, write
 JSON = dict[str, Any]
 
 # -- builders --------------------------------------------------------------------------------------
+
+
+def keyed(document: JSON) -> JSON:
+    """A document as page reads show it: top-level blocks carry their keys."""
+    return blocks.keyed(copy.deepcopy(document))
 
 
 def leaf(text: str, *marks: str) -> JSON:
@@ -109,6 +116,7 @@ EVERY_KIND = doc(
     void("math", formula="E = mc^2"),
     void("embed", url="https://example.com/video"),
     void("file", ref={"kind": "file", "file": "f1"}),
+    void("reusable-content", ref={"kind": "reusable-content", "reusableContent": "rc1"}),
     {
         "object": "block",
         "type": "images",
@@ -216,6 +224,8 @@ $$
 {% embed url="https://example.com/video" %}
 
 {% file src="/files/f1" %}
+
+{% include "rc1" %}
 
 ![A](https://example.com/a.png)
 
@@ -380,6 +390,10 @@ LEAVES: dict[str, st.SearchStrategy[JSON]] = {
     ),
     "embed": st.builds(lambda u: void("embed", url=u), st.sampled_from(["https://x.y/v?a=1"])),
     "file": st.just(void("file", ref={"kind": "file", "file": "f1"})),
+    "reusable-content": st.builds(
+        lambda r: void("reusable-content", ref={"kind": "reusable-content", "reusableContent": r}),
+        st.sampled_from(["rc1", "a-B_9"]),
+    ),
     "images": st.builds(
         lambda alts: {
             "object": "block",
@@ -581,6 +595,8 @@ MARKDOWN_PIECES = st.sampled_from(
         '{% code title="x" %}\n',
         "{% endcode %}\n",
         '{% file src="/files/abc" %}\n',
+        '{% include "rc1" %}\n',
+        '{% include "../.gitbook/includes/x.md" %}\n',
         "  - nested\n",
         "> - q\n",
         "[x]: /y\n",
@@ -685,7 +701,7 @@ async def test_document_bodies_write_and_reads_default_to_documents(
     base = f"/v1/spaces/{sid}/change-requests/{cr['id']}/content"
     for url_ in (f"{base}/page/{ids['d']}", f"{base}/path/doc"):
         got = (await client.get(url_, headers=reader.headers)).json()
-        assert got["document"] == body and "markdown" not in got
+        assert got["document"] == keyed(body) and "markdown" not in got
     got = (await client.get(f"{base}/path/doc?format=markdown", headers=reader.headers)).json()
     assert got["markdown"] == '# Hello\n\n{% hint style="success" %}\n\nBe kind.\n\n{% endhint %}\n'
 
@@ -724,7 +740,7 @@ async def test_document_bodies_write_and_reads_default_to_documents(
     )
     assert r.status_code == 200, r.text
     got = (await client.get(f"{base}/page/{ids['d']}", headers=reader.headers)).json()
-    assert got["document"] == new
+    assert got["document"] == keyed(new)
 
 
 async def test_large_documents_convert_in_the_worker(
@@ -745,7 +761,7 @@ async def test_large_documents_convert_in_the_worker(
     ids = await created_ids(r)
     base = f"/v1/spaces/{sid}/change-requests/{cr['id']}/content"
     got = (await client.get(f"{base}/page/{ids['b']}", headers=reader.headers)).json()
-    assert got["document"] == body
+    assert got["document"] == keyed(body)
 
 
 async def test_every_documented_page_link_form_resolves(

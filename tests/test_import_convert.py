@@ -17,6 +17,7 @@ from docshelf.imports.convert import (
     Imported,
     ImportedFile,
     ImportedPage,
+    ImportedReusable,
     Skipped,
     from_html,
     from_markdown,
@@ -185,12 +186,15 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             ),
             files=(ImportedFile("f1", "shot.webp", "image/webp", b"RIFFwebp"),),
             total=7,
-            imported=3,
+            imported=4,
             skipped=(
-                Skipped(".gitbook/includes/snippet.md", "GitBook metadata, not a page or an image"),
                 Skipped(".DS_Store", "hidden file"),
                 Skipped("__MACOSX/", "macOS metadata folder"),
                 Skipped("notes.docx", UNSUPPORTED.format("docx")),
+            ),
+            # GitBook's reusable contents become the space's.
+            reusables=(
+                ImportedReusable(".gitbook/includes/snippet.md", "snippet", "# Reusable block\n"),
             ),
         ),
     ),

@@ -274,12 +274,18 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
                     "operation": "insert_files",
                     "files": [{"name": "a.txt", "base64": "aGk=", "contentType": "text/plain"}],
                 },
+                {
+                    "operation": "insert_reusable_content",
+                    "title": "Shared",
+                    "document": {"markdown": "Shared text"},
+                },
             ]
         },
         headers=admin_a.headers,
     )
     assert r.status_code == 200, r.text
     world.extra["pageId"] = r.json()["changes"][0]["page"]["id"]
+    world.extra["reusableContentId"] = r.json()["insertedReusableContents"][0]["id"]
     world.extra["pagePath"] = "intro"
     # Refused by the fetch guard without a packet sent; the conformance test serves a real one.
     world.extra["importUrl"] = "http://127.0.0.1:9/page.md"

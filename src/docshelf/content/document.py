@@ -12,6 +12,7 @@ written in GitBook's own block syntax (ARCHITECTURE.md, "Document model"):
     <details><summary>title</summary> ... </details>  expandable (`<details open>`: expanded)
     {% embed url="..." %}                              embed
     {% file src="/files/<id>" %}                       file
+    {% include "<reusable content id>" %}              reusable-content (GitBook Git Sync's form)
     {% code title="..." overflow="wrap" lineNumbers="true" %} fence {% endcode %}
     $$ (line) formula $$ (line)                        math; `$$x$$` inline math
     <kbd> <sup> <sub>                                  keyboard, superscript, subscript marks
@@ -65,12 +66,13 @@ _ESSENTIALS = frozenset(
 ALLOWED: dict[str, frozenset[str]] = {
     "top": _ESSENTIALS
     | {"blockquote", "hint", "images", "file", "embed", "code", "math", "expandable", "tabs"}
-    | {"table"},
+    | {"table", "reusable-content"},
     "item": _ESSENTIALS | {"code", "hint", "blockquote", "math", "table"},
     "quote": _ESSENTIALS | {"blockquote"},
     "hint": _ESSENTIALS | {"embed", "table"},
     "tab": _ESSENTIALS | {"code", "embed", "file", "images", "hint", "blockquote", "math"},
-    "body": _ESSENTIALS | {"file", "images", "code", "table", "hint", "blockquote"},
+    "body": _ESSENTIALS
+    | {"file", "images", "code", "table", "hint", "blockquote", "reusable-content"},
     "list": frozenset({"list-item"}),
     "tabs": frozenset({"tabs-item"}),
 }
@@ -99,6 +101,13 @@ _TAG_ATTR = re.compile(r"([A-Za-z]+)=\"([^\"]*)\"")
 _TAGS = frozenset(
     {"hint", "endhint", "tabs", "endtabs", "tab", "endtab", "embed", "file", "code", "endcode"}
 )
+# GitBook Git Sync's reference to a reusable content: one quoted argument, not attributes.
+_REUSABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+INCLUDE_LINE = re.compile(r"\{%\s*include\s+\"([^\"\n]+)\"\s*%\}")
+
+
+def include_tag(target: str) -> str:
+    return f'{{% include "{target}" %}}'
 
 
 def _tag_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
@@ -106,17 +115,22 @@ def _tag_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
         return False
     line = state.src[state.bMarks[start] + state.tShift[start] : state.eMarks[start]].rstrip()
     m = _TAG_LINE.fullmatch(line)
-    if m is None or m.group(1) not in _TAGS:
+    include = INCLUDE_LINE.fullmatch(line) if m is None else None
+    if include is None and (m is None or m.group(1) not in _TAGS):
         return False
     if silent:
         return True
     token = state.push("gitbook_tag", "", 0)
     token.map = [start, start + 1]
     token.content = line
-    token.meta = {
-        "name": m.group(1),
-        "attrs": {k: html.unescape(v) for k, v in _TAG_ATTR.findall(m.group(2))},
-    }
+    if include is not None:
+        token.meta = {"name": "include", "attrs": {"src": include.group(1)}}
+    else:
+        assert m is not None
+        token.meta = {
+            "name": m.group(1),
+            "attrs": {k: html.unescape(v) for k, v in _TAG_ATTR.findall(m.group(2))},
+        }
     state.line = start + 1
     return True
 
@@ -413,6 +427,9 @@ def _fit(node: JSON, where: str) -> list[JSON]:
         link: JSON = {"object": "inline", "type": "link", "data": {"ref": ref}}
         link["nodes"] = [_text([(url_of(ref), frozenset())])]
         return [_paragraph([_text([]), link, _text([])])]
+    if kind == "reusable-content":
+        # Kept as the tag's text, which is what the same line reads as in such a place.
+        return [_plain_paragraph(include_tag(node["data"]["ref"]["reusableContent"]))]
     if kind == "table":
         cells = [p for f in node["fragments"] for n in f["nodes"] for p in _fit(n, where)]
         return [p for p in cells if not _blank(p)] or [_paragraph()]
@@ -732,6 +749,15 @@ def _tag(
         put(_void("embed", data))
     elif name == "file" and _FILE.fullmatch(attrs.get("src", "")):
         put(_void("file", {"ref": ref_of(attrs["src"])}))
+    elif (
+        name == "include"
+        and "reusable-content" in ALLOWED[where]
+        and _REUSABLE_ID.fullmatch(attrs["src"])
+    ):
+        # Stored texts name reusable contents by id; a path (an import's include that found
+        # nothing) stays text.
+        ref = {"kind": "reusable-content", "reusableContent": attrs["src"]}
+        put(_void("reusable-content", {"ref": ref}))
     elif name.startswith("end") and close_tag(name[3:]):
         pass
     else:
@@ -962,6 +988,15 @@ def _one_block(value: Any, where: str, p: str, depth: int, budget: _Budget) -> N
         _opt_bool(data, "fullWidth", p)
     elif kind == "file":
         _ref(data.get("ref"), f"{p}.data.ref", ("file",))
+    elif kind == "reusable-content":
+        ref = _obj(data.get("ref"), f"{p}.data.ref")
+        if ref.get("kind") != "reusable-content":
+            _fail(f"{p}.data.ref.kind", "must be 'reusable-content'")
+        target = _str(ref.get("reusableContent"), f"{p}.data.ref.reusableContent")
+        if not _REUSABLE_ID.fullmatch(target):
+            _fail(f"{p}.data.ref.reusableContent", "must be an id (letters, digits, - and _)")
+        if "space" in ref:
+            _fail(f"{p}.data.ref.space", "references to other spaces are not supported")
     elif kind == "images":
         images = _list(nodes, f"{p}.nodes")
         if not images:
@@ -1205,6 +1240,8 @@ def _write_block(node: JSON) -> list[str] | None:
         return [f"{{% embed {attrs} %}}"]
     if kind == "file":
         return [f'{{% file src="{_attr(url_of(data["ref"]))}" %}}']
+    if kind == "reusable-content":
+        return [include_tag(data["ref"]["reusableContent"])]
     if kind == "images":
         return [_write_image(i["data"]) for i in node["nodes"]]
     if kind == "hint":

@@ -19,17 +19,21 @@ from dataclasses import dataclass, field
 
 import docshelf.content.markdown as md
 from docshelf.blobs import blob_key
-from docshelf.content import parsing
+from docshelf.content import blocks, parsing, reusable
+from docshelf.content.document import document_to_markdown
 from docshelf.content.limits import MAX_PAGE_DEPTH, too_deep
 from docshelf.content.schemas import (
     Change,
     DeletePage,
+    DeleteReusableContent,
     DocumentBody,
     FileInput,
     InsertFiles,
     InsertPage,
+    InsertReusableContent,
     RevertPage,
     UpdatePage,
+    UpdateReusableContent,
 )
 from docshelf.content.snapshot import PAGE_DEFAULTS, Record, Snapshot
 from docshelf.kit.errors import BadRequest
@@ -60,6 +64,7 @@ class Outcome:
     updated: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     files: list[Record] = field(default_factory=list)
+    reusables: list[tuple[str | None, str]] = field(default_factory=list)  # (ref, id) created
     # Bytes of the files the batch added, by blob key: stored only once the batch succeeded.
     blobs: dict[str, bytes] = field(default_factory=dict)
 
@@ -94,8 +99,11 @@ class Editor:
         fetch_file: FetchFile,
         load_snapshot: LoadSnapshot,
         default_revert_to: str | None,
+        strict_includes: bool = True,
     ) -> None:
         self.snap = snap
+        # Imports keep an include that names nothing as written; a change batch refuses it.
+        self.strict_includes = strict_includes
         self.now = now
         self.fetch_file = fetch_file
         self.load_snapshot = load_snapshot
@@ -103,6 +111,10 @@ class Editor:
         self.refs: dict[str, tuple[str, str]] = {}  # ref -> ("page" | "file", id)
         self.outcome = Outcome()
         self._rewritten: set[str] = set()  # pages whose markdown this batch set
+        self._written_at: dict[str, str] = {}  # page -> the last change that set its markdown
+        self.reusable_refs: dict[str, str] = {}  # ref -> reusable content id
+        self._reusable_texts: set[str] = set()  # reusable contents whose body this batch set
+        self._by_slug: dict[str, str] | None = None
         self._fetches = 0
 
     async def apply(self, changes: list[Change]) -> Outcome:
@@ -116,6 +128,12 @@ class Editor:
                 await self._delete_page(change, where)
             elif isinstance(change, RevertPage):
                 await self._revert_page(change, where)
+            elif isinstance(change, InsertReusableContent):
+                await self._insert_reusable(change, where)
+            elif isinstance(change, UpdateReusableContent):
+                await self._update_reusable(change, where)
+            elif isinstance(change, DeleteReusableContent):
+                await self._delete_reusable(change, where)
             else:
                 await self._insert_files(change, where)
         return await self.finish()
@@ -177,6 +195,15 @@ class Editor:
         )
         await self._insert_page(change, f"page {title!r}", kind=kind)
 
+    async def import_reusable(self, *, ref: str, title: str, markdown: str) -> None:
+        change = InsertReusableContent.model_construct(
+            operation="insert_reusable_content",
+            title=title.strip()[:512] or "Untitled",
+            document=DocumentBody.model_construct(markdown=markdown, document=None),
+            ref=ref,
+        )
+        await self._insert_reusable(change, f"reusable content {title!r}")
+
     async def import_file(self, *, ref: str, name: str, content_type: str, data: bytes) -> None:
         await self._store_file(name[:256], content_type, data, ref)
 
@@ -191,6 +218,10 @@ class Editor:
             page = await self.snap.page(page_id)
             if page is not None and page.get("markdown"):
                 texts.append(await self.snap.markdown(page))
+        for rid in self._reusable_texts:
+            rec = await self.snap.reusable(rid)
+            if rec is not None and rec.get("markdown"):
+                texts.append(await self.snap.markdown(rec))
         return texts
 
     async def _insert_page(self, change: InsertPage, where: str, kind: str = "document") -> None:
@@ -211,7 +242,7 @@ class Editor:
                 raise ChangeError(f"{where}: a sibling page already uses the slug {slug!r}")
         else:
             slug = _free_slug(slugify(title), taken)
-        if change.ref is not None and change.ref in self.refs:
+        if change.ref is not None and (change.ref in self.refs or change.ref in self.reusable_refs):
             raise ChangeError(f"{where}: ref {change.ref!r} is used twice in this batch")
         page_id = new_id()
         record: Record = {
@@ -238,6 +269,7 @@ class Editor:
             self.refs[change.ref] = ("page", page_id)
         self.outcome.created.append((change.ref, page_id))
         self._rewritten.add(page_id)
+        self._written_at[page_id] = where
 
     async def _update_page(self, change: UpdatePage, where: str) -> None:
         page = dict(await self._existing(change.page, where))
@@ -255,6 +287,7 @@ class Editor:
                 raise ChangeError(f"{where}: only document pages have a body")
             page["markdown"] = self.snap.put_text(self._markdown(change.document, where))
             self._rewritten.add(page["id"])
+            self._written_at[page["id"]] = where
         old_parent = page["parent"]
         moving = "into" in given or "at" in given
         new_parent = self._page_id(change.into) if "into" in given and change.into else None
@@ -322,8 +355,6 @@ class Editor:
             self.outcome.deleted.append(gone["id"])
 
     async def _revert_page(self, change: RevertPage, where: str) -> None:
-        if change.block:
-            raise ChangeError(f"{where}: reverting single blocks is not supported; omit block")
         revision = change.revision or self.default_revert_to
         if revision is None:
             raise ChangeError(f"{where}: name the revision to revert the page to")
@@ -333,6 +364,9 @@ class Editor:
         page_id = self._page_id(change.page)
         old = await old_snap.page(page_id)
         current = await self.snap.page(page_id)
+        if change.block:
+            await self._revert_blocks(change, where, old_snap, old, current)
+            return
         if old is None and current is None:
             raise ChangeError(f"{where}: page {change.page!r} exists in neither revision")
         if old is None:
@@ -386,6 +420,135 @@ class Editor:
             )
             self.outcome.created.append((None, page_id))
 
+    async def _revert_blocks(
+        self,
+        change: RevertPage,
+        where: str,
+        old_snap: Snapshot,
+        old: Record | None,
+        current: Record | None,
+    ) -> None:
+        """Only the named block-level changes of the page's document (content/blocks.py);
+        the page's other blocks and its properties stay as they are."""
+        if current is None:
+            raise ChangeError(f"{where}: page {change.page!r} does not exist; omit block")
+        if current["type"] != "document" or (old is not None and old["type"] != "document"):
+            raise ChangeError(f"{where}: only a document page has blocks to revert")
+        old_text = "" if old is None else await old_snap.markdown(old)
+        new_text = await self.snap.markdown(current)
+        await parsing.warm([old_text, new_text])
+        nodes = blocks.revert(
+            md.to_document(old_text)["nodes"],
+            md.to_document(new_text)["nodes"],
+            set(change.block or ()),
+        )
+        if isinstance(nodes, str):
+            raise ChangeError(f"{where}: {nodes}")
+        try:
+            text = document_to_markdown({"object": "document", "data": {}, "nodes": nodes})
+        except BadRequest as exc:
+            raise ChangeError(f"{where}: {exc.message}") from None
+        problem = md.check(text)
+        if problem is not None:
+            raise ChangeError(f"{where}: {problem}")
+        if text == new_text:
+            return
+        self.snap.put_page({**current, "markdown": self.snap.put_text(text), "updatedAt": self.now})
+        self._rewritten.add(current["id"])
+        self._written_at[current["id"]] = where
+        if current["id"] not in self.outcome.updated:
+            self.outcome.updated.append(current["id"])
+
+    # Reusable contents
+
+    def _reusable_markdown(self, document: DocumentBody, where: str) -> str:
+        text = self._markdown(document, where)
+        # One level only, as in GitBook: a reader never follows a chain (or a cycle).
+        if reusable.includes(text):
+            raise ChangeError(f"{where}: a reusable content cannot include reusable content")
+        return text
+
+    async def _existing_reusable(self, ref: str, where: str) -> Record:
+        rec = await self.snap.reusable(self.reusable_refs.get(ref, ref))
+        if rec is None:
+            raise ChangeError(f"{where}: reusable content {ref!r} does not exist")
+        return rec
+
+    async def _insert_reusable(self, change: InsertReusableContent, where: str) -> None:
+        text = self._reusable_markdown(change.document, where)
+        if change.ref is not None and (change.ref in self.refs or change.ref in self.reusable_refs):
+            raise ChangeError(f"{where}: ref {change.ref!r} is used twice in this batch")
+        record: Record = {
+            "id": new_id(),
+            "title": change.title,
+            "markdown": self.snap.put_text(text),
+            "createdAt": self.now,
+            "updatedAt": self.now,
+        }
+        self.snap.put_reusable(record)
+        self._reusable_texts.add(record["id"])
+        self._by_slug = None
+        if change.ref is not None:
+            self.reusable_refs[change.ref] = record["id"]
+        self.outcome.reusables.append((change.ref, record["id"]))
+
+    async def _update_reusable(self, change: UpdateReusableContent, where: str) -> None:
+        record = dict(await self._existing_reusable(change.reusableContent, where))
+        given = change.model_fields_set
+        if "title" in given:
+            if change.title is None:
+                raise ChangeError(f"{where}: title must not be null")
+            record["title"] = change.title
+            self._by_slug = None
+        if "document" in given:
+            if change.document is None:
+                raise ChangeError(f"{where}: document must not be null")
+            record["markdown"] = self.snap.put_text(self._reusable_markdown(change.document, where))
+            self._reusable_texts.add(record["id"])
+        record["updatedAt"] = self.now
+        self.snap.put_reusable(record)
+
+    async def _delete_reusable(self, change: DeleteReusableContent, where: str) -> None:
+        record = await self._existing_reusable(change.reusableContent, where)
+        self.snap.drop_reusable(record["id"])
+        self._by_slug = None
+
+    async def _include_target(self, target: str) -> str | None:
+        """The id an include of this batch names: a ref of the batch, an id the revision
+        holds, or Git Sync's `.gitbook/includes/<slug>.md` path (the slug of a title)."""
+        if target in self.reusable_refs:
+            return self.reusable_refs[target]
+        if _ID.fullmatch(target) and await self.snap.reusable(target) is not None:
+            return target
+        slug = reusable.git_slug(target)
+        if slug is None:
+            return None
+        imported = self.reusable_refs.get(f"{reusable.INCLUDES_DIR}/{slug}.md")
+        if imported is not None:
+            return imported
+        if self._by_slug is None:
+            self._by_slug = {}
+            for rid, rec in sorted((await self.snap.all_reusables()).items()):
+                self._by_slug.setdefault(slugify(rec["title"]), rid)
+        return self._by_slug.get(slug)
+
+    async def _resolve_includes(self, page: Record, text: str) -> str:
+        targets: dict[str, str] = {}
+        for _, target in reusable.includes(text):
+            if target in targets:
+                continue
+            found = await self._include_target(target)
+            if found is None and not self.strict_includes:
+                continue
+            if found is None:
+                where = self._written_at.get(page["id"], f"page {page['title']!r}")
+                raise ChangeError(
+                    f"{where}: {{% include %}} names reusable content "
+                    f"{target!r}, which does not exist in this revision"
+                )
+            targets[target] = found
+        return reusable.rewrite(text, targets)
+
     # Files
 
     async def _insert_files(self, change: InsertFiles, where: str) -> None:
@@ -393,7 +556,7 @@ class Editor:
             await self._insert_file(item, f"{where}.files[{i}]")
 
     async def _insert_file(self, item: FileInput, where: str) -> None:
-        if item.ref is not None and item.ref in self.refs:
+        if item.ref is not None and (item.ref in self.refs or item.ref in self.reusable_refs):
             raise ChangeError(f"{where}: ref {item.ref!r} is used twice in this batch")
         content_type = item.contentType
         if item.base64 is not None:
@@ -452,9 +615,9 @@ class Editor:
                 resolved = await self._resolve(link.target, here)
                 if resolved is not None:
                     targets[link.target] = resolved
-            if not targets:
-                continue
-            new_text = md.rewrite_links(text, _lookup(targets))
+            new_text = await self._resolve_includes(page, text)
+            if targets:
+                new_text = md.rewrite_links(new_text, _lookup(targets))
             if new_text != text:
                 self.snap.put_page({**page, "markdown": self.snap.put_text(new_text)})
 

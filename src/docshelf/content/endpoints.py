@@ -1,5 +1,5 @@
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 from fastapi import Depends, Query, Request
@@ -16,6 +16,7 @@ from docshelf.content.schemas import (
     MergeOut,
     PageOut,
     PagesOut,
+    ReusableContentOut,
     RevisionOut,
 )
 from docshelf.content.service import Where
@@ -33,6 +34,9 @@ Metadata = Annotated[bool, Query()]
 Computed = Annotated[bool, Query()]
 Format = Annotated[Literal["markdown", "document"], Query()]
 Refs = Annotated[Literal["relative", "stable"], Query(alias="format.markdown.refs")]
+# GitBook's `dereferenced`: `true` or `reusable-contents` inline the reusable contents a page
+# includes (the only references Docshelf can expand).
+Dereferenced = Annotated[bool | Literal["reusable-contents"], Query()]
 
 
 def _main() -> Where:
@@ -93,10 +97,15 @@ def _reads(base: str, where_of: Callable[..., Where], what: str) -> None:
         ctx: Context,
         format: Format = "document",
         refs: Refs = "relative",
+        dereferenced: Dereferenced = False,
         metadata: Metadata = True,
         computed: Computed = True,
     ) -> JSON:
-        return ok(await service.get_page(ctx, spaceId, where, pageId, format, refs))
+        return ok(
+            await service.get_page(
+                ctx, spaceId, where, pageId, format, refs, dereferenced=bool(dereferenced)
+            )
+        )
 
     @router.get(
         base + "/path/{pagePath:path}",
@@ -110,10 +119,30 @@ def _reads(base: str, where_of: Callable[..., Where], what: str) -> None:
         ctx: Context,
         format: Format = "document",
         refs: Refs = "relative",
+        dereferenced: Dereferenced = False,
         metadata: Metadata = True,
         computed: Computed = True,
     ) -> JSON:
-        return ok(await service.get_page_by_path(ctx, spaceId, where, pagePath, format, refs))
+        return ok(
+            await service.get_page_by_path(
+                ctx, spaceId, where, pagePath, format, refs, dereferenced=bool(dereferenced)
+            )
+        )
+
+    @router.get(
+        base + "/reusable-contents/{reusableContentId}",
+        response_model=ReusableContentOut,
+        summary=f"A reusable content of {what}",
+    )
+    async def get_reusable_content(
+        spaceId: str,
+        reusableContentId: str,
+        where: At,
+        ctx: Context,
+        metadata: Metadata = True,
+        computed: Computed = True,
+    ) -> JSON:
+        return ok(await service.get_reusable(ctx, spaceId, where, reusableContentId))
 
 
 SPACE = "/spaces/{spaceId}"
@@ -123,6 +152,25 @@ REVISION = SPACE + "/revisions/{revisionId}"
 _reads(SPACE + "/content", _main, "the space's main content")
 _reads(CR + "/content", _change_request, "a change request")
 _reads(REVISION, _revision, "a revision")
+
+
+@router.get(
+    REVISION + "/reusable-contents/{reusableContentId}/document",
+    response_model=dict[str, Any],
+    summary="The body of a reusable content in a revision, as a JSON document",
+)
+async def get_reusable_content_document(
+    spaceId: str,
+    revisionId: str,
+    reusableContentId: str,
+    ctx: Context,
+    evaluated: bool = False,
+    dereferenced: Dereferenced = False,
+) -> JSON:
+    # Nothing to evaluate or dereference: a reusable content includes no other.
+    return ok(
+        await service.get_reusable_document(ctx, spaceId, _revision(revisionId), reusableContentId)
+    )
 
 
 @router.post(

@@ -76,17 +76,20 @@ async def copy_content(
     store = objects.ObjectStore(conn, source)
     page_nodes, pages = await hamt.walk(store, head["pages_root"])
     file_nodes, files = await hamt.walk(store, head["files_root"])
-    records = set(pages.values()) | set(files.values())
+    reusable_nodes, reusables = await hamt.walk(store, head["reusable_root"])
+    records = set(pages.values()) | set(files.values()) | set(reusables.values())
     texts: set[str] = set()
     blobs: set[str] = set()
     loaded = await store.get_json(records)
-    for page_hash in set(pages.values()):
+    for page_hash in set(pages.values()) | set(reusables.values()):
         if text := loaded[page_hash].get("markdown"):
             texts.add(text)
     for file_hash in set(files.values()):
         if blob := loaded[file_hash].get("blob"):
             blobs.add(blob)
-    await objects.copy_objects(conn, source, target, page_nodes | file_nodes | records | texts)
+    await objects.copy_objects(
+        conn, source, target, page_nodes | file_nodes | reusable_nodes | records | texts
+    )
     if blobs:
         await conn.execute(
             sa.insert(space_blobs), [{"space_id": target, "blob_key": b} for b in sorted(blobs)]
@@ -98,6 +101,7 @@ async def copy_content(
         parents=[],
         pages_root=head["pages_root"],
         files_root=head["files_root"],
+        reusable_root=head["reusable_root"],
         author_id=author_id,
         created_at=now,
     )

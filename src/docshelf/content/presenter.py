@@ -128,6 +128,7 @@ def present_revision(
     files: list[dict[str, Any]],
     app_url: str,
     merged_from: dict[str, Any] | None,
+    reusable_contents: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "object": "revision",
@@ -135,7 +136,7 @@ def present_revision(
         "parents": list(row["parents"]),
         "pages": pages,
         "files": files,
-        "reusableContents": [],
+        "reusableContents": reusable_contents or [],
         # Docshelf has no page tags: none in any revision (GitBook 0.202 requires the list).
         "tags": [],
         "createdAt": isoformat(row["created_at"]),

@@ -32,7 +32,12 @@ async def get(conn: AsyncConnection, space_id: str, revision_id: str) -> sa.RowM
 
 
 def snapshot(conn: AsyncConnection, row: sa.RowMapping) -> Snapshot:
-    return Snapshot(ObjectStore(conn, row["space_id"]), row["pages_root"], row["files_root"])
+    return Snapshot(
+        ObjectStore(conn, row["space_id"]),
+        row["pages_root"],
+        row["files_root"],
+        row["reusable_root"],
+    )
 
 
 async def insert(
@@ -45,6 +50,7 @@ async def insert(
     files_root: str | None,
     author_id: str | None,
     created_at: datetime,
+    reusable_root: str | None = None,
     change_request_id: str | None = None,
     revision_id: str | None = None,
 ) -> str:
@@ -57,6 +63,7 @@ async def insert(
             parents=parents,
             pages_root=pages_root,
             files_root=files_root,
+            reusable_root=reusable_root,
             author_id=author_id,
             change_request_id=change_request_id,
             created_at=created_at,

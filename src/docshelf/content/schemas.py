@@ -85,7 +85,14 @@ class RevertPage(Body):
     operation: Literal["revert_page"]
     page: PageId
     revision: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
-    block: list[str] | None = None
+    # Keys of top-level blocks, as page reads (format=document) show them (content/blocks.py).
+    block: (
+        Annotated[
+            list[Annotated[str, StringConstraints(min_length=1, max_length=64)]],
+            Field(max_length=1000),
+        ]
+        | None
+    ) = None
 
 
 class FileInput(Body):
@@ -109,8 +116,43 @@ class InsertFiles(Body):
     files: Annotated[list[FileInput], Field(min_length=1, max_length=20)]
 
 
+class InsertReusableContent(Body):
+    """Docshelf extension (GitBook has no public write of reusable contents): adds a reusable
+    content to the revision; pages show it through `{% include "<id>" %}` or a
+    `reusable-content` block. `ref` names it within the batch (`{% include "<ref>" %}`)."""
+
+    operation: Literal["insert_reusable_content"]
+    title: Title
+    document: DocumentBody
+    ref: Ref | None = None
+
+
+class UpdateReusableContent(Body):
+    """Docshelf extension: renames a reusable content or replaces its body."""
+
+    operation: Literal["update_reusable_content"]
+    reusableContent: PageId
+    title: Title | None = None
+    document: DocumentBody | None = None
+
+
+class DeleteReusableContent(Body):
+    """Docshelf extension: removes a reusable content; pages that still include it show
+    nothing there (their text keeps the include)."""
+
+    operation: Literal["delete_reusable_content"]
+    reusableContent: PageId
+
+
 Change = Annotated[
-    InsertPage | UpdatePage | DeletePage | RevertPage | InsertFiles,
+    InsertPage
+    | UpdatePage
+    | DeletePage
+    | RevertPage
+    | InsertFiles
+    | InsertReusableContent
+    | UpdateReusableContent
+    | DeleteReusableContent,
     Field(discriminator="operation"),
 ]
 
@@ -178,3 +220,16 @@ class ContentUpdateOut(Out):
     changeRequest: dict[str, Any] | None = None
     changes: list[dict[str, Any]]
     insertedFiles: list[dict[str, Any]] | None = None
+    insertedReusableContents: list[dict[str, Any]] | None = Field(
+        default=None,
+        description=(
+            "Docshelf extension: the reusable contents the batch's `insert_reusable_content` "
+            "changes created, in order, each with the `ref` it was given."
+        ),
+    )
+
+
+class ReusableContentOut(Out):
+    id: str
+    title: str
+    document: str | None = None

@@ -24,7 +24,16 @@ from docshelf.change_request import policy as cr_policy
 from docshelf.change_request import repository as cr_repository
 from docshelf.change_request.presenter import present_change_request
 from docshelf.config import Settings
-from docshelf.content import document, downloads, hamt, indexing, parsing, repository
+from docshelf.content import (
+    blocks,
+    document,
+    downloads,
+    hamt,
+    indexing,
+    parsing,
+    repository,
+    reusable,
+)
 from docshelf.content import markdown as md
 from docshelf.content.edits import (
     MAX_URL_FILES,
@@ -49,7 +58,9 @@ from docshelf.content.schemas import (
     ContentChanges,
     InsertFiles,
     InsertPage,
+    InsertReusableContent,
     UpdatePage,
+    UpdateReusableContent,
 )
 from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.content.threeway import merge_snapshots
@@ -126,10 +137,12 @@ async def get_revision(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
     t = await target(ctx, space_id, where)
     records = await t.snap.all_pages()
     files = await t.snap.all_files()
+    reusables = await t.snap.all_reusables()
     return present_revision(
         t.revision,
         pages=_nest(ctx, space_id, records, await t.snap.root()),
         files=await _files_out(ctx, space_id, list(files.values())),
+        reusable_contents=[reusable.present(reusables[r]) for r in sorted(reusables)],
         app_url=ctx.app_url(f"s/{space_id}/revisions/{t.revision['id']}"),
         merged_from=await merged_from_of(ctx, space_id, t.revision),
     )
@@ -177,8 +190,35 @@ async def get_file(ctx: Ctx, space_id: str, where: Where, file_id: str) -> dict[
     return (await _files_out(ctx, space_id, [rec]))[0]
 
 
+async def get_reusable(ctx: Ctx, space_id: str, where: Where, rc_id: str) -> dict[str, Any]:
+    t = await target(ctx, space_id, where)
+    rec = await t.snap.reusable(rc_id)
+    if rec is None:
+        not_found("Reusable content")
+    return reusable.present(rec)
+
+
+async def get_reusable_document(
+    ctx: Ctx, space_id: str, where: Where, rc_id: str
+) -> dict[str, Any]:
+    """The reusable content's body as a GitBook JSONDocument."""
+    t = await target(ctx, space_id, where)
+    rec = await t.snap.reusable(rc_id)
+    if rec is None:
+        not_found("Reusable content")
+    text = await t.snap.markdown(rec)
+    await parsing.warm([text])
+    return blocks.keyed(md.to_document(text))
+
+
 async def _present_one(
-    ctx: Ctx, space_id: str, snap: Snapshot, rec: Record, fmt: Format, refs: str
+    ctx: Ctx,
+    space_id: str,
+    snap: Snapshot,
+    rec: Record,
+    fmt: Format,
+    refs: str,
+    dereferenced: bool = False,
 ) -> dict[str, Any]:
     path = await snap.path(rec["id"])
     subtree = await snap.subtree(rec["id"])
@@ -189,6 +229,8 @@ async def _present_one(
     document: dict[str, Any] | None = None
     if rec["type"] == "document":
         text = await snap.markdown(rec)
+        if dereferenced:
+            text = await reusable.expand(snap, text)
         if refs == "relative" and fmt == "markdown":
             await parsing.warm([text])
             targets = page_link_targets(text)
@@ -196,7 +238,7 @@ async def _present_one(
             text = render_links(text, paths, posixpath.dirname(path))
         if fmt == "document":
             await parsing.warm([text])
-            document = md.to_document(text)
+            document = blocks.keyed(md.to_document(text))
         else:
             markdown = text
     return present_page(
@@ -210,24 +252,38 @@ async def _present_one(
 
 
 async def get_page(
-    ctx: Ctx, space_id: str, where: Where, page_id: str, fmt: Format, refs: str
+    ctx: Ctx,
+    space_id: str,
+    where: Where,
+    page_id: str,
+    fmt: Format,
+    refs: str,
+    *,
+    dereferenced: bool = False,
 ) -> dict[str, Any]:
     t = await target(ctx, space_id, where)
     rec = await t.snap.page(page_id)
     if rec is None:
         not_found("Page")
-    return await _present_one(ctx, space_id, t.snap, rec, fmt, refs)
+    return await _present_one(ctx, space_id, t.snap, rec, fmt, refs, dereferenced)
 
 
 async def get_page_by_path(
-    ctx: Ctx, space_id: str, where: Where, path: str, fmt: Format, refs: str
+    ctx: Ctx,
+    space_id: str,
+    where: Where,
+    path: str,
+    fmt: Format,
+    refs: str,
+    *,
+    dereferenced: bool = False,
 ) -> dict[str, Any]:
     t = await target(ctx, space_id, where)
     page_id = await t.snap.resolve_path(path)
     rec = None if page_id is None else await t.snap.page(page_id)
     if rec is None or rec["type"] == "link":
         not_found("Page")
-    return await _present_one(ctx, space_id, t.snap, rec, fmt, refs)
+    return await _present_one(ctx, space_id, t.snap, rec, fmt, refs, dereferenced)
 
 
 # Semantic changes
@@ -327,7 +383,37 @@ async def _semantic_changes(
                 out.append({"type": "file_edited", "file": changed_file(fb, sign(fb))})
     one_sided, in_place = await files.rest()
     total += one_sided + len(in_place)
+    # A space holds few reusable contents: their diff is read whole.
+    diff = await hamt.diff(after.store, before.reusable_root, after.reusable_root)
+    ids = sorted(diff)
+    old_rc, new_rc = await before.reusables(ids), await after.reusables(ids)
+    for rid in ids:
+        item = _reusable_change(old_rc.get(rid), new_rc.get(rid))
+        if item is not None:
+            total += 1
+            out.append(item)
     return out[:limit], total
+
+
+def _reusable_change(a: Record | None, b: Record | None) -> dict[str, Any] | None:
+    if a is None and b is not None:
+        return {"type": "reusable_content_created", "reusableContent": reusable.changed(b)}
+    if b is None and a is not None:
+        return {"type": "reusable_content_deleted", "reusableContent": reusable.changed(a)}
+    assert a is not None and b is not None
+    attributes: dict[str, Any] = {}
+    for name, field_name in (("title", "title"), ("document", "markdown")):
+        if a.get(field_name) != b.get(field_name):
+            attributes[name] = {
+                k: v for k, v in (("before", a.get(field_name)), ("after", b.get(field_name))) if v
+            }
+    if not attributes:
+        return None
+    return {
+        "type": "reusable_content_edited",
+        "reusableContent": reusable.changed(b),
+        "attributes": attributes,
+    }
 
 
 async def _with_ancestors(snap: Snapshot, records: Iterable[Record]) -> None:
@@ -507,6 +593,11 @@ async def _update_body(
         body["changeRequest"] = cr
     if outcome.files:
         body["insertedFiles"] = await _files_out(ctx, space_id, outcome.files)
+    if outcome.reusables:
+        body["insertedReusableContents"] = [
+            {"id": rid, "ref": ref} if ref is not None else {"id": rid}
+            for ref, rid in outcome.reusables
+        ]
     return body
 
 
@@ -519,6 +610,10 @@ class StagedFiles:
     costly: bool = False
 
 
+# The changes whose body may come as markdown or as a JSON document.
+_WITH_BODY = (InsertPage, UpdatePage, InsertReusableContent, UpdateReusableContent)
+
+
 async def _documents_to_markdown(
     st: Staged, body: ContentChanges, check: Callable[[Ctx], Awaitable[None]]
 ) -> None:
@@ -528,9 +623,7 @@ async def _documents_to_markdown(
     bodies = [
         (n, c.document)
         for n, c in enumerate(body.changes)
-        if isinstance(c, InsertPage | UpdatePage)
-        and c.document is not None
-        and c.document.document is not None
+        if isinstance(c, _WITH_BODY) and c.document is not None and c.document.document is not None
     ]
     if not bodies:
         return
@@ -566,7 +659,7 @@ async def _staged_files(
     texts = [
         c.document.markdown
         for c in body.changes
-        if isinstance(c, InsertPage | UpdatePage)
+        if isinstance(c, _WITH_BODY)
         and c.document is not None
         and c.document.markdown
         and md.costly(c.document.markdown)
@@ -637,6 +730,7 @@ async def _write_change_request(
         parents=[head["id"]],
         pages_root=snap.pages_root,
         files_root=snap.files_root,
+        reusable_root=snap.reusable_root,
         author_id=ctx.actor.user_id,
         change_request_id=cr["id"],
         created_at=now,
@@ -695,6 +789,7 @@ async def _write_live(
         parents=[head_id],
         pages_root=snap.pages_root,
         files_root=snap.files_root,
+        reusable_root=snap.reusable_root,
         author_id=ctx.actor.user_id,
         created_at=now,
     )
@@ -720,10 +815,12 @@ async def _advance_main(
 # Merge and update
 
 
-def _conflicts_out(conflicts: Any, records: dict[str, Record]) -> list[dict[str, Any]]:
+def _conflicts_out(
+    conflicts: Any, records: dict[str, Record], key: str = "page"
+) -> list[dict[str, Any]]:
     out = []
     for c in conflicts:
-        item: dict[str, Any] = {"page": c.page_id, "kind": c.kind}
+        item: dict[str, Any] = {key: c.page_id, "kind": c.kind}
         if c.page_id in records:
             item["title"] = records[c.page_id]["title"]
         if c.field is not None:
@@ -770,24 +867,31 @@ async def _three_way(
         parents=[ours["id"], theirs["id"]],
         pages_root=merged.pages_root,
         files_root=merged.files_root,
+        reusable_root=merged.reusable_root,
         author_id=ctx.actor.user_id,
         change_request_id=cr["id"],
         created_at=now,
     )
     conflicts = None
-    if merged.conflicts:
+    if merged.conflicts or merged.reusable_conflicts:
         wanted = [c.page_id for c in merged.conflicts]
         records = {
             **await repository.snapshot(ctx.conn, main).pages(wanted),
             **await repository.snapshot(ctx.conn, head).pages(wanted),
         }
+        rc_wanted = [c.page_id for c in merged.reusable_conflicts]
+        rc_records = {
+            **await repository.snapshot(ctx.conn, main).reusables(rc_wanted),
+            **await repository.snapshot(ctx.conn, head).reusables(rc_wanted),
+        }
         conflicts = {
             "revision": revision_id,
             "result": "conflicts",
-            "conflicts": _conflicts_out(merged.conflicts, records),
+            "conflicts": _conflicts_out(merged.conflicts, records)
+            + _conflicts_out(merged.reusable_conflicts, rc_records, key="reusableContent"),
         }
     store = repository.snapshot(ctx.conn, main).store
-    after = Snapshot(store, merged.pages_root, merged.files_root)
+    after = Snapshot(store, merged.pages_root, merged.files_root, merged.reusable_root)
     return _ThreeWay(revision_id, main, after, conflicts, now)
 
 

@@ -1,5 +1,5 @@
-"""One revision's content as stored: page and file records reached through two content-addressed
-maps, read lazily and written through a buffer.
+"""One revision's content as stored: page, file and reusable content records reached through
+three content-addressed maps, read lazily and written through a buffer.
 
 A page record holds its parent and its children (id and slug, in order), so that a page's path,
 its siblings' slugs and its subtree are reached without loading the rest of the space; the
@@ -42,10 +42,21 @@ def new_root() -> Record:
 
 
 class Snapshot:
-    def __init__(self, store: ObjectStore, pages_root: str | None, files_root: str | None) -> None:
+    def __init__(
+        self,
+        store: ObjectStore,
+        pages_root: str | None,
+        files_root: str | None,
+        reusable_root: str | None = None,
+    ) -> None:
         self.store = store
         self.pages_root = pages_root
         self.files_root = files_root
+        # Reusable contents ({id, title, markdown, createdAt, updatedAt}) by id: GitBook's
+        # "reusable contents", a body shared by pages that include it.
+        self.reusable_root = reusable_root
+        self._reusables: dict[str, Record | None] = {}
+        self._dirty_reusables: set[str] = set()
         # Records read so far (None: absent) and records changed since loading (None: deleted).
         self._pages: dict[str, Record | None] = {}
         self._files: dict[str, Record | None] = {}
@@ -88,6 +99,25 @@ class Snapshot:
 
     async def file(self, file_id: str) -> Record | None:
         return (await self.files([file_id])).get(file_id)
+
+    async def reusables(self, ids: Collection[str]) -> dict[str, Record]:
+        await self._load(self.reusable_root, self._reusables, ids)
+        return {i: r for i in ids if (r := self._reusables.get(i)) is not None}
+
+    async def reusable(self, reusable_id: str) -> Record | None:
+        return (await self.reusables([reusable_id])).get(reusable_id)
+
+    async def all_reusables(self) -> dict[str, Record]:
+        entries = await hamt.items(self.store, self.reusable_root)
+        records = await self.store.get_json(set(entries.values()))
+        out = {rid: records[h] for rid, h in entries.items()}
+        for rid in self._dirty_reusables:
+            rec = self._reusables.get(rid)
+            if rec is None:
+                out.pop(rid, None)
+            else:
+                out[rid] = rec
+        return out
 
     async def ancestors(self, page_id: str) -> list[Record]:
         """Parent first, up to the top-level page."""
@@ -207,6 +237,14 @@ class Snapshot:
         self._files[record["id"]] = record
         self._dirty_files.add(record["id"])
 
+    def put_reusable(self, record: Record) -> None:
+        self._reusables[record["id"]] = record
+        self._dirty_reusables.add(record["id"])
+
+    def drop_reusable(self, reusable_id: str) -> None:
+        self._reusables[reusable_id] = None
+        self._dirty_reusables.add(reusable_id)
+
     def put_text(self, text: str) -> str | None:
         """Stores a markdown text; its key, or None for an empty text."""
         if not text:
@@ -217,7 +255,7 @@ class Snapshot:
 
     @property
     def changed(self) -> bool:
-        return bool(self._dirty_pages or self._dirty_files)
+        return bool(self._dirty_pages or self._dirty_files or self._dirty_reusables)
 
     async def commit(self) -> tuple[str | None, str | None]:
         """Writes the buffer's objects and returns the new (pages_root, files_root)."""
@@ -245,12 +283,29 @@ class Snapshot:
             key, data = encode_json(rec)
             objects[key] = data
             file_changes[fid] = key
+        reusable_changes: dict[str, str | None] = {}
+        for rid in self._dirty_reusables:
+            rec = self._reusables.get(rid)
+            if rec is None:
+                reusable_changes[rid] = None
+                continue
+            key, data = encode_json(rec)
+            objects[key] = data
+            reusable_changes[rid] = key
+            if rec.get("markdown") in self._texts:
+                objects[rec["markdown"]] = self._texts[rec["markdown"]]
         pages_root, page_nodes = await hamt.update(self.store, self.pages_root, page_changes)
         files_root, file_nodes = await hamt.update(self.store, self.files_root, file_changes)
+        reusable_root, reusable_nodes = await hamt.update(
+            self.store, self.reusable_root, reusable_changes
+        )
         objects.update(page_nodes)
         objects.update(file_nodes)
+        objects.update(reusable_nodes)
         await self.store.put_many(objects)
         self.pages_root, self.files_root = pages_root, files_root
+        self.reusable_root = reusable_root
         self._dirty_pages.clear()
         self._dirty_files.clear()
+        self._dirty_reusables.clear()
         return pages_root, files_root

@@ -14,7 +14,7 @@ from typing import Any
 
 from docshelf.content import hamt
 from docshelf.content.limits import MAX_PAGE_DEPTH, too_deep
-from docshelf.content.merge import Conflict, merge
+from docshelf.content.merge import Conflict, merge, merge_markdown
 from docshelf.content.model import Page, Tree
 from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.kit.errors import BadRequest
@@ -29,6 +29,9 @@ class Merged:
     pages_root: str | None
     files_root: str | None
     conflicts: tuple[Conflict, ...]
+    reusable_root: str | None = None
+    # Conflicts on reusable contents: `page_id` holds the reusable content's id.
+    reusable_conflicts: tuple[Conflict, ...] = ()
 
 
 def _tree(records: dict[str, Record], root: Record, texts: dict[str, str]) -> Tree:
@@ -97,10 +100,11 @@ async def merge_snapshots(base: Snapshot, ours: Snapshot, theirs: Snapshot, *, n
     space of 100 or 10,000 pages. Should the merge's structural repairs reach a page outside
     that scope (an orphan moved up to an unchanged ancestor), it is redone over every page."""
     files_root = await _merge_files(base, ours, theirs)
+    rc_root, rc_conflicts = await _merge_reusables(base, ours, theirs, now=now)
     if theirs.pages_root == base.pages_root or theirs.pages_root == ours.pages_root:
-        return Merged(ours.pages_root, files_root, ())
+        return Merged(ours.pages_root, files_root, (), rc_root, rc_conflicts)
     if ours.pages_root == base.pages_root:
-        return Merged(theirs.pages_root, files_root, ())
+        return Merged(theirs.pages_root, files_root, (), rc_root, rc_conflicts)
     changed = set(await hamt.diff(base.store, base.pages_root, ours.pages_root))
     changed |= set(await hamt.diff(base.store, base.pages_root, theirs.pages_root))
     sides = await _scope((base, ours, theirs), changed)
@@ -111,7 +115,7 @@ async def merge_snapshots(base: Snapshot, ours: Snapshot, theirs: Snapshot, *, n
         assert merged is not None
     pages_root, conflicts = merged
     await _check_depth(ours, Snapshot(ours.store, pages_root, files_root))
-    return Merged(pages_root, files_root, conflicts)
+    return Merged(pages_root, files_root, conflicts, rc_root, rc_conflicts)
 
 
 async def _check_depth(ours: Snapshot, result: Snapshot) -> None:
@@ -271,3 +275,73 @@ async def _merge_files(base: Snapshot, ours: Snapshot, theirs: Snapshot) -> str 
     )
     await ours.store.put_many(objects)
     return root
+
+
+async def _merge_reusables(
+    base: Snapshot, ours: Snapshot, theirs: Snapshot, *, now: str
+) -> tuple[str | None, tuple[Conflict, ...]]:
+    """Reusable contents merge by identity, as pages do: one side's change is taken; both
+    sides' edits of one combine field by field, the bodies line by line with merge3; what
+    cannot combine keeps ours and is reported (`content`, `metadata`, `delete-edit`)."""
+    if theirs.reusable_root in (base.reusable_root, ours.reusable_root):
+        return ours.reusable_root, ()
+    if ours.reusable_root == base.reusable_root:
+        return theirs.reusable_root, ()
+    mine = await hamt.diff(base.store, base.reusable_root, ours.reusable_root)
+    other = await hamt.diff(base.store, base.reusable_root, theirs.reusable_root)
+    direct: dict[str, str | None] = {}
+    both: list[str] = []
+    for rid, (before, after) in other.items():
+        ours_hash = mine[rid][1] if rid in mine else before
+        if ours_hash == before:
+            direct[rid] = after
+        elif ours_hash != after:
+            both.append(rid)
+    root, nodes = await hamt.update(ours.store, ours.reusable_root, direct)
+    await ours.store.put_many(nodes)
+    if not both:
+        return root, ()
+    b, o, t = [await side.reusables(both) for side in (base, ours, theirs)]
+    conflicts: list[Conflict] = []
+    out = Snapshot(ours.store, None, None, root)
+    for rid in sorted(both):
+        mine_rec, their_rec, base_rec = o.get(rid), t.get(rid), b.get(rid)
+        if mine_rec is None or their_rec is None or base_rec is None:
+            # Deleted on one side, edited on the other: the edit is kept (as for pages).
+            kept = mine_rec or their_rec
+            assert kept is not None
+            texts = await ours.markdowns(
+                {r["markdown"] for r in (mine_rec, their_rec) if r and r.get("markdown")}
+            )
+            conflicts.append(
+                Conflict(
+                    rid,
+                    "delete-edit",
+                    ours=texts.get(mine_rec.get("markdown") or "", "") if mine_rec else None,
+                    theirs=texts.get(their_rec.get("markdown") or "", "") if their_rec else None,
+                )
+            )
+            if mine_rec is None:
+                out.put_reusable(kept)
+            continue
+        record = dict(mine_rec)
+        bt, ot, tt = base_rec["title"], mine_rec["title"], their_rec["title"]
+        if ot == bt:
+            record["title"] = tt
+        elif tt not in (bt, ot):
+            conflicts.append(Conflict(rid, "metadata", "title", bt, ot, tt, ot))
+        keys = [r.get("markdown") for r in (base_rec, mine_rec, their_rec)]
+        if len(set(keys)) == 3:
+            texts = await ours.markdowns({k for k in keys if k})
+            bx, ox, tx = (texts.get(k or "", "") for k in keys)
+            merged = merge_markdown(bx, ox, tx)
+            if merged is None:
+                conflicts.append(Conflict(rid, "content", "markdown", bx, ox, tx, ox))
+            else:
+                record["markdown"] = out.put_text(merged)
+        elif keys[1] == keys[0]:
+            record["markdown"] = keys[2]
+        record["updatedAt"] = now
+        out.put_reusable(record)
+    await out.commit()
+    return out.reusable_root, tuple(conflicts)

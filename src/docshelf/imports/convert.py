@@ -82,6 +82,16 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class ImportedReusable:
+    """A GitBook repository's `.gitbook/includes/<name>.md`: a reusable content, which pages
+    name with `{% include "<...>/.gitbook/includes/<name>.md" %}` (`ref` is that path)."""
+
+    ref: str
+    title: str
+    markdown: str
+
+
+@dataclass(frozen=True)
 class Imported:
     pages: tuple[ImportedPage, ...]  # parents before children, siblings in order
     files: tuple[ImportedFile, ...]
@@ -91,6 +101,7 @@ class Imported:
     # What the source was read as: markdown, html, docx, or for an archive or folder mkdocs,
     # docusaurus, gitbook or folder.
     detected: str = "markdown"
+    reusables: tuple[ImportedReusable, ...] = ()
 
 
 # -- markdown ----------------------------------------------------------------------------------
@@ -263,6 +274,14 @@ def _parts(name: str) -> tuple[str, ...]:
     return parts
 
 
+def _is_include(parts: tuple[str, ...]) -> bool:
+    return (
+        len(parts) == 3
+        and parts[:2] == (".gitbook", "includes")
+        and _extension(parts[2]) in _MARKDOWN
+    )
+
+
 def _ignored(parts: tuple[str, ...]) -> Skipped | None:
     """Operating-system litter and tool metadata, not part of the content: what to report (a
     whole hidden folder at once, so a .git folder is one line, not thousands)."""
@@ -274,10 +293,11 @@ def _ignored(parts: tuple[str, ...]) -> Skipped | None:
     for i, part in enumerate(parts):
         if not part.startswith("."):
             continue
-        # GitBook keeps uploaded images in .gitbook/assets/ and pages link to them there; the
-        # rest of that folder (reusable blocks, settings) has no place in a page tree.
+        # GitBook keeps uploaded images in .gitbook/assets/ and pages link to them there, and
+        # reusable contents in .gitbook/includes/; the rest of that folder (settings) has no
+        # place in a page tree.
         if part == ".gitbook" and i < len(parts) - 1:
-            if _extension(parts[-1]) in _IMAGE_TYPES:
+            if _extension(parts[-1]) in _IMAGE_TYPES or _is_include(parts[i:]):
                 return None
             return Skipped("/".join(parts), "GitBook metadata, not a page or an image")
         if i < len(parts) - 1:
@@ -341,6 +361,8 @@ class _Archive:
     root: str = ""  # where `texts` start in `sources` ("" or "docs/")
     kind: str = "folder"  # what the project was detected as
     included: set[str] = field(default_factory=set)  # `sources` read as snippets
+    # GitBook's `.gitbook/includes/*.md` by path: reusable contents, not pages.
+    includes: dict[str, str] = field(default_factory=dict)
     _meta: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def add(self, draft: _Draft) -> int:
@@ -456,9 +478,16 @@ def _load(data: bytes, max_files: int, max_total_bytes: int) -> _Archive:
         blobs: dict[str, bytes] = {}
         skipped = list(ignored.values())
         configs: dict[str, str] = {}
+        includes: dict[str, str] = {}
         for path, info in entries:
             ext = _extension(path)
-            if path in texts or path in images or path in configs:
+            if _is_include(tuple(path.split("/"))[-3:]) and ext in _MARKDOWN:
+                content = budget.read(archive, info, path)
+                if b"\0" in content:
+                    skipped.append(Skipped(path, "not a text file"))
+                else:
+                    includes.setdefault(path, _decode(content))
+            elif path in texts or path in images or path in configs:
                 skipped.append(Skipped(path, "appears twice in the archive, kept the first"))
             elif posixpath.basename(path) in _CONFIGS:
                 configs[path] = _decode(budget.read(archive, info, path))
@@ -476,7 +505,16 @@ def _load(data: bytes, max_files: int, max_total_bytes: int) -> _Archive:
                 why = f"unsupported file type: {kind} are not imported, only markdown and images"
                 skipped.append(Skipped(path, why))
     total = len(entries) + litter - len(configs)
-    return _Archive(texts, images, blobs, total, skipped, configs=configs, sources=dict(texts))
+    return _Archive(
+        texts,
+        images,
+        blobs,
+        total,
+        skipped,
+        configs=configs,
+        sources=dict(texts),
+        includes=includes,
+    )
 
 
 def _external(target: str) -> bool:
@@ -769,8 +807,44 @@ def _finish(arc: _Archive) -> Imported:
     # A file read only as a snippet include is imported, inside the pages that include it.
     snippets = arc.included - used
     skipped = tuple(s for s in arc.skipped if s.kind != "skipped" or s.path not in snippets)
-    imported = len(used) + len(snippets) + len(files)
-    return Imported(tuple(pages), files, arc.total, imported, skipped, detected=arc.kind)
+    reusables, left_out = _reusables(arc)
+    imported = len(used) + len(snippets) + len(files) + len(reusables)
+    return Imported(
+        tuple(pages),
+        files,
+        arc.total,
+        imported,
+        (*skipped, *left_out),
+        detected=arc.kind,
+        reusables=reusables,
+    )
+
+
+_TITLE = re.compile(r"^title:\s*(.+?)\s*$", re.M)
+
+
+def _reusables(arc: _Archive) -> tuple[tuple[ImportedReusable, ...], list[Skipped]]:
+    """The repository's `.gitbook/includes/*.md`, titled by their front matter's `title` (as
+    GitBook writes them), else by their file name."""
+    out: list[ImportedReusable] = []
+    left_out: list[Skipped] = []
+    for path in sorted(arc.includes):
+        text = arc.includes[path]
+        body = _drop_front_matter(text)
+        head = text[: len(text) - len(body)]
+        found = _TITLE.search(head) if head else None
+        title = found.group(1).strip("\"'") if found else ""
+        name = posixpath.basename(path)
+        if "{% include" in body:
+            left_out.append(Skipped(path, "a reusable content that includes another"))
+            continue
+        problem = check(body)
+        if problem is not None:
+            left_out.append(Skipped(path, problem))
+            continue
+        ref = f".gitbook/includes/{name}"
+        out.append(ImportedReusable(ref, (title or _stem(name))[:512], body.lstrip("\n")))
+    return tuple(out), left_out
 
 
 def from_zip(

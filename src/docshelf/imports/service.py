@@ -72,10 +72,17 @@ async def _edit(
         return None
 
     editor = Editor(
-        snap, now=now, fetch_file=no_fetch, load_snapshot=no_revisions, default_revert_to=None
+        snap,
+        now=now,
+        fetch_file=no_fetch,
+        load_snapshot=no_revisions,
+        default_revert_to=None,
+        strict_includes=False,
     )
     for f in imported.files:
         await editor.import_file(ref=f.ref, name=f.name, content_type=f.content_type, data=f.data)
+    for rc in imported.reusables:
+        await editor.import_reusable(ref=rc.ref, title=rc.title, markdown=rc.markdown)
     for page in imported.pages:
         await editor.import_page(
             ref=page.ref,
@@ -138,6 +145,7 @@ async def apply(
         parents=[head_id],
         pages_root=snap.pages_root,
         files_root=snap.files_root,
+        reusable_root=snap.reusable_root,
         author_id=author_id,
         created_at=now,
     )

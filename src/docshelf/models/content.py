@@ -3,7 +3,8 @@ import sqlalchemy as sa
 from docshelf.kit.db import JSONType, UTCDateTime, metadata
 
 # Immutable snapshots of a space's content. Pages and files live in content_objects, reached from
-# `pages_root` / `files_root` (content/hamt.py maps keyed by page or file id).
+# `pages_root` / `files_root` / `reusable_root` (content/hamt.py maps keyed by page, file or
+# reusable content id).
 revisions = sa.Table(
     "revisions",
     metadata,
@@ -17,6 +18,7 @@ revisions = sa.Table(
     sa.Column("parents", JSONType, nullable=False),
     sa.Column("pages_root", sa.String(32)),
     sa.Column("files_root", sa.String(32)),
+    sa.Column("reusable_root", sa.String(32)),
     sa.Column("author_id", sa.String(32), sa.ForeignKey("users.id", ondelete="SET NULL")),
     # The change request a merge revision came from, or that an edit revision belongs to.
     sa.Column("change_request_id", sa.String(32)),

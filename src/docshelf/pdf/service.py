@@ -21,7 +21,7 @@ import orjson
 
 from docshelf.blobs import blob_key
 from docshelf.change_request import repository as cr_repository
-from docshelf.content import downloads
+from docshelf.content import downloads, reusable
 from docshelf.content.lifecycle import collect_unless_kept, schedule_collection
 from docshelf.content.service import Where, target
 from docshelf.content.snapshot import ROOT, Record, Snapshot
@@ -107,6 +107,7 @@ async def export(
                 "v": render.VERSION,
                 "pages": t.snap.pages_root,
                 "files": t.snap.files_root,
+                "reusable": t.snap.reusable_root,
                 "title": title,
                 "subtitle": subtitle,
                 "page": page,
@@ -118,6 +119,7 @@ async def export(
             return await _answer(ctx, space_id, kept, title)
         ordered = await _pages(t.snap, page, bool(only))
         texts = await t.snap.markdowns([r["markdown"] for r, _ in ordered if r.get("markdown")])
+        texts = {k: await reusable.expand(t.snap, v) for k, v in texts.items()}
         files = await t.snap.all_files()
     job = await _job(st, title, subtitle, ordered, texts, files)
     task = _inflight.get(f"{space_id}\0{key}")

@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import repository as content_repository
+from docshelf.content import reusable
 from docshelf.reader import nav as navs
 from docshelf.reader import render
 from docshelf.reader.nav import Nav, NavPage
@@ -364,6 +365,7 @@ async def _page_context(
                 assert row is not None  # the nav was built from it
                 snap = content_repository.snapshot(conn, row)
                 text = (await snap.markdowns([current.markdown])).get(current.markdown, "")
+                text = await reusable.expand(snap, text)
             paths = {p.id: p.path for p in nav.pages.values() if nav.shown(p.id, scope)}
             body = await render.render(nav.revision_id, current.id, base, text, paths)
     prev_page = next_page = None
