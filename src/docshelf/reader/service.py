@@ -231,12 +231,17 @@ def _etag(*parts: Any) -> str:
 
 
 def _structure_key(place: Place) -> list[Any]:
+    """What a page's chrome shows of the site besides the page: the site row's last change,
+    the structure version (sections and groups, which only it versions), and the site spaces
+    and spaces this visitor sees, read fresh."""
     view = place.opened.view
     return [
         place.site["updated_at"],
-        [s["id"] for s in view.sections],
+        place.site["structure_version"],
+        place.site["hostname"],
+        [(s["id"], s["title"], s["path"]) for s in view.sections],
         [
-            (ss["id"], ss["space_id"], view.spaces[ss["space_id"]]["title"])
+            (ss["id"], ss["space_id"], ss["path"], view.spaces[ss["space_id"]]["title"])
             for ss in view.site_spaces
         ],
         [(g["id"], g["title"]) for g in view.groups],
