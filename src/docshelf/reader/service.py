@@ -231,14 +231,13 @@ def _etag(*parts: Any) -> str:
 
 
 def _structure_key(place: Place) -> list[Any]:
-    """What a page's chrome shows of the site besides the page: the site row's last change,
-    the structure version (sections and groups, which only it versions), and the site spaces
-    and spaces this visitor sees, read fresh."""
+    """What a page's chrome shows of the site besides the page: the site row's fields (not
+    just its `updated_at`, which two changes in one millisecond would share), the structure
+    version (sections and groups), and the site spaces and spaces this visitor sees."""
     view = place.opened.view
+    site = place.site
     return [
-        place.site["updated_at"],
-        place.site["structure_version"],
-        place.site["hostname"],
+        [site[k] for k in ("updated_at", "title", "visibility", "hostname", "structure_version")],
         [(s["id"], s["title"], s["path"]) for s in view.sections],
         [
             (ss["id"], ss["space_id"], ss["path"], view.spaces[ss["space_id"]]["title"])
