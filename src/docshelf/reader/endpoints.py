@@ -23,6 +23,7 @@ from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from docshelf.kit.db import unit_of_work
 from docshelf.reader import service
 from docshelf.reader.service import Answer
 from docshelf.site import published
@@ -135,7 +136,7 @@ async def handle(request: Request, prefix: str, public: str) -> Response:
         return _response(_not_found(), prefix, secure, head)
     site_base = f"{prefix}/{segments[1]}/{segments[2]}/"
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(public))
-    async with request.app.state.engine.connect() as conn:
+    async with unit_of_work(request.app.state.engine, write=False) as conn:
         answer = await _answer(
             request, conn, public, origin, site_base, "/".join(segments[3:]), None
         )
@@ -152,7 +153,7 @@ async def handle_custom_host(request: Request, hostname: str, public: str) -> Re
     path = request.url.path
     if path.startswith(f"/{STATIC}/"):
         return await _static(path[len(STATIC) + 2 :], "", head)
-    async with request.app.state.engine.connect() as conn:
+    async with unit_of_work(request.app.state.engine, write=False) as conn:
         current = await published.load(conn, hostname=hostname)
         if current is None:
             return None

@@ -219,6 +219,9 @@ _structures: OrderedDict[tuple[str, int], tuple[list[Row], list[Row]]] = Ordered
 _SITE_COLUMNS = (*sites.c, organizations.c.hostname.label("org_hostname"))
 _SS_COLUMNS = tuple(c.label(f"ss_{c.name}") for c in site_spaces.c)
 _SPACE_COLUMNS = tuple(c.label(f"sp_{c.name}") for c in spaces.c)
+_SITE_NAMES = (*(c.name for c in sites.c), "org_hostname")
+_SS_NAMES = tuple((c.name, f"ss_{c.name}") for c in site_spaces.c)
+_SPACE_NAMES = tuple((c.name, f"sp_{c.name}") for c in spaces.c)
 _CURRENT = (
     sa.select(*_SITE_COLUMNS, *_SS_COLUMNS, *_SPACE_COLUMNS)
     .select_from(
@@ -227,6 +230,16 @@ _CURRENT = (
         .outerjoin(spaces, spaces.c.id == site_spaces.c.space_id)
     )
     .order_by(sites.c.id, site_spaces.c.position, site_spaces.c.id)
+)
+# Built once with bound parameters: SQLAlchemy memoizes a statement object's cache key, which
+# for this many columns costs more to compute than SQLite takes to run the statement.
+_BY_HOSTNAME = _CURRENT.where(sites.c.hostname == sa.bindparam("hostname"))
+_BY_SEGMENTS = _CURRENT.where(
+    sa.or_(
+        organizations.c.hostname == sa.bindparam("org"),
+        organizations.c.id == sa.bindparam("org"),
+    ),
+    sa.or_(sites.c.basename == sa.bindparam("site"), sites.c.id == sa.bindparam("site")),
 )
 # GitBook's `SiteHostname`.
 HOSTNAME = re.compile(
@@ -289,16 +302,12 @@ async def load(
     if hostname is not None:
         if not is_hostname(hostname):
             return None
-        stmt = _CURRENT.where(sites.c.hostname == hostname)
+        stmt, params = _BY_HOSTNAME, {"hostname": hostname}
     elif segments is not None:
-        org_seg, site_seg = segments
-        stmt = _CURRENT.where(
-            sa.or_(organizations.c.hostname == org_seg, organizations.c.id == org_seg),
-            sa.or_(sites.c.basename == site_seg, sites.c.id == site_seg),
-        )
+        stmt, params = _BY_SEGMENTS, {"org": segments[0], "site": segments[1]}
     else:
         return None
-    rows = (await conn.execute(stmt)).mappings().all()
+    rows = (await conn.execute(stmt, params)).mappings().all()
     if not rows:
         return None
     if segments is not None:
@@ -311,15 +320,14 @@ async def load(
         )
         rows = [r for r in rows if r["id"] == best["id"]]
     first = rows[0]
-    site = {c.name: first[c.name] for c in sites.c}
-    site["org_hostname"] = first["org_hostname"]
+    site = {name: first[name] for name in _SITE_NAMES}
     listed: list[Row] = []
     shown: dict[str, Row] = {}
     for r in rows:
         if r["ss_id"] is None:
             continue
-        listed.append({c.name: r[f"ss_{c.name}"] for c in site_spaces.c})
-        shown[r["sp_id"]] = {c.name: r[f"sp_{c.name}"] for c in spaces.c}
+        listed.append({name: r[label] for name, label in _SS_NAMES})
+        shown[r["sp_id"]] = {name: r[label] for name, label in _SPACE_NAMES}
     sections, groups = await _structure(conn, site)
     return Current(site, sections, groups, listed, shown)
 
