@@ -285,6 +285,10 @@ async def _structure(conn: AsyncConnection, site: Row) -> tuple[list[Row], list[
         [dict(r) for r in await repository.sections(conn, key[0])],
         [dict(r) for r in await repository.groups(conn, key[0])],
     )
+    sync = conn.sync_connection
+    if sync is None or sync.get_execution_options().get("write"):
+        # Read inside a write transaction: it may hold this version's rows uncommitted.
+        return kept
     _structures[key] = kept
     while len(_structures) > _KEEP_STRUCTURES:
         _structures.popitem(last=False)
