@@ -19,7 +19,8 @@ from docshelf.config import Settings
 from docshelf.models import sites
 from tests import factories
 from tests.helpers import second_app
-from tests.reader_site import build, pages
+from tests.reader_site import build
+from tests.test_content import insert, new_cr, write
 from tests.test_reader import text_of
 
 
@@ -103,8 +104,12 @@ async def test_structure_changes_reach_the_other_process(
     )
     assert r.status_code == 200, r.text
     assert "Brand new words." in (await changed()).text
-    # A new page: a new revision again (a merge moves the head the same way).
-    await pages(client, s.main_space, admin, ("Appendix", "The end.\n"))
+    # A new page merged from a change request.
+    cr = await new_cr(client, s.main_space, admin)
+    r = await write(client, s.main_space, cr["id"], admin, insert("The end.\n", title="Appendix"))
+    assert r.status_code == 200, r.text
+    r = await client.post(f"/v1/spaces/{s.main_space}/change-requests/{cr['id']}/merge", headers=h)
+    assert r.status_code == 200, r.text
     assert "Appendix" in text_of((await changed()).text, "tree")
     assert (await _read(other, f"{s.address}appendix")).status_code == 200
 

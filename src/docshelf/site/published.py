@@ -248,7 +248,8 @@ HOSTNAME = re.compile(
 
 
 def is_hostname(text: str) -> bool:
-    return len(text) <= 512 and HOSTNAME.match(text) is not None
+    # fullmatch: `$` alone would let a trailing newline through.
+    return len(text) <= 512 and HOSTNAME.fullmatch(text) is not None
 
 
 @dataclass(frozen=True)
