@@ -195,6 +195,10 @@ async def test_share_links_and_visitor_tokens_at_the_hostname(
     r = await client.patch(s.url, json={"hostname": HOST}, headers=admin.headers)
     assert r.status_code == 200, r.text
     assert (await client.get("/", headers=_on(HOST))).status_code == 404
+    links = (await client.get(f"{s.url}/share-links", headers=admin.headers)).json()["items"]
+    assert [link["urls"]["published"] for link in links] == [
+        f"http://{HOST}/?shareKey={s.share_key}"
+    ]
     r = await client.get(f"/configuration?shareKey={s.share_key}", headers=_on(HOST))
     assert r.status_code == 303 and r.headers["location"] == "/configuration"
     assert "Path=/;" in r.headers["set-cookie"] or r.headers["set-cookie"].endswith("Path=/")
