@@ -151,12 +151,12 @@ async def handle_custom_host(request: Request, hostname: str, public: str) -> Re
     head = request.method == "HEAD"
     secure = urlsplit(public).scheme == "https"
     path = request.url.path
-    if path.startswith(f"/{STATIC}/"):
-        return await _static(path[len(STATIC) + 2 :], "", head)
     async with unit_of_work(request.app.state.engine, write=False) as conn:
         current = await published.load(conn, hostname=hostname)
         if current is None:
             return None
+        if path.startswith(f"/{STATIC}/"):
+            return await _static(path[len(STATIC) + 2 :], "", head)
         origin = site_origin(current.site, public)
         assert origin is not None  # found by its hostname
         answer = await _answer(request, conn, public, origin, "/", path.lstrip("/"), current)
