@@ -6,6 +6,7 @@ visitor matrix with the browser's own cookies."""
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -234,7 +235,8 @@ async def test_xss_payloads_never_run(server: str, db: AsyncEngine, browser: Any
             admin,
             ("Files", "\n\n".join(f"[{p}](/files/nosuchfile{i})" for i, p in enumerate(PAYLOADS))),
         )
-        # the site's and a section's titles (what the chrome prints)
+        # the site's, a section's, a group's and a variant's space's titles (the chrome)
+        stored = await _store_payloads(client, org, admin, s)
         r = await client.patch(
             s.url, json={"title": "<img src=x onerror=window.__xss=1>"}, headers=admin.headers
         )
@@ -244,10 +246,23 @@ async def test_xss_payloads_never_run(server: str, db: AsyncEngine, browser: Any
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     home = f"{server}{s.address}"
-    urls = [home, f"{home}files"]
+    urls = [
+        home,
+        f"{home}files",
+        f"{home}attachments",
+        f"{home}{s.v2_path}/",
+        f"{home}{s.api_path}/",
+    ]
     async with httpx.AsyncClient(base_url=server) as plain:
-        listing = (await plain.get(s.address)).text
-    assert "<img src=x onerror" not in listing
+        for url in urls:
+            listing = (await plain.get(url)).text
+            assert "<img src=x onerror" not in listing and "<script>window" not in listing, url
+            # Custom fields are not shown on published pages at all.
+            assert not any(p in listing for p in stored), url
+        attachments = (await plain.get(f"{s.address}attachments")).text
+    # The file blocks are on the page (a caption holding '"' leaves its line as text).
+    quoted = sum('"' in p for p in PAYLOADS[20:30])
+    assert attachments.count('class="gitbook-file"') == 10 - quoted
     for url in urls:
         response = await page.goto(url)
         assert response is not None and response.status == 200, url
@@ -267,6 +282,118 @@ async def test_xss_payloads_never_run(server: str, db: AsyncEngine, browser: Any
         assert await page.evaluate("window.__xss") is None, href
     assert dialogs == []
     await context.close()
+    await _custom_host(server, s, admin, dialogs)
+
+
+async def _store_payloads(client: httpx.AsyncClient, org: str, admin: Any, s: Any) -> list[str]:
+    """Payloads in every custom field the API takes (definitions and the main space's values),
+    in uploaded files' names and the captions that show them, and in the titles of a section,
+    a group and a variant's space. Returns the custom-field strings (no page shows them)."""
+    h = admin.headers
+    stored: list[str] = []
+    for i, (kind, extra) in enumerate(
+        (("text", {}), ("tags", {}), ("select:multi", {"options": [p[:40] for p in PAYLOADS[:8]]}))
+    ):
+        body = {
+            "name": f"xss-{i}",
+            "type": kind,
+            "title": PAYLOADS[i][:100],
+            "description": PAYLOADS[i + 3][:200],
+            "placeholder": PAYLOADS[i + 6][:100],
+            **extra,
+        }
+        r = await client.post(f"/v1/orgs/{org}/custom-fields", json=body, headers=h)
+        assert r.status_code == 201, r.text
+        stored += [body["title"], body["description"], body["placeholder"]]
+    values = {
+        "xss-0": {"value": PAYLOADS[9][:256]},
+        "xss-1": {"value": [p[:256] for p in PAYLOADS[10:20]]},
+        "xss-2": {"value": [p[:40] for p in PAYLOADS[:8]]},
+    }
+    r = await client.patch(
+        f"/v1/spaces/{s.main_space}/custom-fields", json={"values": values}, headers=h
+    )
+    assert r.status_code == 204, r.text
+    stored += [PAYLOADS[9], *PAYLOADS[10:20]]
+    # files named like payloads, shown through file blocks, links and images
+    files = [
+        {"name": p[:256], "base64": base64.b64encode(b"x").decode(), "contentType": "text/plain"}
+        for p in PAYLOADS[20:30]
+    ]
+    r = await client.post(
+        f"/v1/spaces/{s.main_space}/content",
+        json={"changes": [{"operation": "insert_files", "files": files}]},
+        headers=h,
+    )
+    assert r.status_code == 200, r.text
+    ids = [f["id"] for f in r.json()["insertedFiles"]]
+    blocks = [
+        f'{{% file src="/files/{fid}" caption="{p}" %}}\n\n[{p}](/files/{fid})\n\n'
+        f"![{p}](/files/{fid})"
+        for fid, p in zip(ids, PAYLOADS[20:30], strict=True)
+    ]
+    await pages(client, s.main_space, admin, ("Attachments", "\n\n".join(blocks)))
+    sections = (await client.get(f"{s.url}/sections", headers=h)).json()["items"]
+    api = next(x for x in sections if x["path"] == s.api_path)
+    r = await client.patch(
+        f"{s.url}/sections/{api['id']}", json={"title": PAYLOADS[30][:128]}, headers=h
+    )
+    assert r.status_code == 200, r.text
+    groups = (await client.get(f"{s.url}/section-groups", headers=h)).json()["items"]
+    r = await client.patch(
+        f"{s.url}/section-groups/{groups[0]['id']}", json={"title": PAYLOADS[31][:100]}, headers=h
+    )
+    assert r.status_code == 200, r.text
+    ss = (await client.get(f"{s.url}/site-spaces", headers=h)).json()["items"]
+    v2 = next(x for x in ss if x["path"] == s.v2_path)
+    r = await client.patch(
+        f"/v1/spaces/{v2['space']['id']}", json={"title": PAYLOADS[32][:50]}, headers=h
+    )
+    assert r.status_code == 200, r.text
+    return stored
+
+
+async def _custom_host(server: str, s: Any, admin: Any, dialogs: list[str]) -> None:
+    """The same site at a custom hostname (Chromium resolves it to the test server): its
+    pages, payload paths and searches there run nothing, and its links stay on that host."""
+    from playwright.async_api import async_playwright
+
+    host = "docs.xss.example"
+    async with httpx.AsyncClient(base_url=server) as client:
+        r = await client.patch(s.url, json={"hostname": host}, headers=admin.headers)
+        assert r.status_code == 200, r.text
+    port = server.rpartition(":")[2]
+    origin = f"http://{host}:{port}"
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(
+            executable_path=need_chromium(),
+            headless=True,
+            args=[f"--host-resolver-rules=MAP {host} 127.0.0.1"],
+        )
+        try:
+            page = await browser.new_page()
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            await page.goto(f"{origin}/")
+            assert await page.inner_text("main h1") != ""
+            await page.click("a[rel=next]")
+            assert page.url.startswith(f"{origin}/")
+            # one page load per group of payloads
+            for group in (PAYLOADS[:4], PAYLOADS[4:8], PAYLOADS[8:12]):
+                joined = " ".join(group)
+                await page.goto(f"{origin}/~search?" + str(httpx.QueryParams({"q": joined})))
+                assert await page.evaluate("window.__xss") is None, group
+                await page.goto(origin + httpx.URL("/" + "/".join(group)).raw_path.decode())
+                assert await page.evaluate("window.__xss") is None, group
+            for path in ("/attachments", "/files"):
+                await page.goto(f"{origin}{path}")
+                assert await page.evaluate("window.__xss") is None, path
+                # The site's own links stay on the host it was reached at.
+                hrefs = await page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+                assert hrefs and not any("127.0.0.1" in h for h in hrefs), hrefs
+                assert any(h.startswith(f"{origin}/") for h in hrefs), hrefs
+        finally:
+            await browser.close()
+    assert dialogs == []
 
 
 async def test_visitor_matrix_with_cookies(server: str, db: AsyncEngine, browser: Any) -> None:

@@ -36,7 +36,13 @@ sites = sa.Table(
     sa.Column("fallback_url", sa.String(2048)),
     sa.Column("adaptive_schema", sa.Text()),
     sa.Column("adaptive_schema_at", UTCDateTime()),
+    # A custom hostname the reader serves the site at (by the Host header), unique install-wide.
+    sa.Column("hostname", sa.String(512)),
+    # Bumped by every write to the site's sections, groups and site spaces (repository.py), in
+    # the same transaction: readers keep the structure between requests under this number.
+    sa.Column("structure_version", sa.BigInteger(), nullable=False, server_default="0"),
     sa.UniqueConstraint("organization_id", "basename", name="uq_sites_org_basename"),
+    sa.UniqueConstraint("hostname", name="uq_sites_hostname"),
     sa.Index("ix_sites_org_created", "organization_id", "created_at", "id"),
 )
 

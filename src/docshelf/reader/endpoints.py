@@ -15,14 +15,19 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import orjson
 from jinja2 import Environment, PackageLoader, select_autoescape
+from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from docshelf.kit.db import unit_of_work
 from docshelf.reader import service
 from docshelf.reader.service import Answer
+from docshelf.site import published
+from docshelf.site.presenter import site_origin
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; "
@@ -119,11 +124,10 @@ def _not_found() -> Answer:
 
 
 async def handle(request: Request, prefix: str, public: str) -> Response:
-    state = request.app.state
+    """A request at a path-addressed site: <prefix>/<organization>/<site>/..."""
     head = request.method == "HEAD"
-    path = request.url.path
     secure = urlsplit(public).scheme == "https"
-    rest = path[len(prefix) :]
+    rest = request.url.path[len(prefix) :]
     if rest.startswith(f"/{STATIC}/"):
         return await _static(rest[len(STATIC) + 2 :], prefix, head)
     segments = rest.split("/")
@@ -131,61 +135,104 @@ async def handle(request: Request, prefix: str, public: str) -> Response:
     if len(segments) < 3 or not segments[1] or not segments[2]:
         return _response(_not_found(), prefix, secure, head)
     site_base = f"{prefix}/{segments[1]}/{segments[2]}/"
-    tail = "/".join(segments[3:])
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(public))
+    async with unit_of_work(request.app.state.engine, write=False) as conn:
+        answer = await _answer(
+            request, conn, public, origin, site_base, "/".join(segments[3:]), None
+        )
+    return _response(answer, prefix, secure, head)
+
+
+async def handle_custom_host(request: Request, hostname: str, public: str) -> Response | None:
+    """A request whose Host header names a site's custom hostname: the site at the root. None
+    if no site has that hostname (the request then goes on as if it had come to any host).
+    Every address the pages hold is a path, or built from the stored hostname: never from the
+    header itself."""
+    head = request.method == "HEAD"
+    secure = urlsplit(public).scheme == "https"
+    path = request.url.path
+    async with unit_of_work(request.app.state.engine, write=False) as conn:
+        current = await published.load(conn, hostname=hostname)
+        if current is None:
+            return None
+        if path.startswith(f"/{STATIC}/"):
+            return await _static(path[len(STATIC) + 2 :], "", head)
+        origin = site_origin(current.site, public)
+        assert origin is not None  # found by its hostname
+        answer = await _answer(request, conn, public, origin, "/", path.lstrip("/"), current)
+    return _response(answer, "", secure, head)
+
+
+async def _answer(
+    request: Request,
+    conn: AsyncConnection,
+    public: str,
+    origin: str,
+    site_base: str,
+    tail: str,
+    current: published.Current | None,
+) -> Answer:
+    """What the site at `origin` + `site_base` answers for `tail` (the path below it)."""
+    state = request.app.state
     site_url = f"{origin}{site_base}"
     query = dict(parse_qsl(request.url.query, keep_blank_values=True))
     cookies = dict(request.cookies)
-    common: dict[str, Any] = {"base_url": state.base_url, "public": public}
-    async with state.engine.connect() as conn:
-        answer: Answer
-        if tail in ("robots.txt", "sitemap.xml"):
-            answer = await service.site_meta(
-                conn, url=site_url, kind=tail, cookies=cookies, site_base=site_base, **common
-            )
-        elif tail in ("~search", "~search.json"):
-            found = await service.search(
-                conn,
-                url=site_url,
-                query=query,
-                cookies=cookies,
-                **common,
-            )
-            if isinstance(found, Answer):
-                answer = found
-            elif tail == "~search.json":
-                import orjson
-
-                answer = Answer(
-                    status=200,
-                    body=orjson.dumps({"results": found[1]}),
-                    media_type="application/json",
-                    headers={"Cache-Control": "private, no-store"},
-                )
-            else:
-                answer = found[0]
-        elif "/~files/" in f"/{tail}":
-            before, _, file_id = f"/{tail}".rpartition("/~files/")
-            answer = await service.site_file(
-                conn,
-                state.blobs,
-                url=f"{origin}{site_base}{before.lstrip('/')}",
-                file_id=file_id,
-                cookies=cookies,
-                **common,
+    common: dict[str, Any] = {"base_url": state.base_url, "public": public, "loaded": current}
+    answer: Answer
+    if tail in ("robots.txt", "sitemap.xml"):
+        answer = await service.site_meta(
+            conn, url=site_url, kind=tail, cookies=cookies, site_base=site_base, **common
+        )
+    elif tail in ("~search", "~search.json"):
+        found = await service.search(conn, url=site_url, query=query, cookies=cookies, **common)
+        if isinstance(found, Answer):
+            answer = found
+        elif tail == "~search.json":
+            answer = Answer(
+                status=200,
+                body=orjson.dumps({"results": found[1]}),
+                media_type="application/json",
+                headers={"Cache-Control": "private, no-store"},
             )
         else:
-            answer = await service.page(
-                conn,
-                url=f"{origin}{path}" + (f"?{request.url.query}" if request.url.query else ""),
-                query=query,
-                cookies=cookies,
-                if_none_match=request.headers.get("if-none-match"),
-                **common,
-            )
+            answer = found[0]
+    elif "/~files/" in f"/{tail}":
+        before, _, file_id = f"/{tail}".rpartition("/~files/")
+        answer = await service.site_file(
+            conn,
+            state.blobs,
+            url=f"{site_url}{before.lstrip('/')}",
+            file_id=file_id,
+            cookies=cookies,
+            **common,
+        )
+    else:
+        answer = await service.page(
+            conn,
+            url=f"{site_url}{tail}" + (f"?{request.url.query}" if request.url.query else ""),
+            query=query,
+            cookies=cookies,
+            if_none_match=request.headers.get("if-none-match"),
+            **common,
+        )
     if answer.status == 404 and answer.template is not None:
         answer.context = {**(answer.context or {}), "site_base": site_base}
-    return _response(answer, prefix, secure, head)
+    return answer
+
+
+def custom_host(scope: Scope, public: str, base_url: str) -> str | None:
+    """The Host header's name if it could be a site's custom hostname: not this server's own
+    address, and shaped like GitBook's `SiteHostname` (so a hostile header costs no look-up)."""
+    raw = next((v for k, v in scope["headers"] if k == b"host"), None)
+    if raw is None:
+        return None
+    host = raw.decode("latin-1").lower()
+    name, _, port = host.rpartition(":")
+    if name and port.isdigit():
+        host = name
+    if host in (urlsplit(public).hostname, urlsplit(base_url).hostname):
+        return None
+    return host if published.is_hostname(host) else None
 
 
 class ReaderMiddleware:
@@ -217,11 +264,19 @@ class ReaderMiddleware:
         public: str = state.settings.resolved_public_url
         prefix = urlsplit(public).path.rstrip("/")
         path: str = scope["path"]
-        if (
-            not path.startswith(f"{prefix}/")
-            or path == "/v1"
-            or path.startswith("/v1/")
-            or any(route.matches(scope)[0] != Match.NONE for route in self._api_routes(scope))
+        if path == "/v1" or path.startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+        hostname = custom_host(scope, public, state.base_url)
+        if hostname is not None:
+            # A site's own host: the reader answers every GET outside /v1 (a page may be
+            # called "docs"); an unknown host goes on as any other request.
+            answered = await handle_custom_host(Request(scope, receive), hostname, public)
+            if answered is not None:
+                await answered(scope, receive, send)
+                return
+        if not path.startswith(f"{prefix}/") or any(
+            route.matches(scope)[0] != Match.NONE for route in self._api_routes(scope)
         ):
             await self.app(scope, receive, send)
             return

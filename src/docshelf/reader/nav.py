@@ -41,6 +41,7 @@ class Nav:
     pages: dict[str, NavPage]
     order: tuple[str, ...]  # depth first, children in order
     children: dict[str | None, tuple[str, ...]]
+    by_path: dict[str, str]  # a page's slug path -> its id (the published look-up's walk)
     files_root: str | None
     pages_root: str | None
 
@@ -122,6 +123,7 @@ async def load(conn: AsyncConnection, space_id: str, revision_id: str) -> Nav | 
         pages=pages,
         order=tuple(order),
         children=children,
+        by_path={page.path: page.id for page in pages.values()},
         files_root=row["files_root"],
         pages_root=row["pages_root"],
     )

@@ -18,7 +18,6 @@ from email.utils import format_datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import repository as content_repository
@@ -29,6 +28,7 @@ from docshelf.reader.nav import Nav, NavPage
 from docshelf.search import engine as search_engine
 from docshelf.site import published
 from docshelf.site.conditions import shows
+from docshelf.site.presenter import Row
 from docshelf.site.published import DEFAULT_CUSTOMIZATION, Opened, Visitor
 from docshelf.sso import login as sso_login
 
@@ -63,10 +63,10 @@ class Place:
 
     lookup: dict[str, Any]
     opened: Opened
-    site: sa.RowMapping
+    site: Row
     nav: Nav
-    section: sa.RowMapping | None
-    site_space: sa.RowMapping
+    section: Row | None
+    site_space: Row
 
 
 def _visitor(query: dict[str, str], cookies: dict[str, str]) -> tuple[Visitor, bool]:
@@ -91,11 +91,19 @@ async def _place(
     base_url: str,
     public: str,
     cookies: dict[str, str] | None = None,
+    loaded: published.Current | None = None,
 ) -> Place | published.Lookup | None:
     # A member signed in through SSO reads the site as the API shows it to them.
     member = await sso_login.session_user(conn, (cookies or {}).get(sso_login.COOKIE))
     lookup = await published.resolve(
-        conn, url, who, base_url=base_url, public=public, redirect_on_error=True, member=member
+        conn,
+        url,
+        who,
+        base_url=base_url,
+        public=public,
+        redirect_on_error=True,
+        member=member,
+        current=loaded,
     )
     if lookup is None or "redirect" in lookup.body:
         return lookup
@@ -114,14 +122,14 @@ async def _place(
 # -- addresses ---------------------------------------------------------------------------------
 
 
-def _section_base(place: Place, section: sa.RowMapping | None) -> str:
+def _section_base(place: Place, section: Row | None) -> str:
     base = str(place.lookup["siteBasePath"])
     if section is None or section["is_default"]:
         return base
     return f"{base}{section['path']}/"
 
 
-def _site_space_base(place: Place, ss: sa.RowMapping) -> str:
+def _site_space_base(place: Place, ss: Row) -> str:
     section = next((s for s in place.opened.view.sections if s["id"] == ss["section_id"]), None)
     base = _section_base(place, section)
     return base if ss["is_default"] else f"{base}{ss['path']}/"
@@ -203,7 +211,7 @@ def _page_url(page: NavPage, base: str) -> str | None:
     return f"{base}{page.path}"
 
 
-def _theme(site: sa.RowMapping) -> dict[str, str]:
+def _theme(site: Row) -> dict[str, str]:
     styling = DEFAULT_CUSTOMIZATION["styling"]
     return {
         "primary_light": styling["primaryColor"]["light"],
@@ -212,7 +220,7 @@ def _theme(site: sa.RowMapping) -> dict[str, str]:
     }
 
 
-def _robots(site: sa.RowMapping, page: NavPage | None = None) -> str | None:
+def _robots(site: Row, page: NavPage | None = None) -> str | None:
     if site["visibility"] != "public" or (page is not None and page.hidden):
         return "noindex, nofollow"
     return None
@@ -224,12 +232,16 @@ def _etag(*parts: Any) -> str:
 
 
 def _structure_key(place: Place) -> list[Any]:
+    """What a page's chrome shows of the site besides the page: the site row's fields (not
+    just its `updated_at`, which two changes in one millisecond would share), the structure
+    version (sections and groups), and the site spaces and spaces this visitor sees."""
     view = place.opened.view
+    site = place.site
     return [
-        place.site["updated_at"],
-        [s["id"] for s in view.sections],
+        [site[k] for k in ("updated_at", "title", "visibility", "hostname", "structure_version")],
+        [(s["id"], s["title"], s["path"]) for s in view.sections],
         [
-            (ss["id"], ss["space_id"], view.spaces[ss["space_id"]]["title"])
+            (ss["id"], ss["space_id"], ss["path"], view.spaces[ss["space_id"]]["title"])
             for ss in view.site_spaces
         ],
         [(g["id"], g["title"]) for g in view.groups],
@@ -280,9 +292,10 @@ async def page(
     base_url: str,
     public: str,
     if_none_match: str | None,
+    loaded: published.Current | None = None,
 ) -> Answer:
     who, from_url = _visitor(query, cookies)
-    found = await _place(conn, url, who, base_url, public, cookies)
+    found = await _place(conn, url, who, base_url, public, cookies, loaded)
     if isinstance(found, published.Lookup):
         return Answer(status=302, headers={"Location": str(found.body["redirect"])})
     if found is None:
@@ -415,11 +428,12 @@ async def search(
     cookies: dict[str, str],
     base_url: str,
     public: str,
+    loaded: published.Current | None = None,
 ) -> Answer | tuple[Answer, list[dict[str, Any]]]:
     """Search every site space the visitor sees, keeping only pages shown to them; results
     link to the section's anchor. `url` is the site's address (the default content)."""
     who, _ = _visitor({}, cookies)
-    found = await _place(conn, url, who, base_url, public, cookies)
+    found = await _place(conn, url, who, base_url, public, cookies, loaded)
     if not isinstance(found, Place):
         return _refused(who)
     place = found
@@ -482,11 +496,12 @@ async def site_file(
     cookies: dict[str, str],
     base_url: str,
     public: str,
+    loaded: published.Current | None = None,
 ) -> Answer:
     """A file of the space a published page shows (images in pages), if the visitor may see
     that page's site space."""
     who, _ = _visitor({}, cookies)
-    found = await _place(conn, url, who, base_url, public, cookies)
+    found = await _place(conn, url, who, base_url, public, cookies, loaded)
     if not isinstance(found, Place):
         return _refused(who)
     row = await content_repository.get(conn, found.lookup["space"], found.nav.revision_id)
@@ -522,12 +537,14 @@ async def site_meta(
     base_url: str,
     public: str,
     site_base: str,
+    loaded: published.Current | None = None,
 ) -> Answer:
     """`robots.txt` and `sitemap.xml` at the site's address: a public site lists its pages
-    (not hidden, no conditions); any other site is not to be indexed."""
-    found = await _place(conn, url, Visitor(), base_url, public)
+    (not hidden, no conditions); any other site is not to be indexed. `url` is the site's
+    address, whose origin the listed addresses take (on a custom host, the stored name)."""
+    found = await _place(conn, url, Visitor(), base_url, public, None, loaded)
     public_site = isinstance(found, Place) and found.site["visibility"] == "public"
-    origin = "{0.scheme}://{0.netloc}".format(urlsplit(public))
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
     if kind == "robots.txt":
         text = (
             f"User-agent: *\nAllow: {site_base}\nSitemap: {origin}{site_base}sitemap.xml\n"

@@ -3,10 +3,12 @@ whole structure, read once) presents every part of it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
+from urllib.parse import urlsplit
 
-import sqlalchemy as sa
+from sqlalchemy import RowMapping
 
 from docshelf.authz.content import ContentScope
 from docshelf.kit.clock import isoformat
@@ -15,6 +17,9 @@ from docshelf.organization.policy import OrgAccess
 from docshelf.site import policy
 from docshelf.space.presenter import present_space
 
+# A row as read (sa.RowMapping), or as kept by the published look-up (a dict).
+Row = Mapping[Any, Any]
+
 
 def public_base(ctx: Ctx) -> str:
     """Where published sites live (DOCSHELF_PUBLIC_URL, else the base URL)."""
@@ -22,14 +27,26 @@ def public_base(ctx: Ctx) -> str:
     return settings.resolved_public_url if settings is not None else ctx.base_url
 
 
-def site_address(site: sa.RowMapping, public: str) -> str:
-    """The site's public address, whether or not it is published: the organization's hostname
-    (or id), then the site's basename (or id)."""
+def site_origin(site: Row, public: str) -> str | None:
+    """Where a site with a custom hostname is served: that host at its root, with the scheme of
+    DOCSHELF_PUBLIC_URL (a TLS-terminating proxy in front of both is the expected setup)."""
+    hostname = site["hostname"]
+    if not hostname:
+        return None
+    return f"{urlsplit(public).scheme}://{hostname}"
+
+
+def site_address(site: Row, public: str) -> str:
+    """The site's public address, whether or not it is published: its custom hostname's root,
+    else the organization's hostname (or id), then the site's basename (or id)."""
+    origin = site_origin(site, public)
+    if origin is not None:
+        return f"{origin}/"
     org = site["org_hostname"] or site["organization_id"]
     return f"{public}/{org}/{site['basename'] or site['id']}/"
 
 
-def _features(site: sa.RowMapping) -> list[dict[str, Any]]:
+def _features(site: Row) -> list[dict[str, Any]]:
     """The features the site's data uses, each on the site's plan."""
     keys = {
         "public": "sites-public-visibility",
@@ -49,7 +66,7 @@ def _features(site: sa.RowMapping) -> list[dict[str, Any]]:
     return [{"id": key, "plan": site["type"], "frozen": False} for key in sorted(used)]
 
 
-def present_site(site: sa.RowMapping, org: OrgAccess, base_url: str, public: str) -> dict[str, Any]:
+def present_site(site: Row, org: OrgAccess, base_url: str, public: str) -> dict[str, Any]:
     sid = site["id"]
     oid = site["organization_id"]
     urls = {
@@ -86,6 +103,8 @@ def present_site(site: sa.RowMapping, org: OrgAccess, base_url: str, public: str
     }
     if site["basename"] is not None:
         body["basename"] = site["basename"]
+    if site["hostname"] is not None:
+        body["hostname"] = site["hostname"]
     if site["proxy"] is not None:
         body["proxy"] = {"origin": site["proxy"], "target": address}
     return body
@@ -93,21 +112,21 @@ def present_site(site: sa.RowMapping, org: OrgAccess, base_url: str, public: str
 
 @dataclass
 class SiteView:
-    site: sa.RowMapping
-    sections: list[sa.RowMapping]
-    groups: list[sa.RowMapping]
-    site_spaces: list[sa.RowMapping]
-    spaces: dict[str, sa.RowMapping]
+    site: Row
+    sections: Sequence[Row]
+    groups: Sequence[Row]
+    site_spaces: Sequence[Row]
+    spaces: Mapping[str, Row]
     scope: ContentScope
     base_url: str
     public: str
-    _by_section: dict[str, list[sa.RowMapping]] = field(default_factory=dict)
+    _by_section: dict[str, list[Row]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for ss in self.site_spaces:
             self._by_section.setdefault(ss["section_key"], []).append(ss)
 
-    def section_url(self, section: sa.RowMapping | None) -> str:
+    def section_url(self, section: Row | None) -> str:
         base = site_address(self.site, self.public)
         if section is None or section["is_default"]:
             return base
@@ -119,7 +138,7 @@ class SiteView:
             f"{self.base_url}/v1/orgs/{site['organization_id']}/sites/{site['id']}/{kind}/{item_id}"
         )
 
-    def site_space(self, ss: sa.RowMapping) -> dict[str, Any]:
+    def site_space(self, ss: Row) -> dict[str, Any]:
         space = self.spaces[ss["space_id"]]
         section = next((s for s in self.sections if s["id"] == ss["section_id"]), None)
         # GitBook 0.130 requires `location` (it serves no GET there; nor do we).
@@ -132,7 +151,10 @@ class SiteView:
             "id": ss["id"],
             "path": ss["path"],
             "title": space["title"],
-            "space": present_space(space, self.scope.space_role(space), self.base_url),
+            # A kept row is a dict; present_space only reads it by key.
+            "space": present_space(
+                cast(RowMapping, space), self.scope.space_role(space), self.base_url
+            ),
             "default": ss["is_default"],
             "draft": False,
             "hasAdvancedCustomizationFeature": False,
@@ -144,7 +166,7 @@ class SiteView:
             body["condition"] = ss["condition"]
         return body
 
-    def section(self, section: sa.RowMapping) -> dict[str, Any]:
+    def section(self, section: Row) -> dict[str, Any]:
         urls = {"location": self.location("sections", section["id"])}
         if self.site["published"]:
             urls["published"] = self.section_url(section)
@@ -168,7 +190,7 @@ class SiteView:
                 body[name] = section[key]
         return body
 
-    def group(self, group: sa.RowMapping) -> dict[str, Any]:
+    def group(self, group: Row) -> dict[str, Any]:
         body: dict[str, Any] = {
             "object": "site-section-group",
             "id": group["id"],

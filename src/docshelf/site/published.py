@@ -16,6 +16,8 @@ Everything is read with one connection; nothing is written."""
 from __future__ import annotations
 
 import json
+import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -24,13 +26,13 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.authz.content import ContentScope
-from docshelf.content import repository as content_repository
-from docshelf.models import organizations, sites
+from docshelf.models import organizations, site_spaces, sites, spaces
 from docshelf.organization.policy import OrgAccess
+from docshelf.reader import nav as navs
 from docshelf.share_link import repository as share_links
 from docshelf.site import repository, visitor
 from docshelf.site.conditions import shows
-from docshelf.site.presenter import SiteView, present_site
+from docshelf.site.presenter import Row, SiteView, present_site, site_origin
 
 # GitBook's defaults for a site nobody customised (Docshelf stores no customization yet).
 DEFAULT_CUSTOMIZATION: dict[str, Any] = {
@@ -95,14 +97,12 @@ class Opened:
     share_key: str | None = None
 
 
-def adaptive_schema(site: sa.RowMapping) -> dict[str, Any] | None:
+def adaptive_schema(site: Row) -> dict[str, Any] | None:
     text = site["adaptive_schema"]
     return None if text is None else dict(json.loads(text))
 
 
-async def visitor_scope(
-    conn: AsyncConnection, site: sa.RowMapping, who: Visitor
-) -> dict[str, Any] | None:
+async def visitor_scope(conn: AsyncConnection, site: Row, who: Visitor) -> dict[str, Any] | None:
     """The visitor's condition scope if they may open the site, else None (a 404)."""
     if not site["published"]:
         return None
@@ -118,7 +118,7 @@ async def visitor_scope(
 
 
 async def site_view(
-    conn: AsyncConnection, site: sa.RowMapping, scope: ContentScope, base_url: str, public: str
+    conn: AsyncConnection, site: Row, scope: ContentScope, base_url: str, public: str
 ) -> SiteView:
     """The whole structure of a site as `scope` may see it, read once (sites hold tens of
     items, not thousands): what the API's structure routes and the published look-ups draw."""
@@ -166,23 +166,175 @@ def _filtered(shown: SiteView, scope: dict[str, Any]) -> SiteView:
 
 
 async def open_for_visitor(
-    conn: AsyncConnection, site: sa.RowMapping, who: Visitor, base_url: str, public: str
+    conn: AsyncConnection,
+    site: Row,
+    who: Visitor,
+    base_url: str,
+    public: str,
+    current: Current | None = None,
 ) -> Opened | None:
+    """`current`: the site's structure as `load` read it (else it is read here)."""
     scope = await visitor_scope(conn, site, who)
     if scope is None:
         return None
     nobody = ContentScope(
         org_id=site["organization_id"], user_id="", is_member=False, org_role=None
     )
-    shown = await site_view(conn, site, nobody, base_url, public)
+    if current is not None:
+        shown = current.view(nobody, base_url, public)
+    else:
+        shown = await site_view(conn, site, nobody, base_url, public)
     key = who.share_key if site["visibility"] == "share-link" else None
     return Opened(view=_filtered(shown, scope), scope=scope, share_key=key)
 
 
 async def open_for_member(
-    conn: AsyncConnection, site: sa.RowMapping, scope: ContentScope, base_url: str, public: str
+    conn: AsyncConnection,
+    site: Row,
+    scope: ContentScope,
+    base_url: str,
+    public: str,
+    current: Current | None = None,
 ) -> Opened:
+    if current is not None:
+        return Opened(view=current.view(scope, base_url, public), scope=None)
     return Opened(view=await site_view(conn, site, scope, base_url, public), scope=None)
+
+
+# -- a site's current structure, read with one statement per request ----------------------------
+#
+# Published look-ups are the reader's hot path. Each reads, in ONE statement, the site row (with
+# its organization's hostname) and every site space joined to its space: everything that can
+# change without the site's own writers knowing (a space made private, deleted, purged, renamed,
+# or given a new revision; an organization's hostname) is read fresh, on every request, on
+# every process. Only the sections and groups, which nothing but the site package writes, are
+# kept between requests, per process, under (site, `structure_version`): every statement that
+# writes sections, groups or site spaces bumps that number in its transaction
+# (site/repository.py), so a kept structure is never used after a change has committed, and
+# it is filled only from committed reads (this loader serves read-only look-ups; the API's
+# structure routes, which may read inside a write, use `site_view`).
+
+_KEEP_STRUCTURES = 1024
+_structures: OrderedDict[tuple[str, int], tuple[list[Row], list[Row]]] = OrderedDict()
+_SITE_COLUMNS = (*sites.c, organizations.c.hostname.label("org_hostname"))
+_SS_COLUMNS = tuple(c.label(f"ss_{c.name}") for c in site_spaces.c)
+_SPACE_COLUMNS = tuple(c.label(f"sp_{c.name}") for c in spaces.c)
+_SITE_NAMES = (*(c.name for c in sites.c), "org_hostname")
+_SS_NAMES = tuple((c.name, f"ss_{c.name}") for c in site_spaces.c)
+_SPACE_NAMES = tuple((c.name, f"sp_{c.name}") for c in spaces.c)
+_CURRENT = (
+    sa.select(*_SITE_COLUMNS, *_SS_COLUMNS, *_SPACE_COLUMNS)
+    .select_from(
+        sites.join(organizations, organizations.c.id == sites.c.organization_id)
+        .outerjoin(site_spaces, site_spaces.c.site_id == sites.c.id)
+        .outerjoin(spaces, spaces.c.id == site_spaces.c.space_id)
+    )
+    .order_by(sites.c.id, site_spaces.c.position, site_spaces.c.id)
+)
+# Built once with bound parameters: SQLAlchemy memoizes a statement object's cache key, which
+# for this many columns costs more to compute than SQLite takes to run the statement.
+_BY_HOSTNAME = _CURRENT.where(sites.c.hostname == sa.bindparam("hostname"))
+_BY_SEGMENTS = _CURRENT.where(
+    sa.or_(
+        organizations.c.hostname == sa.bindparam("org"),
+        organizations.c.id == sa.bindparam("org"),
+    ),
+    sa.or_(sites.c.basename == sa.bindparam("site"), sites.c.id == sa.bindparam("site")),
+)
+# GitBook's `SiteHostname`.
+HOSTNAME = re.compile(
+    r"^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?[.]){2,}[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$"
+)
+
+
+def is_hostname(text: str) -> bool:
+    # fullmatch: `$` alone would let a trailing newline through.
+    return len(text) <= 512 and HOSTNAME.fullmatch(text) is not None
+
+
+@dataclass(frozen=True)
+class Current:
+    """A site as committed now: its row, its sections and groups (kept under the structure
+    version), its site spaces in order and their spaces."""
+
+    site: Row
+    sections: list[Row]
+    groups: list[Row]
+    site_spaces: list[Row]
+    spaces: dict[str, Row]
+
+    def view(self, scope: ContentScope, base_url: str, public: str) -> SiteView:
+        return SiteView(
+            site=self.site,
+            sections=self.sections,
+            groups=self.groups,
+            site_spaces=self.site_spaces,
+            spaces=self.spaces,
+            scope=scope,
+            base_url=base_url,
+            public=public,
+        )
+
+
+async def _structure(conn: AsyncConnection, site: Row) -> tuple[list[Row], list[Row]]:
+    key = (str(site["id"]), int(site["structure_version"]))
+    kept = _structures.get(key)
+    if kept is not None:
+        _structures.move_to_end(key)
+        return kept
+    kept = (
+        [dict(r) for r in await repository.sections(conn, key[0])],
+        [dict(r) for r in await repository.groups(conn, key[0])],
+    )
+    sync = conn.sync_connection
+    if sync is None or sync.get_execution_options().get("write"):
+        # Read inside a write transaction: it may hold this version's rows uncommitted.
+        return kept
+    _structures[key] = kept
+    while len(_structures) > _KEEP_STRUCTURES:
+        _structures.popitem(last=False)
+    return kept
+
+
+async def load(
+    conn: AsyncConnection,
+    *,
+    hostname: str | None = None,
+    segments: tuple[str, str] | None = None,
+) -> Current | None:
+    """The site served at a custom `hostname`, or at the address segments (organization
+    hostname or id, site basename or id); None if there is none."""
+    if hostname is not None:
+        if not is_hostname(hostname):
+            return None
+        stmt, params = _BY_HOSTNAME, {"hostname": hostname}
+    elif segments is not None:
+        stmt, params = _BY_SEGMENTS, {"org": segments[0], "site": segments[1]}
+    else:
+        return None
+    rows = (await conn.execute(stmt, params)).mappings().all()
+    if not rows:
+        return None
+    if segments is not None:
+        org_seg, site_seg = segments
+        # A basename that equals another site's id: the basename wins, as addresses use it;
+        # likewise an organization hostname over another organization's id.
+        best = min(
+            rows,
+            key=lambda r: (r["basename"] != site_seg, r["org_hostname"] != org_seg, r["id"]),
+        )
+        rows = [r for r in rows if r["id"] == best["id"]]
+    first = rows[0]
+    site = {name: first[name] for name in _SITE_NAMES}
+    listed: list[Row] = []
+    shown: dict[str, Row] = {}
+    for r in rows:
+        if r["ss_id"] is None:
+            continue
+        listed.append({name: r[label] for name, label in _SS_NAMES})
+        shown[r["sp_id"]] = {name: r[label] for name, label in _SPACE_NAMES}
+    sections, groups = await _structure(conn, site)
+    return Current(site, sections, groups, listed, shown)
 
 
 async def _org(conn: AsyncConnection, org_id: str) -> sa.RowMapping:
@@ -227,63 +379,31 @@ class Lookup:
     opened: Opened | None = field(default=None, compare=False)
 
 
-async def _site_at(conn: AsyncConnection, org_seg: str, site_seg: str) -> sa.RowMapping | None:
-    org_id = (
-        await conn.execute(
-            sa.select(organizations.c.id).where(
-                sa.or_(organizations.c.hostname == org_seg, organizations.c.id == org_seg)
-            )
-        )
-    ).scalar()
-    if org_id is None:
-        return None
-    site_id = (
-        await conn.execute(
-            sa.select(sites.c.id)
-            .where(
-                sites.c.organization_id == org_id,
-                sa.or_(sites.c.basename == site_seg, sites.c.id == site_seg),
-            )
-            # A basename that equals another site's id: the basename wins, as addresses use it.
-            .order_by(sa.case((sites.c.basename == site_seg, 0), else_=1))
-            .limit(1)
-        )
-    ).scalar()
-    return None if site_id is None else await repository.get_site(conn, site_id, org_id)
-
-
 async def _page(
-    conn: AsyncConnection, space: sa.RowMapping, slugs: list[str], scope: dict[str, Any] | None
+    conn: AsyncConnection, space: Row, slugs: list[str], scope: dict[str, Any] | None
 ) -> str | None:
     """The page at the slug path (its first page for none), every page on the way shown to
-    this visitor; None if there is none."""
-    row = await content_repository.get(conn, space["id"], space["revision_id"])
-    if row is None:
+    this visitor; None if there is none. Read from the revision's page tree, which is kept per
+    process by (space, revision): revisions never change."""
+    nav = await navs.load(conn, space["id"], space["revision_id"])
+    if nav is None:
         return None
-    snap = content_repository.snapshot(conn, row)
-    node = await snap.root()
-    found: str | None = None
     if not slugs:
-        # One batched read of the top level, not a look-up per child.
-        children = await snap.pages([cid for cid, _ in node["children"]])
-        for child_id, _ in node["children"]:
-            child = children.get(child_id)
-            if (
-                child is not None
-                and child.get("type") != "link"
-                and shows(child.get("condition"), scope)
-            ):
-                return str(child_id)
+        for child_id in nav.children.get(None, ()):
+            child = nav.pages[child_id]
+            if child.kind != "link" and shows(child.condition, scope):
+                return child_id
         return None
-    for slug in slugs:
-        found = next((cid for cid, cslug in node["children"] if cslug == slug), None)
-        if found is None:
-            return None
-        child = await snap.page(found)
-        if child is None or not shows(child.get("condition"), scope):
-            return None
-        node = child
+    found = nav.by_path.get("/".join(slugs))
+    if found is None or not nav.shown(found, scope):
+        return None
     return found
+
+
+def _canonical(site: Row, public: str, rest: str) -> str | None:
+    """A site with a custom hostname is canonically there, however it was reached."""
+    origin = site_origin(site, public)
+    return None if origin is None else f"{origin}/{rest}"
 
 
 async def resolve(
@@ -295,6 +415,7 @@ async def resolve(
     public: str,
     redirect_on_error: bool = False,
     member: str | None = None,
+    current: Current | None = None,
 ) -> Lookup | None:
     """GitBook's `PublishedSiteContentLookup` for a published URL, or None (a 404).
 
@@ -304,23 +425,46 @@ async def resolve(
 
     `member` is the user id of a signed-in reader (the published site's SSO session): a full
     member of the site's organization sees it as members do through the API, every space
-    they may view and no condition applied; anyone else is a visitor."""
+    they may view and no condition applied; anyone else is a visitor.
+
+    A site with a custom hostname is also found at `<scheme>://<hostname>/[<section path>/]…`
+    (either scheme; no port). `current` is the site the caller has already loaded (the reader,
+    which found it by the Host header)."""
     try:
         parts = urlsplit(url)
-    except ValueError:  # e.g. a malformed IPv6 host: no published content is there
+        port = parts.port
+    except ValueError:  # e.g. a malformed IPv6 host or port: no published content is there
         return None
     base = urlsplit(public)
     prefix = base.path.rstrip("/")
-    if (parts.scheme, parts.netloc) != (base.scheme, base.netloc):
+    if (parts.scheme, parts.netloc) == (base.scheme, base.netloc):
+        if not parts.path.startswith(f"{prefix}/"):
+            return None
+        segments = [s for s in parts.path[len(prefix) :].split("/") if s]
+        if len(segments) < 2:
+            return None
+        if current is None:
+            current = await load(conn, segments=(segments[0], segments[1]))
+        rest = segments[2:]
+        site_base = f"{prefix}/{segments[0]}/{segments[1]}/"
+    elif (
+        parts.scheme in ("http", "https")
+        and parts.hostname
+        and port is None
+        and parts.netloc.lower() == parts.hostname
+    ):
+        # A site's custom hostname: the site at the host's root.
+        if current is None:
+            current = await load(conn, hostname=parts.hostname)
+        if current is None or current.site["hostname"] != parts.hostname:
+            return None
+        rest = [s for s in parts.path.split("/") if s]
+        site_base = "/"
+    else:
         return None
-    if not parts.path.startswith(f"{prefix}/"):
+    if current is None:
         return None
-    segments = [s for s in parts.path[len(prefix) :].split("/") if s]
-    if len(segments) < 2:
-        return None
-    site = await _site_at(conn, segments[0], segments[1])
-    if site is None:
-        return None
+    site = current.site
     query = parse_qs(parts.query)
     share_key = who.share_key or next(iter(query.get("shareKey", [])), None)
     who = Visitor(share_key=share_key, token=who.token, unsigned=who.unsigned)
@@ -328,9 +472,9 @@ async def resolve(
     if member is not None:
         access = await ContentScope.load(conn, site["organization_id"], member)
         if access.is_member and access.org_role is not None:
-            opened = await open_for_member(conn, site, access, base_url, public)
+            opened = await open_for_member(conn, site, access, base_url, public, current)
     if opened is None:
-        opened = await open_for_visitor(conn, site, who, base_url, public)
+        opened = await open_for_visitor(conn, site, who, base_url, public, current)
     if opened is None or (opened.scope is None and member is None):
         fallback = site["fallback_url"]
         if (
@@ -342,10 +486,8 @@ async def resolve(
             return Lookup({"target": "external", "redirect": fallback})
         return None
     shown = opened.view
-    rest = segments[2:]
-    site_base = f"{prefix}/{segments[0]}/{segments[1]}/"
     base_path = site_base
-    section: sa.RowMapping | None = None
+    section: Row | None = None
     if shown.sections:
         section = next((s for s in shown.sections if rest and s["path"] == rest[0]), None)
         if section is not None:
@@ -382,7 +524,8 @@ async def resolve(
         "apiToken": "",
         "organization": site["organization_id"],
         "complete": True,
-        "canonicalUrl": f"{base.scheme}://{base.netloc}{base_path}{pathname}",
+        "canonicalUrl": _canonical(site, public, base_path[len(site_base) :] + pathname)
+        or f"{base.scheme}://{base.netloc}{base_path}{pathname}",
     }
     if section is not None:
         body["siteSection"] = section["id"]

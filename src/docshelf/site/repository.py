@@ -110,11 +110,36 @@ async def basename_taken(conn: AsyncConnection, org_id: str, basename: str, site
     return (await conn.execute(stmt)).first() is not None
 
 
+async def hostname_taken(conn: AsyncConnection, hostname: str, site_id: str) -> bool:
+    stmt = sa.select(sites.c.id).where(sites.c.hostname == hostname, sites.c.id != site_id)
+    return (await conn.execute(stmt)).first() is not None
+
+
 async def lock_basename(conn: AsyncConnection, org_id: str) -> None:
     """Serialises basename changes within an organization (PostgreSQL): two sites cannot take
     one basename at once, checked before the unique constraint would fail."""
     await conn.execute(
         sa.select(organizations.c.id).where(organizations.c.id == org_id).with_for_update()
+    )
+
+
+# -- the structure version --
+#
+# Readers keep a site's sections and groups between requests under `sites.structure_version`
+# (site/published.py), so every statement below that writes sections, groups or site spaces
+# bumps it in the same transaction, before the rows change (a deletion would lose the site id).
+
+
+async def _bump(conn: AsyncConnection, table: sa.Table, row_id: str) -> None:
+    site_id = sa.select(table.c.site_id).where(table.c.id == row_id).scalar_subquery()
+    await bump_structure(conn, site_id)
+
+
+async def bump_structure(conn: AsyncConnection, site_id: str | sa.ScalarSelect[Any]) -> None:
+    await conn.execute(
+        sa.update(sites)
+        .where(sites.c.id == site_id)
+        .values(structure_version=sites.c.structure_version + 1)
     )
 
 
@@ -136,16 +161,19 @@ async def get_section(conn: AsyncConnection, site_id: str, section_id: str) -> s
 
 
 async def insert_section(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await bump_structure(conn, values["site_id"])
     await conn.execute(sa.insert(site_sections).values(**values))
 
 
 async def update_section(conn: AsyncConnection, section_id: str, values: dict[str, Any]) -> None:
+    await _bump(conn, site_sections, section_id)
     await conn.execute(
         sa.update(site_sections).where(site_sections.c.id == section_id).values(**values)
     )
 
 
 async def delete_section(conn: AsyncConnection, section_id: str) -> None:
+    await _bump(conn, site_sections, section_id)
     await conn.execute(sa.delete(site_spaces).where(site_spaces.c.section_id == section_id))
     await conn.execute(sa.delete(site_sections).where(site_sections.c.id == section_id))
 
@@ -165,16 +193,19 @@ async def get_group(conn: AsyncConnection, site_id: str, group_id: str) -> sa.Ro
 
 
 async def insert_group(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await bump_structure(conn, values["site_id"])
     await conn.execute(sa.insert(site_section_groups).values(**values))
 
 
 async def update_group(conn: AsyncConnection, group_id: str, values: dict[str, Any]) -> None:
+    await _bump(conn, site_section_groups, group_id)
     await conn.execute(
         sa.update(site_section_groups).where(site_section_groups.c.id == group_id).values(**values)
     )
 
 
 async def delete_group(conn: AsyncConnection, group_id: str) -> None:
+    await _bump(conn, site_section_groups, group_id)
     await conn.execute(sa.delete(site_section_groups).where(site_section_groups.c.id == group_id))
 
 
@@ -184,6 +215,8 @@ async def set_positions(conn: AsyncConnection, kinds: dict[str, str], new: dict[
     tables = {"section": site_sections, "group": site_section_groups, "site-space": site_spaces}
     for kind, table in tables.items():
         rows = [(i, p) for i, p in new.items() if kinds.get(i) == kind]
+        if rows:
+            await _bump(conn, table, rows[0][0])
         for start in range(0, len(rows), 500):
             chunk = dict(rows[start : start + 500])
             value: sa.ColumnElement[int] | int = (
@@ -214,18 +247,21 @@ async def get_site_space(
 
 
 async def insert_site_space(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await bump_structure(conn, values["site_id"])
     await conn.execute(sa.insert(site_spaces).values(**values))
 
 
 async def update_site_space(
     conn: AsyncConnection, site_space_id: str, values: dict[str, Any]
 ) -> None:
+    await _bump(conn, site_spaces, site_space_id)
     await conn.execute(
         sa.update(site_spaces).where(site_spaces.c.id == site_space_id).values(**values)
     )
 
 
 async def delete_site_space(conn: AsyncConnection, site_space_id: str) -> None:
+    await _bump(conn, site_spaces, site_space_id)
     await conn.execute(sa.delete(site_spaces).where(site_spaces.c.id == site_space_id))
 
 

@@ -18,6 +18,15 @@ ProxyOrigin = Annotated[
     StringConstraints(max_length=512, pattern=r"^([\w-]+\.)*[\w-]+\.[a-zA-Z]{2,}(\/[\w-]+)+$"),
 ]
 
+# GitBook's `SiteHostname` (the Site object's `hostname`).
+Hostname = Annotated[
+    str,
+    StringConstraints(
+        max_length=512,
+        pattern=r"^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?[.]){2,}[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$",
+    ),
+]
+
 
 class CreateSite(Body):
     type: SiteType = "basic"
@@ -41,6 +50,14 @@ class UpdateSite(Body):
     defaultSiteSpace: EntityId | None = None
     defaultSiteSection: EntityId | None = None
     proxy: ProxyOrigin | None = None
+    # A Docshelf extension (GitBook's updateSite takes no hostname): the custom hostname the
+    # reader serves the site at, by the Host header; null clears it. Admins only.
+    hostname: Hostname | None = Field(
+        default=None,
+        description="Docshelf extension: a custom hostname the published site is served at "
+        "(by the Host header), unique across the install; null removes it. Organization "
+        "admins only.",
+    )
 
 
 class SitePointer(Body):
@@ -166,6 +183,7 @@ class SiteOut(Out):
     siteSpaces: int
     createdAt: str
     basename: str | None = None
+    hostname: str | None = None
     proxy: dict[str, str] | None = None
     adaptiveContent: dict[str, bool] | None = None
     features: list[dict[str, Any]]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from docshelf.authz.guard import require
 from docshelf.kit.clock import utcnow
@@ -91,7 +92,7 @@ async def _admin(ctx: Ctx, org_id: str, site_id: str) -> SiteAccess:
     return access
 
 
-_ADMIN_FIELDS = ("visibility", "basename", "adaptiveContent", "proxy")
+_ADMIN_FIELDS = ("visibility", "basename", "adaptiveContent", "proxy", "hostname")
 
 
 async def update(ctx: Ctx, org_id: str, site_id: str, body: UpdateSite) -> dict[str, Any]:
@@ -123,6 +124,10 @@ async def update(ctx: Ctx, org_id: str, site_id: str, body: UpdateSite) -> dict[
         if await repository.basename_taken(ctx.conn, org_id, body.basename, site_id):
             raise Conflict(f"Another site of the organization has the basename '{body.basename}'")
         values["basename"] = body.basename
+    if "hostname" in given and body.hostname != access.site["hostname"]:
+        if body.hostname is not None:
+            await _check_hostname(ctx, site_id, body.hostname)
+        values["hostname"] = body.hostname
     if body.defaultSiteSection is not None:
         await structure.set_default_section(ctx, site_id, body.defaultSiteSection)
     if body.defaultSiteSpace is not None:
@@ -140,6 +145,19 @@ async def update(ctx: Ctx, org_id: str, site_id: str, body: UpdateSite) -> dict[
         values["updated_at"] = utcnow()
         await repository.update_site(ctx.conn, site_id, values)
     return await get(ctx, org_id, site_id)
+
+
+async def _check_hostname(ctx: Ctx, site_id: str, hostname: str) -> None:
+    """A custom hostname must not be Docshelf's own address (requests to it are the API's and
+    the path-addressed sites') nor another site's. Two sites racing for one hostname: the
+    unique index refuses the second (the app answers 409)."""
+    own = {urlsplit(public_base(ctx)).hostname, urlsplit(ctx.base_url).hostname}
+    if hostname in own:
+        raise BadRequest(
+            f"Invalid body field 'hostname': '{hostname}' is this server's own address"
+        )
+    if await repository.hostname_taken(ctx.conn, hostname, site_id):
+        raise Conflict(f"Another site already uses the hostname '{hostname}'")
 
 
 async def delete(ctx: Ctx, org_id: str, site_id: str) -> None:

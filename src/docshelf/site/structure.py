@@ -13,6 +13,7 @@ with `lock`), so the structure's invariants hold under concurrent writers on bot
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -29,7 +30,7 @@ from docshelf.models import site_section_groups, site_sections, site_spaces
 from docshelf.site import ordering, policy, published, repository
 from docshelf.site.conditions import validate_condition
 from docshelf.site.policy import SiteAccess
-from docshelf.site.presenter import SiteView, public_base
+from docshelf.site.presenter import Row, SiteView, public_base
 from docshelf.site.schemas import (
     AddSectionToGroup,
     CreateGroup,
@@ -76,7 +77,7 @@ async def edit(ctx: Ctx, org_id: str, site_id: str, *, lock: bool = True) -> Sit
     return access
 
 
-def _find(rows: list[sa.RowMapping], item_id: str) -> sa.RowMapping | None:
+def _find(rows: Sequence[Row], item_id: str) -> Row | None:
     return next((r for r in rows if r["id"] == item_id), None)
 
 
