@@ -22,12 +22,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import repository as content_repository
 from docshelf.content import reusable
-from docshelf.reader import nav as navs
 from docshelf.reader import render
-from docshelf.reader.nav import Nav, NavPage
 from docshelf.search import engine as search_engine
+from docshelf.site import nav as navs
 from docshelf.site import published
 from docshelf.site.conditions import shows
+from docshelf.site.nav import Nav, NavPage
 from docshelf.site.presenter import Row
 from docshelf.site.published import DEFAULT_CUSTOMIZATION, Opened, Visitor
 from docshelf.sso import login as sso_login

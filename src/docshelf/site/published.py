@@ -28,8 +28,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.authz.content import ContentScope
 from docshelf.models import organizations, site_spaces, sites, spaces
 from docshelf.organization.policy import OrgAccess
-from docshelf.reader import nav as navs
 from docshelf.share_link import repository as share_links
+from docshelf.site import nav as navs
 from docshelf.site import repository, visitor
 from docshelf.site.conditions import shows
 from docshelf.site.presenter import Row, SiteView, present_site, site_origin
