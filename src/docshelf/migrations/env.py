@@ -27,6 +27,14 @@ def _include_object(obj: Any, name: str | None, type_: str, reflected: bool, oth
 
 def _run(connection: Connection) -> None:
     sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        # Batch mode rebuilds a table by copying it and dropping the old one; with foreign keys
+        # on, that DROP deletes every row first and cascades into the tables pointing at it.
+        # The pragma only takes effect outside a transaction, hence the driver's own cursor
+        # before the migrations begin theirs; the check after them restores the guarantee.
+        cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        cursor.execute("PRAGMA foreign_keys=OFF")
+        cursor.close()
     context.configure(
         connection=connection,
         target_metadata=metadata,
@@ -37,6 +45,10 @@ def _run(connection: Connection) -> None:
     )
     with context.begin_transaction():
         context.run_migrations()
+        if sqlite:
+            broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise RuntimeError(f"migrations left rows without their parents: {broken[:5]}")
 
 
 async def _run_async(settings: Settings) -> None:
