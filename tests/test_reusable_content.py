@@ -149,6 +149,19 @@ async def test_create_read_reference_merge_delete(
         client, editor, f"{base2}/page/{ids['m']}", format="markdown", dereferenced="true"
     )
     assert inlined["markdown"] == "Before\n\n"
+    # That page stays editable: the include it held is kept as written; a new one is refused.
+    page = await get(client, editor, f"{base2}/page/{ids['m']}", format="markdown")
+    edited_text = page["markdown"].replace("Before", "After")
+    change = {"operation": "update_page", "page": ids["m"], "document": {"markdown": edited_text}}
+    r = await write(client, sid, cr2["id"], editor, change)
+    assert r.status_code == 200, r.text
+    page = await get(client, editor, f"{base2}/page/{ids['m']}", format="markdown")
+    assert page["markdown"] == edited_text
+    before = await snapshot(db)
+    fresh = insert(f'{{% include "{rid}" %}}\n', title="New")
+    r = await write(client, sid, cr2["id"], editor, fresh)
+    assert r.status_code == 400 and "names reusable content" in r.json()["error"]["message"]
+    assert await snapshot(db) == before
 
 
 async def test_git_sync_paths_and_bad_inputs(client: httpx.AsyncClient, db: AsyncEngine) -> None:

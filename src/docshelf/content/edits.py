@@ -114,6 +114,8 @@ class Editor:
         self._written_at: dict[str, str] = {}  # page -> the last change that set its markdown
         self.reusable_refs: dict[str, str] = {}  # ref -> reusable content id
         self._reusable_texts: set[str] = set()  # reusable contents whose body this batch set
+        # page -> the include targets its body held before this batch first set it
+        self._included_before: dict[str, set[str]] = {}
         self._by_slug: dict[str, str] | None = None
         self._fetches = 0
 
@@ -285,6 +287,7 @@ class Editor:
                 raise ChangeError(f"{where}: document must not be null")
             if page["type"] != "document":
                 raise ChangeError(f"{where}: only document pages have a body")
+            await self._remember_includes(page)
             page["markdown"] = self.snap.put_text(self._markdown(change.document, where))
             self._rewritten.add(page["id"])
             self._written_at[page["id"]] = where
@@ -453,6 +456,7 @@ class Editor:
             raise ChangeError(f"{where}: {problem}")
         if text == new_text:
             return
+        await self._remember_includes(current)
         self.snap.put_page({**current, "markdown": self.snap.put_text(text), "updatedAt": self.now})
         self._rewritten.add(current["id"])
         self._written_at[current["id"]] = where
@@ -532,13 +536,23 @@ class Editor:
                 self._by_slug.setdefault(slugify(rec["title"]), rid)
         return self._by_slug.get(slug)
 
+    async def _remember_includes(self, page: Record) -> None:
+        if page["id"] in self._included_before:
+            return
+        text = await self.snap.markdown(page) if page.get("markdown") else ""
+        self._included_before[page["id"]] = {target for _, target in reusable.includes(text)}
+
     async def _resolve_includes(self, page: Record, text: str) -> str:
+        # An include the page already held may name a reusable content deleted since (deletes
+        # leave includes as they are): kept as written, so the page stays editable. A new one
+        # must name something.
+        tolerated = self._included_before.get(page["id"], set())
         targets: dict[str, str] = {}
         for _, target in reusable.includes(text):
             if target in targets:
                 continue
             found = await self._include_target(target)
-            if found is None and not self.strict_includes:
+            if found is None and (not self.strict_includes or target in tolerated):
                 continue
             if found is None:
                 where = self._written_at.get(page["id"], f"page {page['title']!r}")
