@@ -351,6 +351,18 @@ async def test_revert_page_blocks(client: httpx.AsyncClient, db: AsyncEngine) ->
     assert (await write(client, sid, cr["id"], editor, move)).status_code == 200
     assert (await revert(old_keys[2])).status_code == 200
     assert await text() == "A\n\nB\n\nC\n\nD\n"
+    # What the document form cannot hold (a hidden HTML comment, a table's alignment) would
+    # be rewritten with the other blocks: refused, nothing changed; the whole page can revert.
+    lossy = "A\n\n<!-- hidden -->\n\n| a | b |\n|:--|--:|\n| 1 | 2 |\n\nB2\n"
+    edit = {"operation": "update_page", "page": pid, "document": {"markdown": lossy}}
+    assert (await write(client, sid, cr["id"], editor, edit)).status_code == 200
+    last = (await get(client, editor, base))["document"]["nodes"][-1]["key"]
+    before = await snapshot(db)
+    r = await revert(last)
+    assert r.status_code == 400, r.text
+    assert "document form does not keep" in r.json()["error"]["message"]
+    assert await snapshot(db) == before
+    assert await text() == lossy
 
 
 async def test_published_reader_shows_the_included_content(

@@ -90,6 +90,26 @@ def _free_slug(wanted: str, taken: set[str]) -> str:
     return f"{wanted}-{n}"
 
 
+def _document_keeps(text: str) -> bool:
+    """Whether `text` reads the same (as HTML, links and images as written) once it has gone
+    through the JSON document and back."""
+    if not text:
+        return True
+    from docshelf.content import html
+
+    def same(target: str) -> str:
+        return target
+
+    def rendered(source: str) -> str:
+        return html.render(source, links=same, images=same).html
+
+    try:
+        again = document_to_markdown(md.to_document(text))
+    except BadRequest:
+        return False
+    return rendered(again) == rendered(text)
+
+
 class Editor:
     def __init__(
         self,
@@ -440,6 +460,15 @@ class Editor:
         old_text = "" if old is None else await old_snap.markdown(old)
         new_text = await self.snap.markdown(current)
         await parsing.warm([old_text, new_text])
+        # The result is written from the documents, so the page's other blocks pass through the
+        # document form: refused when that would change how either text reads.
+        for label, source in (("the page", new_text), ("the page reverted to", old_text)):
+            if not _document_keeps(source):
+                raise ChangeError(
+                    f"{where}: {label} holds markdown its document form does not keep (raw "
+                    "HTML, table alignment or the like), so its blocks cannot be reverted one "
+                    "by one; omit block to revert the whole page"
+                )
         nodes = blocks.revert(
             md.to_document(old_text)["nodes"],
             md.to_document(new_text)["nodes"],
