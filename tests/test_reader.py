@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from docshelf.reader.endpoints import ASSETS, CSP
 from tests import factories
 from tests.helpers import error, snapshot
-from tests.reader_site import build
+from tests.reader_site import build, pages
 
 
 def text_of(html: str, css_class: str) -> str:
@@ -192,6 +192,50 @@ async def test_conditions_follow_the_visitor_claims(
         assert section.status_code == (200 if sees_api else 404)
         found = await client.get(f"{s.address}~search.json", params={"q": "widgets"})
         assert [h["title"] for h in found.json()["results"]] == (["Endpoints"] if sees_api else [])
+
+
+async def test_kept_bodies_link_only_pages_the_visitor_may_see(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """A body is kept per set of conditional pages shown: a beta tester's rendering, which links
+    the beta page, is never served to a visitor who may not see it."""
+    org, (admin,) = await factories.org_with_members(db)
+    s = await build(client, org, admin, visibility="visitor-auth")
+    h = admin.headers
+    schema = {
+        "type": "object",
+        "properties": {"beta": {"type": "boolean", "description": "Beta tester"}},
+        "additionalProperties": False,
+    }
+    r = await client.put(f"{s.url}/adaptive-schema", json={"jsonSchema": schema}, headers=h)
+    assert r.status_code == 200, r.text
+    (beta_page,) = await pages(client, s.main_space, admin, ("Beta", "Early.\n"))
+    changes = [
+        {
+            "operation": "update_page",
+            "page": beta_page,
+            "condition": "visitor.claims.beta == true",
+        },
+        {
+            "operation": "update_page",
+            "page": s.guide["Introduction"],
+            "document": {"markdown": f"See [the beta](/pages/{beta_page}).\n"},
+        },
+    ]
+    r = await client.post(
+        f"/v1/spaces/{s.main_space}/content", json={"changes": changes}, headers=h
+    )
+    assert r.status_code == 200, r.text
+    key = (await client.get(f"{s.url}/publishing/auth", headers=h)).json()["privateKey"]
+    exp = int(time.time()) + 600
+    link = f'href="{s.address}beta"'
+    for claims, sees in (({"beta": True}, True), ({}, False), ({"beta": True}, True)):
+        client.cookies.clear()
+        token = jwt.encode({"exp": exp, **claims}, key, algorithm="HS256")
+        assert (await client.get(f"{s.address}?jwt_token={token}")).status_code == 303
+        r = await client.get(f"{s.address}introduction")
+        assert r.status_code == 200 and "the beta" in r.text
+        assert (link in r.text) is sees, claims
 
 
 async def test_robots_and_sitemap_of_public_site(

@@ -5,6 +5,7 @@ worker process (kit/offload), a small one inline (the round trip would cost more
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from docshelf.content import html as reader_html
@@ -14,7 +15,7 @@ from docshelf.kit import offload
 OFFLOAD_CHARS = 20_000
 RENDER_SECONDS = 30
 _KEEP = 4096
-_kept: OrderedDict[tuple[str, str, str], Body] = OrderedDict()
+_kept: OrderedDict[tuple[str, str, str, Hashable], Body] = OrderedDict()
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +47,9 @@ def _render(markdown: str, base_path: str, paths: dict[str, str]) -> Body:
     return Body(done.html, done.headings)
 
 
-def kept(revision_id: str, page_id: str, base_path: str) -> Body | None:
-    key = (revision_id, page_id, base_path)
+def kept(revision_id: str, page_id: str, base_path: str, variant: Hashable) -> Body | None:
+    """`variant` names what the visitor may see that links in the body depend on."""
+    key = (revision_id, page_id, base_path, variant)
     body = _kept.get(key)
     if body is not None:
         _kept.move_to_end(key)
@@ -55,7 +57,12 @@ def kept(revision_id: str, page_id: str, base_path: str) -> Body | None:
 
 
 async def render(
-    revision_id: str, page_id: str, base_path: str, markdown: str, paths: dict[str, str]
+    revision_id: str,
+    page_id: str,
+    base_path: str,
+    variant: Hashable,
+    markdown: str,
+    paths: dict[str, str],
 ) -> Body:
     if len(markdown) > OFFLOAD_CHARS:
         body = await offload.run(
@@ -63,7 +70,7 @@ async def render(
         )
     else:
         body = _render(markdown, base_path, paths)
-    _kept[(revision_id, page_id, base_path)] = body
+    _kept[(revision_id, page_id, base_path, variant)] = body
     while len(_kept) > _KEEP:
         _kept.popitem(last=False)
     return body

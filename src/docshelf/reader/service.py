@@ -370,7 +370,14 @@ async def _page_context(
     documents = [p for p in listed if p.kind == "document"]
     body: render.Body | None = None
     if current is not None:
-        body = render.kept(nav.revision_id, current.id, base)
+        # Links in the body name only pages this visitor may see; which those are follows from
+        # which conditional pages' own conditions hold, so bodies are kept per that set.
+        variant = tuple(
+            pid
+            for pid, p in nav.pages.items()
+            if p.condition and (scope is None or shows(p.condition, scope))
+        )
+        body = render.kept(nav.revision_id, current.id, base, variant)
         if body is None:
             text = ""
             if current.markdown:
@@ -380,7 +387,7 @@ async def _page_context(
                 text = (await snap.markdowns([current.markdown])).get(current.markdown, "")
                 text = await reusable.expand(snap, text)
             paths = {p.id: p.path for p in nav.pages.values() if nav.shown(p.id, scope)}
-            body = await render.render(nav.revision_id, current.id, base, text, paths)
+            body = await render.render(nav.revision_id, current.id, base, variant, text, paths)
     prev_page = next_page = None
     if current is not None:
         index = next((i for i, p in enumerate(documents) if p.id == current.id), None)
