@@ -96,6 +96,7 @@ def running_server(database_url: str, data_dir: Path) -> Iterator[str]:
         "DOCSHELF_SERVER": "uvicorn",
         "DOCSHELF_RUN_JOBS_IN_SERVER": "false",
         "DOCSHELF_RATE_LIMIT": "0",
+        "DOCSHELF_CUSTOM_HOSTNAMES": "*",
         "DOCSHELF_BASE_URL": base,
         "DOCSHELF_LOG_LEVEL": "warning",
     }

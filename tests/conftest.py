@@ -66,6 +66,8 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         base_url=BASE,
         rate_limit=0,
         run_jobs_in_server=False,
+        # Any custom hostname (tests/test_site_hostname.py checks the narrower forms).
+        custom_hostnames="*",
     )
     upgrade(s)
     return s

@@ -104,6 +104,48 @@ async def test_setting_a_hostname(
         assert await snapshot(db) == before
 
 
+async def test_only_hostnames_the_operator_allows(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings
+) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    other_org, (other_admin,) = await factories.org_with_members(db)
+    urls = {}
+    for who, o in ((admin, org), (other_admin, other_org)):
+        r = await client.post(f"/v1/orgs/{o}/sites", json={"title": "Site"}, headers=who.headers)
+        assert r.status_code == 201, r.text
+        urls[o] = f"/v1/orgs/{o}/sites/{r.json()['id']}"
+    allowed = f"{org}=docs.acme.example, {org}=*.acme.dev, help.shared.example"
+    async with second_app(settings, custom_hostnames=allowed) as c:
+        for o, who, host, ok in (
+            (org, admin, "docs.acme.example", True),
+            (org, admin, "api.acme.dev", True),
+            (org, admin, "help.shared.example", True),
+            (org, admin, "acme.dev.evil.example", False),
+            (org, admin, "docs.beta.example", False),
+            (other_org, other_admin, "docs.acme.example", False),
+            (other_org, other_admin, "www.acme.dev", False),
+        ):
+            before = await snapshot(db)
+            r = await c.patch(urls[o], json={"hostname": host}, headers=who.headers)
+            if ok:
+                assert r.status_code == 200 and r.json()["hostname"] == host, r.text
+                continue
+            assert (r.status_code, r.json()) == (
+                400,
+                error(
+                    400,
+                    f"Invalid body field 'hostname': '{host}' is not a hostname this server "
+                    "lets the organization use (its operator lists them in "
+                    "DOCSHELF_CUSTOM_HOSTNAMES)",
+                ),
+            ), host
+            assert await snapshot(db) == before
+    # The default takes none.
+    async with second_app(settings, custom_hostnames="") as c:
+        r = await c.patch(urls[org], json={"hostname": "docs.zed.example"}, headers=admin.headers)
+        assert r.status_code == 400, r.text
+
+
 def _on(host: str) -> dict[str, str]:
     return {"Host": host}
 

@@ -21,6 +21,12 @@ class Settings(BaseSettings):
     base_url: str = ""
     # Where published sites are served (their `urls.published`); empty means base_url.
     public_url: str = ""
+    # Which custom hostnames sites may take (`PATCH …/sites/{id}` with `hostname`): a comma list
+    # of `pattern` or `organizationId=pattern`, a pattern being a hostname, `*.domain` (any name
+    # under it) or `*` (any). Empty: none. Only the operator knows which names point here and
+    # which organization owns them; first come, first served would let one organization take
+    # another's domain.
+    custom_hostnames: str = ""
     # Pool size for PostgreSQL; SQLite uses a small pool of its own (one writer anyway).
     db_pool_size: int = 20
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)

@@ -76,3 +76,19 @@ async def load(ctx: Ctx, org_id: str, site_id: str, *, lock: bool = False) -> Si
     if row is None:
         not_found("Site")
     return SiteAccess(site=row, org=org)
+
+
+def hostname_allowed(allowed: str, org_id: str, hostname: str) -> bool:
+    """Whether DOCSHELF_CUSTOM_HOSTNAMES (`allowed`: a comma list of `pattern` or
+    `organizationId=pattern`; a pattern is a hostname, `*.domain` or `*`) lets the organization
+    give a site `hostname`."""
+    for entry in allowed.split(","):
+        owner, _, pattern = entry.strip().rpartition("=")
+        pattern = pattern.strip().lower()
+        if not pattern or (owner and owner.strip() != org_id):
+            continue
+        if pattern == "*" or pattern == hostname:
+            return True
+        if pattern.startswith("*.") and hostname.endswith(pattern[1:]):
+            return True
+    return False

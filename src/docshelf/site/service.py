@@ -126,7 +126,7 @@ async def update(ctx: Ctx, org_id: str, site_id: str, body: UpdateSite) -> dict[
         values["basename"] = body.basename
     if "hostname" in given and body.hostname != access.site["hostname"]:
         if body.hostname is not None:
-            await _check_hostname(ctx, site_id, body.hostname)
+            await _check_hostname(ctx, org_id, site_id, body.hostname)
         values["hostname"] = body.hostname
     if body.defaultSiteSection is not None:
         await structure.set_default_section(ctx, site_id, body.defaultSiteSection)
@@ -147,7 +147,7 @@ async def update(ctx: Ctx, org_id: str, site_id: str, body: UpdateSite) -> dict[
     return await get(ctx, org_id, site_id)
 
 
-async def _check_hostname(ctx: Ctx, site_id: str, hostname: str) -> None:
+async def _check_hostname(ctx: Ctx, org_id: str, site_id: str, hostname: str) -> None:
     """A custom hostname must not be Docshelf's own address (requests to it are the API's and
     the path-addressed sites') nor another site's. Two sites racing for one hostname: the
     unique index refuses the second (the app answers 409)."""
@@ -155,6 +155,13 @@ async def _check_hostname(ctx: Ctx, site_id: str, hostname: str) -> None:
     if hostname in own:
         raise BadRequest(
             f"Invalid body field 'hostname': '{hostname}' is this server's own address"
+        )
+    settings = getattr(ctx.state, "settings", None)
+    allowed = settings.custom_hostnames if settings is not None else ""
+    if not policy.hostname_allowed(allowed, org_id, hostname):
+        raise BadRequest(
+            f"Invalid body field 'hostname': '{hostname}' is not a hostname this server lets "
+            "the organization use (its operator lists them in DOCSHELF_CUSTOM_HOSTNAMES)"
         )
     if await repository.hostname_taken(ctx.conn, hostname, site_id):
         raise Conflict(f"Another site already uses the hostname '{hostname}'")
