@@ -84,6 +84,17 @@ async def test_readyz(client: httpx.AsyncClient) -> None:
     }
 
 
+def test_readyz_reads_the_heads_alembic_reads() -> None:
+    """/readyz reads the shipped migrations' heads without importing Alembic: the same set."""
+    from alembic.script import ScriptDirectory
+
+    from docshelf.kit.migrate import alembic_config
+    from docshelf.ops.service import migration_heads
+
+    script = ScriptDirectory.from_config(alembic_config(Settings()))
+    assert migration_heads() == frozenset(script.get_heads())
+
+
 async def test_readyz_refuses_old_migrations(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     async with db.begin() as conn:
         (head,) = (await conn.execute(sa.text("SELECT version_num FROM alembic_version"))).one()

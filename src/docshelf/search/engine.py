@@ -322,7 +322,9 @@ async def _sections(
             _t.c.position,
             _t.c.anchor,
             _t.c.section_title,
-            plan.section_score(batch).label("score"),
+            # A broad query's sections are scored here, as its candidates were (see rescore):
+            # in SQL, the section title's share is a second MATCH of these pages' rows.
+            (sa.literal(0.0) if plan.broad else plan.section_score(batch)).label("score"),
             # A short body is its own snippet (and spared the engine's cutting at words).
             sa.case(
                 (sa.func.length(_t.c.body) <= SNIPPET_CHARS, _t.c.body), else_=plan.snippet()
@@ -330,10 +332,14 @@ async def _sections(
         ).where(plan.section_matches(batch), sa.tuple_(_t.c.space_id, _t.c.page_id).in_(batch))
         for row in await conn.execute(stmt):
             found.setdefault((row.space_id, row.page_id), []).append(row)
+
+    def score(row: Any) -> float:
+        return plan.section_share(row.section_title) if plan.broad else float(row.score)
+
     return {
         key: tuple(
             SectionHit(r.anchor, r.section_title, _snippet(r.snippet or ""))
-            for r in sorted(rows, key=lambda r: (-r.score, r.position))[:MAX_SECTIONS]
+            for r in sorted(rows, key=lambda r: (-score(r), r.position))[:MAX_SECTIONS]
         )
         for key, rows in found.items()
     }
@@ -437,6 +443,10 @@ class _Plan:
                 )
             found += int(hit)
         return found
+
+    def section_share(self, section_title: str | None) -> float:
+        """A section's score as section_score computes it in SQL, less the engine's relevance."""
+        return _SECTION_WEIGHT * self._held(section_title) / len(self.words)
 
     def rescore(self, page_title: str, section_title: str | None) -> float:
         """A candidate row's score as `score` computes it in SQL, less the engine's relevance."""
@@ -621,7 +631,7 @@ class _Fts5(_Plan):
 
     def section_score(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[float]:
         share = self._share(_SECTION_WEIGHT, "section_title", _fts_pages(pages))
-        return share if self.broad else share + self._relevance()
+        return share + self._relevance()
 
     def snippet(self) -> sa.ColumnElement[str]:
         return sa.literal_column(
@@ -721,7 +731,7 @@ class _Postgres(_Plan):
     def section_score(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[float]:
         section_title = sa.func.coalesce(_t.c.section_title, "")
         share = self._share(_SECTION_WEIGHT, section_title)
-        return share if self.broad else share + self._relevance()
+        return share + self._relevance()
 
     def snippet(self) -> sa.ColumnElement[str]:
         return sa.func.ts_headline(
