@@ -318,6 +318,15 @@ async def test_openapi_documents_errors_and_auth(app: FastAPI) -> None:
     assert doc["paths"]["/readyz"]["get"]["responses"]["503"]["content"] == error_ref
 
 
+async def test_openapi_json_is_the_document_built_elsewhere(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    # Built in a child process (the API process keeps the bytes only): the same document.
+    r = await client.get("/openapi.json")
+    assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+    assert r.json() == app.openapi()
+
+
 async def test_error_schema_matches_what_is_sent(client: httpx.AsyncClient, app: FastAPI) -> None:
     from openapi_schema_validator import OAS30Validator
 

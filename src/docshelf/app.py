@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -38,6 +39,11 @@ from docshelf.reader.endpoints import ReaderMiddleware
 log = logging.getLogger("docshelf")
 
 _BUSY = "The server is busy with other writes; retry shortly"
+
+
+def _templates(app: FastAPI) -> list[str]:
+    """The path templates of the app's operations (what the OpenAPI document's paths are)."""
+    return [route.path for route in app.routes if isinstance(route, APIRoute)]
 
 
 def _as_dict(headers: list[tuple[bytes, bytes]]) -> dict[str, str] | None:
@@ -94,7 +100,7 @@ class EdgeMiddleware:
                 extra = [(k.lower().encode(), v.encode()) for k, v in verdict.headers().items()]
 
         # The route templates only name the parameter in the message, on this rare path.
-        refused = request_line_error(scope, lambda: scope["app"].openapi()["paths"])
+        refused = request_line_error(scope, lambda: _templates(scope["app"]))
         if refused is not None:
             await _error(400, refused, _as_dict(extra))(scope, receive, send)
             return
@@ -234,7 +240,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description="Self-hosted docs platform; wire-compatible with GitBook's API v1.",
         lifespan=lifespan,
-        openapi_url="/openapi.json",
+        openapi_url=None,  # served by ops.openapi, built outside the API process
         docs_url=None,  # served offline by ops.endpoints
         redoc_url=None,
     )
