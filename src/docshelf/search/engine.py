@@ -27,7 +27,8 @@ import json
 import operator
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any
@@ -217,12 +218,47 @@ async def search(
         space_ids = [r[0] for r in await conn.execute(space_ids)]
         if not space_ids:
             return Results([], 0, True, 0)
+    async with _custom_plans(conn):
+        return await _search(conn, terms, space_ids, limit, offset, count, sections)
+
+
+@asynccontextmanager
+async def _custom_plans(conn: AsyncConnection) -> AsyncIterator[None]:
+    """PostgreSQL plans the statements inside for their words. A generic plan (asyncpg
+    prepares statements; PostgreSQL switches to one after five runs) cannot see them, so it
+    guesses their matches: a rare word read through the primary key and filtered row by row
+    cost 15 ms where the GIN index takes 1, and a common one read through the GIN index 30 ms
+    where the primary key's order stops after 201 rows. Set for the session, not the
+    transaction: reads run without one (SET LOCAL would do nothing), and it is reset after."""
+    if not _is_postgres(conn) or conn.info.get(_CUSTOM_PLANS):
+        yield
+        return
+    await conn.execute(sa.text("SET plan_cache_mode = force_custom_plan"))
+    conn.info[_CUSTOM_PLANS] = True
+    try:
+        yield
+    except BaseException:
+        # A failed transaction's rollback undoes the SET; after a failed read the connection
+        # keeps it, which only costs its later statements a plan each.
+        conn.info.pop(_CUSTOM_PLANS, None)
+        raise
+    conn.info.pop(_CUSTOM_PLANS, None)
+    await conn.execute(sa.text("RESET plan_cache_mode"))
+
+
+_CUSTOM_PLANS = "docshelf.search.custom_plans"
+
+
+async def _search(
+    conn: AsyncConnection,
+    terms: list[_Term],
+    space_ids: sa.Select[Any] | list[str],
+    limit: int,
+    offset: int,
+    count: bool,
+    sections: bool,
+) -> Results:
     in_scope = _t.c.space_id.in_(space_ids)
-    if _is_postgres(conn):
-        # A generic plan (asyncpg prepares statements; PostgreSQL switches to one after five
-        # runs) cannot see the words, so it guesses their matches: a rare word read through
-        # the primary key and filtered row by row cost 15 ms where the GIN index takes 1.
-        await conn.execute(sa.text("SET LOCAL plan_cache_mode = force_custom_plan"))
 
     def plan_of(terms: list[_Term]) -> _Plan:
         return _Postgres(terms) if _is_postgres(conn) else _Fts5(terms, space_ids)
@@ -267,7 +303,8 @@ async def with_sections(conn: AsyncConnection, found: Results, hits: Sequence[Hi
     were."""
     if found._plan is None or not hits:
         return found
-    sections = await _sections(conn, found._plan, [(h.space_id, h.page_id) for h in hits])
+    async with _custom_plans(conn):
+        sections = await _sections(conn, found._plan, [(h.space_id, h.page_id) for h in hits])
     wanted = {(h.space_id, h.page_id) for h in hits}
     return dataclasses.replace(
         found,
