@@ -24,7 +24,6 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-import nh3
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 from markdown_it.rules_block import StateBlock
@@ -35,6 +34,7 @@ from markdown_it.utils import OptionsDict
 from docshelf.content import markdown as md
 
 if TYPE_CHECKING:
+    import nh3
     from pygments.formatters import HtmlFormatter
     from pygments.lexer import Lexer
 
@@ -438,24 +438,31 @@ _TAGS = {
     "del", "ins", "b", "i", "u", "sub", "sup", "kbd", "mark", "small", "br", "hr", "details",
     "summary",
 }  # fmt: skip
-_CLEANER = nh3.Cleaner(
-    tags=_TAGS,
-    clean_content_tags=set(_RAW_DROPPED),
-    attributes={
-        "*": {"class"},
-        **{f"h{n}": {"id", "class"} for n in range(1, 7)},
-        "a": {"href", "title", "class"},
-        "img": {"src", "alt", "title", "class"},
-        "ol": {"start", "class"},
-        "pre": {"class", "data-language"},
-        "th": {"style", "class"},
-        "td": {"style", "class"},
-    },
-    url_schemes=set(_SAFE_SCHEMES),
-    filter_style_properties={"text-align"},
-    strip_comments=True,
-    link_rel=None,
-)
+
+
+# nh3 is loaded with the first page rendered (see _formatter).
+@functools.cache
+def _cleaner() -> nh3.Cleaner:
+    import nh3
+
+    return nh3.Cleaner(
+        tags=_TAGS,
+        clean_content_tags=set(_RAW_DROPPED),
+        attributes={
+            "*": {"class"},
+            **{f"h{n}": {"id", "class"} for n in range(1, 7)},
+            "a": {"href", "title", "class"},
+            "img": {"src", "alt", "title", "class"},
+            "ol": {"start", "class"},
+            "pre": {"class", "data-language"},
+            "th": {"style", "class"},
+            "td": {"style", "class"},
+        },
+        url_schemes=set(_SAFE_SCHEMES),
+        filter_style_properties={"text-align"},
+        strip_comments=True,
+        link_rel=None,
+    )
 
 
 def render(
@@ -482,7 +489,7 @@ def render(
     _anchors(tokens, state)
     body = _MD.renderer.render(tokens, _MD.options, env)
     body += "".join(closing for _, closing in reversed(state.blocks))
-    return Rendered(_CLEANER.clean(body), tuple(state.headings))
+    return Rendered(_cleaner().clean(body), tuple(state.headings))
 
 
 def _external_only(url: str) -> str | None:
