@@ -563,12 +563,9 @@ def _fts_ids(**columns: Sequence[str]) -> list[sa.ColumnElement[bool]]:
 
 
 def _fts_pages(pages: Sequence[tuple[str, str]]) -> list[str]:
-    return _fts_any_of(
-        {
-            "space_id": sorted({s for s, _ in pages}),
-            "page_id": sorted({p for _, p in pages}),
-        }
-    )
+    # Page ids alone: they are random enough to find few other rows, which the caller's exact
+    # (space, page) comparison drops; each term more is one more look-up in every segment.
+    return _fts_any_of({"page_id": sorted({p for _, p in pages})})
 
 
 def _fts_match(*parts: str) -> sa.ColumnElement[bool]:
