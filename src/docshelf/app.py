@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.routing import APIRoute
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -39,11 +38,6 @@ from docshelf.reader.endpoints import ReaderMiddleware
 log = logging.getLogger("docshelf")
 
 _BUSY = "The server is busy with other writes; retry shortly"
-
-
-def _templates(app: FastAPI) -> list[str]:
-    """The path templates of the app's operations (what the OpenAPI document's paths are)."""
-    return [route.path for route in app.routes if isinstance(route, APIRoute)]
 
 
 def _as_dict(headers: list[tuple[bytes, bytes]]) -> dict[str, str] | None:
@@ -99,8 +93,9 @@ class EdgeMiddleware:
             if verdict is not None:
                 extra = [(k.lower().encode(), v.encode()) for k, v in verdict.headers().items()]
 
-        # The route templates only name the parameter in the message, on this rare path.
-        refused = request_line_error(scope, lambda: _templates(scope["app"]))
+        # The route templates only name the parameter in the message, on this rare path (the
+        # one that builds the OpenAPI document in the API process, see ops.openapi).
+        refused = request_line_error(scope, lambda: scope["app"].openapi()["paths"])
         if refused is not None:
             await _error(400, refused, _as_dict(extra))(scope, receive, send)
             return
