@@ -218,18 +218,19 @@ async def search(
         space_ids = [r[0] for r in await conn.execute(space_ids)]
         if not space_ids:
             return Results([], 0, True, 0)
-    async with _custom_plans(conn):
+    async with custom_plans(conn):
         return await _search(conn, terms, space_ids, limit, offset, count, sections)
 
 
 @asynccontextmanager
-async def _custom_plans(conn: AsyncConnection) -> AsyncIterator[None]:
+async def custom_plans(conn: AsyncConnection) -> AsyncIterator[None]:
     """PostgreSQL plans the statements inside for their words. A generic plan (asyncpg
     prepares statements; PostgreSQL switches to one after five runs) cannot see them, so it
     guesses their matches: a rare word read through the primary key and filtered row by row
     cost 15 ms where the GIN index takes 1, and a common one read through the GIN index 30 ms
     where the primary key's order stops after 201 rows. Set for the session, not the
-    transaction: reads run without one (SET LOCAL would do nothing), and it is reset after."""
+    transaction: reads run without one (SET LOCAL would do nothing), and it is reset after.
+    Nested uses set it once (a caller running several searches wraps them all)."""
     if not _is_postgres(conn) or conn.info.get(_CUSTOM_PLANS):
         yield
         return
@@ -303,7 +304,7 @@ async def with_sections(conn: AsyncConnection, found: Results, hits: Sequence[Hi
     were."""
     if found._plan is None or not hits:
         return found
-    async with _custom_plans(conn):
+    async with custom_plans(conn):
         sections = await _sections(conn, found._plan, [(h.space_id, h.page_id) for h in hits])
     wanted = {(h.space_id, h.page_id) for h in hits}
     return dataclasses.replace(

@@ -133,31 +133,33 @@ async def search_organization(
         spaces.c.deleted_at.is_(None),
         scope.visible_spaces_clause(),
     )
-    found = await engine.search(
-        ctx.conn,
-        text,
-        space_ids=visible,
-        limit=ORG_PAGE_HITS,
-        offset=0,
-        count=False,
-        sections=False,
-    )
-    order: list[str] = []
-    by_space: dict[str, list[engine.Hit]] = {}
-    # One-based positions in the organization-wide ranking, kept when grouped by space.
-    ranks = {(h.space_id, h.page_id): n + 1 for n, h in enumerate(found.hits)}
-    for hit in found.hits:
-        if hit.space_id not in by_space:
-            order.append(hit.space_id)
-        by_space.setdefault(hit.space_id, []).append(hit)
-    if not found.exact:
-        by_space = {k: v[:BROAD_PAGES_PER_SPACE] for k, v in by_space.items()}
-    offset = _offset(params, "search:org")
-    chosen = order[offset : offset + params.limit] if params.limit else []
-    # Sections (and their snippets) only for the pages of the spaces served.
-    found = await engine.with_sections(
-        ctx.conn, found, [h for space_id in chosen for h in by_space[space_id]]
-    )
+    # One setting of PostgreSQL's plan mode for both reads of the index.
+    async with engine.custom_plans(ctx.conn):
+        found = await engine.search(
+            ctx.conn,
+            text,
+            space_ids=visible,
+            limit=ORG_PAGE_HITS,
+            offset=0,
+            count=False,
+            sections=False,
+        )
+        order: list[str] = []
+        by_space: dict[str, list[engine.Hit]] = {}
+        # One-based positions in the organization-wide ranking, kept when grouped by space.
+        ranks = {(h.space_id, h.page_id): n + 1 for n, h in enumerate(found.hits)}
+        for hit in found.hits:
+            if hit.space_id not in by_space:
+                order.append(hit.space_id)
+            by_space.setdefault(hit.space_id, []).append(hit)
+        if not found.exact:
+            by_space = {k: v[:BROAD_PAGES_PER_SPACE] for k, v in by_space.items()}
+        offset = _offset(params, "search:org")
+        chosen = order[offset : offset + params.limit] if params.limit else []
+        # Sections (and their snippets) only for the pages of the spaces served.
+        found = await engine.with_sections(
+            ctx.conn, found, [h for space_id in chosen for h in by_space[space_id]]
+        )
     with_sections = {(h.space_id, h.page_id): h for h in found.hits}
     by_space = {k: [with_sections[h.space_id, h.page_id] for h in v] for k, v in by_space.items()}
     rows = await repository.spaces_with_heads(ctx.conn, chosen)
