@@ -9,6 +9,7 @@ that does it, which an API process serving requests need not keep for a document
 from __future__ import annotations
 
 import asyncio
+import logging
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -19,6 +20,8 @@ from fastapi.openapi.utils import get_openapi
 
 from docshelf.api import PUBLIC_PATHS
 from docshelf.config import Settings
+
+log = logging.getLogger("docshelf.ops")
 
 SCHEME = "apiToken"
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
@@ -111,7 +114,12 @@ def install(app: FastAPI) -> None:
         state = request.app.state
         async with lock:  # one build, however many first requests
             if getattr(state, "openapi_json", None) is None:
-                state.openapi_json = await _build_elsewhere(state.settings)
+                try:
+                    state.openapi_json = await _build_elsewhere(state.settings)
+                except Exception:
+                    # The document is served whatever happened to the child, built here.
+                    log.exception("openapi: building in a child process failed; built here")
+                    state.openapi_json = orjson.dumps(request.app.openapi())
         return Response(state.openapi_json, media_type="application/json")
 
 
@@ -125,6 +133,9 @@ def document_json(settings_json: str) -> bytes:
 async def _build_elsewhere(settings: Settings) -> bytes:
     # spawn: a fresh interpreter (a fork would copy this process's threads' locks), ended
     # as soon as the document is out.
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    try:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(pool, document_json, settings.model_dump_json())
+    finally:
+        pool.shutdown(wait=False)  # the child exits by itself; the event loop never waits
