@@ -97,7 +97,8 @@ class Tree:
         self.worker_pid = worker_pid
 
     def api_pids(self) -> list[int]:
-        return children(self.serve_pid)
+        # Spawned workers come with multiprocessing's resource tracker, which runs no app.
+        return [p for p in children(self.serve_pid) if "resource_tracker" not in describe(p)]
 
     def sample(self) -> dict[str, float]:
         api = self.api_pids()

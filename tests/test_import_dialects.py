@@ -124,7 +124,10 @@ def test_deep_nesting_stays_text() -> None:
 def test_the_api_process_loads_no_worker_libraries() -> None:
     """mammoth, the project readers, HTML conversion, Pillow, WeasyPrint, pysaml2, the OpenAPI
     validator, PyJWT and redis-py load where they work (the offload or job worker, or on first
-    use), not in every API process: together they are most of its resident size."""
+    use), not in every API process: together they are most of its resident size. So do
+    Alembic (migrations; /readyz reads the heads itself), httpx (with its command line's
+    click and rich: loaded on the first fetch), and the reader's Pygments, nh3 and Jinja2 and
+    the sites' jsonschema (on the first page published or schema checked)."""
     import subprocess
     import sys
 
@@ -132,7 +135,8 @@ def test_the_api_process_loads_no_worker_libraries() -> None:
         "import sys, docshelf.app\n"
         "heavy = ('mammoth', 'docx', 'docshelf.imports.projects', 'docshelf.imports.docx',\n"
         "         'bs4', 'markdownify', 'PIL', 'weasyprint', 'saml2', 'xmlschema',\n"
-        "         'openapi_spec_validator', 'jwt', 'redis', 'emoji')\n"
+        "         'openapi_spec_validator', 'jwt', 'redis', 'emoji', 'alembic', 'mako',\n"
+        "         'httpx', 'rich', 'pygments', 'nh3', 'jinja2', 'jsonschema')\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)

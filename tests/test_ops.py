@@ -84,6 +84,17 @@ async def test_readyz(client: httpx.AsyncClient) -> None:
     }
 
 
+def test_readyz_reads_the_heads_alembic_reads() -> None:
+    """/readyz reads the shipped migrations' heads without importing Alembic: the same set."""
+    from alembic.script import ScriptDirectory
+
+    from docshelf.kit.migrate import alembic_config
+    from docshelf.ops.service import migration_heads
+
+    script = ScriptDirectory.from_config(alembic_config(Settings()))
+    assert migration_heads() == frozenset(script.get_heads())
+
+
 async def test_readyz_refuses_old_migrations(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     async with db.begin() as conn:
         (head,) = (await conn.execute(sa.text("SELECT version_num FROM alembic_version"))).one()
@@ -305,6 +316,15 @@ async def test_openapi_documents_errors_and_auth(app: FastAPI) -> None:
     assert checked >= 30
     assert set(doc["paths"]) >= {"/healthz", "/readyz", "/metrics"}
     assert doc["paths"]["/readyz"]["get"]["responses"]["503"]["content"] == error_ref
+
+
+async def test_openapi_json_is_the_document_built_elsewhere(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    # Built in a child process (the API process keeps the bytes only): the same document.
+    r = await client.get("/openapi.json")
+    assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+    assert r.json() == app.openapi()
 
 
 async def test_error_schema_matches_what_is_sent(client: httpx.AsyncClient, app: FastAPI) -> None:

@@ -11,7 +11,7 @@ import httpx
 import jwt
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from docshelf.reader.endpoints import ASSETS, CSP
+from docshelf.reader.endpoints import CSP, assets
 from tests import factories
 from tests.helpers import error, snapshot
 from tests.reader_site import build, pages
@@ -94,7 +94,7 @@ async def test_etag_304_and_static_assets(client: httpx.AsyncClient, db: AsyncEn
     assert r.status_code == 200, r.text
     changed = await client.get(s.address, headers={"If-None-Match": etag})
     assert changed.status_code == 200 and "Changed." in changed.text
-    for name in ASSETS:
+    for name in assets():
         r = await client.get(f"/~reader/static/{name}")
         assert r.status_code == 200
         assert r.headers["cache-control"] == "public, max-age=31536000, immutable"

@@ -371,3 +371,16 @@ async def test_a_broad_query_keeps_title_matches_first_and_pages_without_overlap
     # Sections of a broad query's hits are found as for any other.
     (body_hit,) = [h for h in whole.hits if h.page_id == ids[-1]]
     assert [s.body for s in body_hit.sections] == ["a webhook in the body"]
+
+
+async def test_postgresql_plans_searches_for_their_words_and_resets_after(db: AsyncEngine) -> None:
+    """Reads run without a transaction, so the custom plans are a session setting: set for the
+    search's statements, reset before the connection serves anything else."""
+    (sid,) = await make_spaces(db, "Docs")
+    await index(db, sid, {"p1": page("Webhooks", (None, "a webhook"))})
+    async with unit_of_work(db, write=False) as conn:
+        found = await engine.search(conn, "webhook", space_ids=[sid], limit=5, offset=0)
+        assert [h.page_id for h in found.hits] == ["p1"]
+        if conn.dialect.name == "postgresql":
+            mode = (await conn.execute(sa.text("SHOW plan_cache_mode"))).scalar_one()
+            assert mode == "auto"

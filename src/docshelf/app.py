@@ -95,7 +95,8 @@ class EdgeMiddleware:
             if verdict is not None:
                 extra = [(k.lower().encode(), v.encode()) for k, v in verdict.headers().items()]
 
-        # The route templates only name the parameter in the message, on this rare path.
+        # The route templates only name the parameter in the message, on this rare path (the
+        # one that builds the OpenAPI document in the API process, see ops.openapi).
         refused = request_line_error(scope, lambda: scope["app"].openapi()["paths"])
         if refused is not None:
             await _error(400, refused, _as_dict(extra))(scope, receive, send)
@@ -236,7 +237,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description="Self-hosted docs platform; wire-compatible with GitBook's API v1.",
         lifespan=lifespan,
-        openapi_url="/openapi.json",
+        openapi_url=None,  # served by ops.openapi, built outside the API process
         docs_url=None,  # served offline by ops.endpoints
         redoc_url=None,
     )

@@ -52,11 +52,12 @@ class Settings(BaseSettings):
     # Per-process caches (MB each): content objects (content/objects.py), presented page
     # listings (content/service.py) and what is derived from markdown texts (content/markdown.py,
     # two memos: a third and two thirds of it). Together they bound most of what an API
-    # process holds beyond its code (~128 MB at start); a 10,000-page space's index and records
-    # are ~10 MB, its listing 6.3 MB (benchmarks/memory.py).
-    object_cache_mb: int = Field(default=64, ge=1)
+    # process holds beyond its code (~110 MB at start); a 10,000-page space's index and records
+    # are ~10 MB, its listing 6.3 MB, the memos of 1,000 rendered pages ~8 MB
+    # (benchmarks/memory.py).
+    object_cache_mb: int = Field(default=32, ge=1)
     listing_cache_mb: int = Field(default=16, ge=1)
-    markdown_memo_mb: int = Field(default=96, ge=3)
+    markdown_memo_mb: int = Field(default=48, ge=3)
     server: str = "granian"
     workers: int = 1
     log_level: str = "info"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
+import os
 
 import click
 
@@ -57,6 +59,14 @@ def _serve(settings: Settings) -> None:
         from granian.log import LogLevels
         from granian.server import Server
 
+        # Workers start as fresh interpreters that import only the app, not as forks of this
+        # process, which has run the migrations (Alembic, Mako) and the bootstrap: a fork
+        # would carry all of that in every API process (~30 MB of its resident size).
+        multiprocessing.set_start_method("spawn", force=True)
+        # Two malloc arenas: the server's threads would otherwise each get one, whose free
+        # space is never given back (glibc reads this when a process starts, so it is set for
+        # the server's workers and their offload pools).
+        os.environ.setdefault("MALLOC_ARENA_MAX", "2")
         Server(
             "docshelf.app:factory",
             address=settings.host,

@@ -15,28 +15,28 @@ which also balances whatever tags the markdown left open.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-import nh3
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markdown_it.utils import OptionsDict
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
 
 from docshelf.content import markdown as md
+
+if TYPE_CHECKING:
+    import nh3
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexer import Lexer
 
 __all__ = ["CODE_CSS_CLASS", "Heading", "Rendered", "code_stylesheet", "is_safe_url", "render"]
 
@@ -211,16 +211,29 @@ def _raw(fragment: str) -> str:
 # -- rendering -----------------------------------------------------------------------------------
 
 CODE_CSS_CLASS = "highlight"
-_FORMATTER = HtmlFormatter(nowrap=True)
 _ENV = "docshelf_html"
+
+
+# Pygments (~4 MB with its lexer tables) is imported on the first page rendered, not by every
+# API process that never renders one.
+@functools.cache
+def _formatter() -> HtmlFormatter[str]:
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(nowrap=True)
 
 
 def code_stylesheet() -> str:
     """The CSS of the highlighted code's token classes."""
+    from pygments.formatters import HtmlFormatter
+
     return str(HtmlFormatter().get_style_defs(f".{CODE_CSS_CLASS}"))  # type: ignore[no-untyped-call]
 
 
 def _lexer(info: str) -> Lexer | None:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     words = info.split()
     if not words:
         return None
@@ -322,7 +335,12 @@ def _image(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, e
 
 def _code(content: str, info: str) -> str:
     lexer = _lexer(info)
-    body = html.escape(content) if lexer is None else highlight(content, lexer, _FORMATTER)
+    if lexer is None:
+        body = html.escape(content)
+    else:
+        from pygments import highlight
+
+        body = highlight(content, lexer, _formatter())
     language = info.split()[0] if info.split() else ""
     data = f' data-language="{html.escape(language)}"' if language else ""
     return f'<pre class="{CODE_CSS_CLASS}"{data}><code>{body}</code></pre>\n'
@@ -420,24 +438,31 @@ _TAGS = {
     "del", "ins", "b", "i", "u", "sub", "sup", "kbd", "mark", "small", "br", "hr", "details",
     "summary",
 }  # fmt: skip
-_CLEANER = nh3.Cleaner(
-    tags=_TAGS,
-    clean_content_tags=set(_RAW_DROPPED),
-    attributes={
-        "*": {"class"},
-        **{f"h{n}": {"id", "class"} for n in range(1, 7)},
-        "a": {"href", "title", "class"},
-        "img": {"src", "alt", "title", "class"},
-        "ol": {"start", "class"},
-        "pre": {"class", "data-language"},
-        "th": {"style", "class"},
-        "td": {"style", "class"},
-    },
-    url_schemes=set(_SAFE_SCHEMES),
-    filter_style_properties={"text-align"},
-    strip_comments=True,
-    link_rel=None,
-)
+
+
+# nh3 is loaded with the first page rendered (see _formatter).
+@functools.cache
+def _cleaner() -> nh3.Cleaner:
+    import nh3
+
+    return nh3.Cleaner(
+        tags=_TAGS,
+        clean_content_tags=set(_RAW_DROPPED),
+        attributes={
+            "*": {"class"},
+            **{f"h{n}": {"id", "class"} for n in range(1, 7)},
+            "a": {"href", "title", "class"},
+            "img": {"src", "alt", "title", "class"},
+            "ol": {"start", "class"},
+            "pre": {"class", "data-language"},
+            "th": {"style", "class"},
+            "td": {"style", "class"},
+        },
+        url_schemes=set(_SAFE_SCHEMES),
+        filter_style_properties={"text-align"},
+        strip_comments=True,
+        link_rel=None,
+    )
 
 
 def render(
@@ -464,7 +489,7 @@ def render(
     _anchors(tokens, state)
     body = _MD.renderer.render(tokens, _MD.options, env)
     body += "".join(closing for _, closing in reversed(state.blocks))
-    return Rendered(_CLEANER.clean(body), tuple(state.headings))
+    return Rendered(_cleaner().clean(body), tuple(state.headings))
 
 
 def _external_only(url: str) -> str | None:

@@ -39,7 +39,10 @@ def present_page(
     app_url: str,
     markdown: str | None = None,
     document: dict[str, Any] | None = None,
+    layout: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """`layout`: the dict to present as the layout (shared, not copied: only for answers
+    encoded as they are built, as page trees are)."""
     out: dict[str, Any] = {"id": rec["id"], "title": rec["title"]}
     for name in ("emoji", "icon", "description", "condition"):
         if rec.get(name) is not None:
@@ -70,7 +73,7 @@ def present_page(
     )
     if kind == "document":
         out["urls"] = {"app": app_url}
-        out["layout"] = dict(DEFAULT_LAYOUT)
+        out["layout"] = dict(DEFAULT_LAYOUT) if layout is None else layout
         out["tags"] = []
         if rec.get("markdown"):
             out["documentId"] = rec["markdown"]
@@ -102,7 +105,11 @@ def nest_pages(
                 continue
             path = f"{prefix}{slug}"
             pages: list[dict[str, Any]] = []
-            out.append(present_page(rec, path=path, pages=pages, app_url=app_url(child_id)))
+            out.append(
+                present_page(
+                    rec, path=path, pages=pages, app_url=app_url(child_id), layout=DEFAULT_LAYOUT
+                )
+            )
             if depth < max_depth:
                 stack.append((rec, path + "/", pages, depth + 1))
     return top

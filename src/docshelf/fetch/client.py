@@ -24,8 +24,7 @@ import ssl
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from docshelf.config import Settings
 from docshelf.fetch.guard import (
@@ -37,6 +36,11 @@ from docshelf.fetch.guard import (
     system_resolver,
 )
 from docshelf.kit.errors import BadRequest
+
+if TYPE_CHECKING:
+    # httpx is imported where a fetch happens: on import it also loads its command line's
+    # libraries when they are installed (click, rich, Pygments), which no API request needs.
+    import httpx
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 DEFAULT_TIMEOUT = 10.0
@@ -140,6 +144,8 @@ class Fetcher:
         raise BadRequest(f"URL refused: more than {self._max_redirects} redirects")
 
     async def _exchange(self, targets: list[Target]) -> _Answer:
+        import httpx
+
         failure: httpx.HTTPError | None = None
         for target in targets:
             async with httpx.AsyncClient(
@@ -196,6 +202,8 @@ class Fetcher:
 def _default_ssl_context() -> ssl.SSLContext:
     # Shared: loading the CA bundle is the expensive part of making a client, and the context
     # is never changed except for ALPN, which httpcore sets to the same value on every connect.
+    import httpx
+
     return httpx.create_ssl_context()
 
 
@@ -215,6 +223,8 @@ def _request(client: httpx.AsyncClient, target: Target) -> httpx.Request:
 
 
 def _join(base: httpx.URL, location: str) -> str:
+    import httpx
+
     try:
         return str(base.join(location))
     except httpx.InvalidURL:

@@ -21,11 +21,13 @@ import re
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Protocol
 
 from docshelf.kit.errors import BadRequest
+
+if TYPE_CHECKING:
+    # Imported where used: see fetch.client.
+    import httpx
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -156,6 +158,8 @@ def normalize_allowed_hosts(hosts: Iterable[str]) -> frozenset[str]:
         # Ports, paths and credentials have no place in an allowance entry.
         if any(char in entry for char in ":/?#@[]\\ \t"):
             raise ValueError(f"invalid host in the fetch allowance: {raw!r}")
+        import httpx
+
         try:
             name = httpx.URL(f"http://{entry}/").raw_host.decode("ascii").rstrip(".")
         except httpx.InvalidURL as exc:
@@ -204,6 +208,8 @@ async def check_url(url: str, *, resolver: Resolver, allowed_hosts: frozenset[st
 
 
 def _parse(url: str) -> httpx.URL:
+    import httpx
+
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:

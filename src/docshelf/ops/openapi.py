@@ -1,15 +1,27 @@
 """The OpenAPI document, completed in one place: every /v1 operation's error answers (one error
 body, described once) and its authentication (one bearer scheme; the signed download link
-needs none). A new route gets both by existing."""
+needs none). A new route gets both by existing.
+
+`/openapi.json` serves the document built in a short-lived process of its own: building it
+(Pydantic's JSON schemas of every model, FastAPI's field maps) leaves ~12 MB in the process
+that does it, which an API process serving requests need not keep for a document read once."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from fastapi import FastAPI
+import orjson
+from fastapi import FastAPI, Request, Response
 from fastapi.openapi.utils import get_openapi
 
 from docshelf.api import PUBLIC_PATHS
+from docshelf.config import Settings
+
+log = logging.getLogger("docshelf.ops")
 
 SCHEME = "apiToken"
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
@@ -95,3 +107,35 @@ def install(app: FastAPI) -> None:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    lock = asyncio.Lock()
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi_json(request: Request) -> Response:
+        state = request.app.state
+        async with lock:  # one build, however many first requests
+            if getattr(state, "openapi_json", None) is None:
+                try:
+                    state.openapi_json = await _build_elsewhere(state.settings)
+                except Exception:
+                    # The document is served whatever happened to the child, built here.
+                    log.exception("openapi: building in a child process failed; built here")
+                    state.openapi_json = orjson.dumps(request.app.openapi())
+        return Response(state.openapi_json, media_type="application/json")
+
+
+def document_json(settings_json: str) -> bytes:
+    """The completed document of the app these settings make, encoded (run in a child)."""
+    from docshelf.app import create_app
+
+    return orjson.dumps(create_app(Settings.model_validate_json(settings_json)).openapi())
+
+
+async def _build_elsewhere(settings: Settings) -> bytes:
+    # spawn: a fresh interpreter (a fork would copy this process's threads' locks), ended
+    # as soon as the document is out.
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(pool, document_json, settings.model_dump_json())
+    finally:
+        pool.shutdown(wait=False)  # the child exits by itself; the event loop never waits

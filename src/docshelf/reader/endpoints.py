@@ -9,14 +9,14 @@ content/html.py has already sanitised with nh3."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 import orjson
-from jinja2 import Environment, PackageLoader, select_autoescape
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.requests import Request
 from starlette.responses import Response
@@ -28,6 +28,9 @@ from docshelf.reader import service
 from docshelf.reader.service import Answer
 from docshelf.site import published
 from docshelf.site.presenter import site_origin
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; "
@@ -69,19 +72,28 @@ def _assets() -> dict[str, Asset]:
     return out
 
 
-ASSETS = _assets()
-_BY_NAME = {a.name: a for a in ASSETS.values()}
-_env = Environment(
-    loader=PackageLoader("docshelf.reader", "templates"),
-    autoescape=select_autoescape(default=True, default_for_string=True),
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+# The assets (with Pygments' stylesheet) and the templates (Jinja2) are made on the first
+# published page served, not in every API process that never serves one (~6 MB).
+@functools.cache
+def assets() -> dict[str, Asset]:
+    return _assets()
+
+
+@functools.cache
+def _environment() -> Environment:
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    return Environment(
+        loader=PackageLoader("docshelf.reader", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def _render(template: str, context: dict[str, Any], prefix: str) -> bytes:
-    assets = {name: f"{prefix}/{STATIC}/{a.fingerprinted}" for name, a in _BY_NAME.items()}
-    return _env.get_template(template).render(**context, assets=assets).encode()
+    urls = {a.name: f"{prefix}/{STATIC}/{a.fingerprinted}" for a in assets().values()}
+    return _environment().get_template(template).render(**context, assets=urls).encode()
 
 
 def _response(answer: Answer, prefix: str, secure: bool, head: bool) -> Response:
@@ -109,7 +121,7 @@ def _response(answer: Answer, prefix: str, secure: bool, head: bool) -> Response
 
 
 async def _static(name: str, prefix: str, head: bool) -> Response:
-    asset = ASSETS.get(name)
+    asset = assets().get(name)
     if asset is None:
         return _response(_not_found(), prefix, False, head)
     return Response(

@@ -27,7 +27,8 @@ import json
 import operator
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any
@@ -217,12 +218,48 @@ async def search(
         space_ids = [r[0] for r in await conn.execute(space_ids)]
         if not space_ids:
             return Results([], 0, True, 0)
+    async with custom_plans(conn):
+        return await _search(conn, terms, space_ids, limit, offset, count, sections)
+
+
+@asynccontextmanager
+async def custom_plans(conn: AsyncConnection) -> AsyncIterator[None]:
+    """PostgreSQL plans the statements inside for their words. A generic plan (asyncpg
+    prepares statements; PostgreSQL switches to one after five runs) cannot see them, so it
+    guesses their matches: a rare word read through the primary key and filtered row by row
+    cost 15 ms where the GIN index takes 1, and a common one read through the GIN index 30 ms
+    where the primary key's order stops after 201 rows. Set for the session, not the
+    transaction: reads run without one (SET LOCAL would do nothing), and it is reset after.
+    Nested uses set it once (a caller running several searches wraps them all)."""
+    if not _is_postgres(conn) or conn.info.get(_CUSTOM_PLANS):
+        yield
+        return
+    await conn.execute(sa.text("SET plan_cache_mode = force_custom_plan"))
+    conn.info[_CUSTOM_PLANS] = True
+    try:
+        yield
+    except BaseException:
+        # A failed transaction's rollback undoes the SET; after a failed read the connection
+        # keeps it, which only costs its later statements a plan each.
+        conn.info.pop(_CUSTOM_PLANS, None)
+        raise
+    conn.info.pop(_CUSTOM_PLANS, None)
+    await conn.execute(sa.text("RESET plan_cache_mode"))
+
+
+_CUSTOM_PLANS = "docshelf.search.custom_plans"
+
+
+async def _search(
+    conn: AsyncConnection,
+    terms: list[_Term],
+    space_ids: sa.Select[Any] | list[str],
+    limit: int,
+    offset: int,
+    count: bool,
+    sections: bool,
+) -> Results:
     in_scope = _t.c.space_id.in_(space_ids)
-    if _is_postgres(conn):
-        # A generic plan (asyncpg prepares statements; PostgreSQL switches to one after five
-        # runs) cannot see the words, so it guesses their matches: a rare word read through
-        # the primary key and filtered row by row cost 15 ms where the GIN index takes 1.
-        await conn.execute(sa.text("SET LOCAL plan_cache_mode = force_custom_plan"))
 
     def plan_of(terms: list[_Term]) -> _Plan:
         return _Postgres(terms) if _is_postgres(conn) else _Fts5(terms, space_ids)
@@ -267,7 +304,8 @@ async def with_sections(conn: AsyncConnection, found: Results, hits: Sequence[Hi
     were."""
     if found._plan is None or not hits:
         return found
-    sections = await _sections(conn, found._plan, [(h.space_id, h.page_id) for h in hits])
+    async with custom_plans(conn):
+        sections = await _sections(conn, found._plan, [(h.space_id, h.page_id) for h in hits])
     wanted = {(h.space_id, h.page_id) for h in hits}
     return dataclasses.replace(
         found,
@@ -322,7 +360,9 @@ async def _sections(
             _t.c.position,
             _t.c.anchor,
             _t.c.section_title,
-            plan.section_score(batch).label("score"),
+            # A broad query's sections are scored here, as its candidates were (see rescore):
+            # in SQL, the section title's share is a second MATCH of these pages' rows.
+            (sa.literal(0.0) if plan.broad else plan.section_score(batch)).label("score"),
             # A short body is its own snippet (and spared the engine's cutting at words).
             sa.case(
                 (sa.func.length(_t.c.body) <= SNIPPET_CHARS, _t.c.body), else_=plan.snippet()
@@ -330,10 +370,14 @@ async def _sections(
         ).where(plan.section_matches(batch), sa.tuple_(_t.c.space_id, _t.c.page_id).in_(batch))
         for row in await conn.execute(stmt):
             found.setdefault((row.space_id, row.page_id), []).append(row)
+
+    def score(row: Any) -> float:
+        return plan.section_share(row.section_title) if plan.broad else float(row.score)
+
     return {
         key: tuple(
             SectionHit(r.anchor, r.section_title, _snippet(r.snippet or ""))
-            for r in sorted(rows, key=lambda r: (-r.score, r.position))[:MAX_SECTIONS]
+            for r in sorted(rows, key=lambda r: (-score(r), r.position))[:MAX_SECTIONS]
         )
         for key, rows in found.items()
     }
@@ -438,6 +482,10 @@ class _Plan:
             found += int(hit)
         return found
 
+    def section_share(self, section_title: str | None) -> float:
+        """A section's score as section_score computes it in SQL, less the engine's relevance."""
+        return _SECTION_WEIGHT * self._held(section_title) / len(self.words)
+
     def rescore(self, page_title: str, section_title: str | None) -> float:
         """A candidate row's score as `score` computes it in SQL, less the engine's relevance."""
         n = len(self.words)
@@ -516,12 +564,9 @@ def _fts_ids(**columns: Sequence[str]) -> list[sa.ColumnElement[bool]]:
 
 
 def _fts_pages(pages: Sequence[tuple[str, str]]) -> list[str]:
-    return _fts_any_of(
-        {
-            "space_id": sorted({s for s, _ in pages}),
-            "page_id": sorted({p for _, p in pages}),
-        }
-    )
+    # Page ids alone: they are random enough to find few other rows, which the caller's exact
+    # (space, page) comparison drops; each term more is one more look-up in every segment.
+    return _fts_any_of({"page_id": sorted({p for _, p in pages})})
 
 
 def _fts_match(*parts: str) -> sa.ColumnElement[bool]:
@@ -621,7 +666,7 @@ class _Fts5(_Plan):
 
     def section_score(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[float]:
         share = self._share(_SECTION_WEIGHT, "section_title", _fts_pages(pages))
-        return share if self.broad else share + self._relevance()
+        return share + self._relevance()
 
     def snippet(self) -> sa.ColumnElement[str]:
         return sa.literal_column(
@@ -721,7 +766,7 @@ class _Postgres(_Plan):
     def section_score(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[float]:
         section_title = sa.func.coalesce(_t.c.section_title, "")
         share = self._share(_SECTION_WEIGHT, section_title)
-        return share if self.broad else share + self._relevance()
+        return share + self._relevance()
 
     def snippet(self) -> sa.ColumnElement[str]:
         return sa.func.ts_headline(

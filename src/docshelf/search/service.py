@@ -17,7 +17,7 @@ from docshelf.kit.errors import BadRequest
 from docshelf.kit.pagination import PageParams, decode_cursor, encode_cursor
 from docshelf.models import spaces
 from docshelf.organization import policy as org_policy
-from docshelf.search import engine
+from docshelf.search import engine, repository
 
 # Organization results are grouped by space from this many best pages.
 ORG_PAGE_HITS = 200
@@ -49,6 +49,15 @@ def _body(
     if limit and offset + limit < served:
         body["next"] = {"page": encode_cursor([offset + limit], listing)}
     return body
+
+
+async def _load_hits(snap: Snapshot, hits: list[engine.Hit]) -> None:
+    """The hits' records and their ancestors into the snapshot, one map walk per level rather
+    than one per page and ancestor (presenting then reads them from the snapshot)."""
+    level = {h.page_id for h in hits}
+    while level:
+        records = await snap.pages(level)
+        level = {p for r in records.values() if (p := r.get("parent"))}
 
 
 async def _present_hit(
@@ -104,6 +113,7 @@ async def search_space(ctx: Ctx, space_id: str, query: str, params: PageParams) 
     found = await engine.search(
         ctx.conn, text, space_ids=[space_id], limit=params.limit, offset=offset
     )
+    await _load_hits(t.snap, found.hits)
     items = [
         x
         for n, h in enumerate(found.hits)
@@ -123,47 +133,44 @@ async def search_organization(
         spaces.c.deleted_at.is_(None),
         scope.visible_spaces_clause(),
     )
-    found = await engine.search(
-        ctx.conn,
-        text,
-        space_ids=visible,
-        limit=ORG_PAGE_HITS,
-        offset=0,
-        count=False,
-        sections=False,
-    )
-    order: list[str] = []
-    by_space: dict[str, list[engine.Hit]] = {}
-    # One-based positions in the organization-wide ranking, kept when grouped by space.
-    ranks = {(h.space_id, h.page_id): n + 1 for n, h in enumerate(found.hits)}
-    for hit in found.hits:
-        if hit.space_id not in by_space:
-            order.append(hit.space_id)
-        by_space.setdefault(hit.space_id, []).append(hit)
-    if not found.exact:
-        by_space = {k: v[:BROAD_PAGES_PER_SPACE] for k, v in by_space.items()}
-    offset = _offset(params, "search:org")
-    chosen = order[offset : offset + params.limit] if params.limit else []
-    # Sections (and their snippets) only for the pages of the spaces served.
-    found = await engine.with_sections(
-        ctx.conn, found, [h for space_id in chosen for h in by_space[space_id]]
-    )
+    # One setting of PostgreSQL's plan mode for both reads of the index.
+    async with engine.custom_plans(ctx.conn):
+        found = await engine.search(
+            ctx.conn,
+            text,
+            space_ids=visible,
+            limit=ORG_PAGE_HITS,
+            offset=0,
+            count=False,
+            sections=False,
+        )
+        order: list[str] = []
+        by_space: dict[str, list[engine.Hit]] = {}
+        # One-based positions in the organization-wide ranking, kept when grouped by space.
+        ranks = {(h.space_id, h.page_id): n + 1 for n, h in enumerate(found.hits)}
+        for hit in found.hits:
+            if hit.space_id not in by_space:
+                order.append(hit.space_id)
+            by_space.setdefault(hit.space_id, []).append(hit)
+        if not found.exact:
+            by_space = {k: v[:BROAD_PAGES_PER_SPACE] for k, v in by_space.items()}
+        offset = _offset(params, "search:org")
+        chosen = order[offset : offset + params.limit] if params.limit else []
+        # Sections (and their snippets) only for the pages of the spaces served.
+        found = await engine.with_sections(
+            ctx.conn, found, [h for space_id in chosen for h in by_space[space_id]]
+        )
     with_sections = {(h.space_id, h.page_id): h for h in found.hits}
     by_space = {k: [with_sections[h.space_id, h.page_id] for h in v] for k, v in by_space.items()}
-    rows = {
-        r["id"]: r
-        for r in (
-            await ctx.conn.execute(sa.select(spaces).where(spaces.c.id.in_(chosen)))
-        ).mappings()
-    }
+    rows = await repository.spaces_with_heads(ctx.conn, chosen)
     items = []
     for space_id in chosen:
-        row = rows[space_id]
-        revision = await content_repository.get(ctx.conn, space_id, row["revision_id"])
-        if revision is None:
+        row = rows.get(space_id)
+        if row is None:
             continue
-        snap = content_repository.snapshot(ctx.conn, revision)
+        snap = content_repository.snapshot(ctx.conn, row)
         hits = by_space[space_id]
+        await _load_hits(snap, hits)
         pages = [
             x
             for h in hits

@@ -7,13 +7,11 @@ Pure functions: no database, no request. `published.resolve` and the site servic
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 from collections.abc import Mapping
 from typing import Any, Final
-
-from jsonschema import Draft7Validator
-from jsonschema.exceptions import SchemaError
 
 from docshelf.kit.errors import BadRequest
 
@@ -75,7 +73,7 @@ def _admitted(claims: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[
     out: dict[str, Any] = {}
     for name, value in claims.items():
         claim_schema = properties.get(name)
-        if isinstance(claim_schema, Mapping) and Draft7Validator(claim_schema).is_valid(value):
+        if isinstance(claim_schema, Mapping) and _validator(claim_schema).is_valid(value):
             out[name] = value
     return out
 
@@ -192,7 +190,19 @@ _FORM: Final[dict[str, Any]] = {
     "required": ["type", "properties", "additionalProperties"],
     "additionalProperties": False,
 }
-_FORM_VALIDATOR: Final = Draft7Validator(_FORM)
+
+
+# jsonschema (with its referencing and format tables, ~3 MB) loads where a schema is checked
+# or a claim admitted, not in every API process.
+def _validator(schema: Mapping[str, Any]) -> Any:
+    from jsonschema import Draft7Validator
+
+    return Draft7Validator(schema)
+
+
+@functools.cache
+def _form_validator() -> Any:
+    return _validator(_FORM)
 
 
 def _depth(value: Any, limit: int) -> int:
@@ -216,13 +226,16 @@ def check_schema(schema: Any) -> None:
         raise BadRequest(
             f"Invalid body field 'jsonSchema': nested at most {MAX_SCHEMA_DEPTH} levels deep"
         )
+    from jsonschema import Draft7Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft7Validator.check_schema(schema)
     except SchemaError as exc:
         raise BadRequest(
             f"Invalid body field 'jsonSchema': not a draft-07 JSON Schema ({exc.message[:200]})"
         ) from None
-    error = next(iter(_FORM_VALIDATOR.iter_errors(schema)), None)
+    error = next(iter(_form_validator().iter_errors(schema)), None)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         raise BadRequest(
