@@ -25,6 +25,7 @@ async def spaces_with_heads(
             revisions.c.space_id,
             revisions.c.pages_root,
             revisions.c.files_root,
+            revisions.c.reusable_root,
         )
         .join(
             revisions,
