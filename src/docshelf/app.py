@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from docshelf import __version__, datadir
 from docshelf import tasks as _tasks  # noqa: F401  (registers every job kind)
-from docshelf.api import mount_v1
+from docshelf.api import DIRECT_GETS, mount_v1
 from docshelf.auth.header import scope_bearer_token
 from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
@@ -28,6 +28,7 @@ from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
 from docshelf.kit.observe import ObserveMiddleware, route_of
 from docshelf.kit.pagination import load_cursor_key, use_cursor_key
+from docshelf.kit.routing import install_direct_gets
 from docshelf.kit.validation import describe_validation_error, request_line_error
 from docshelf.openapi_spec import processing as openapi_processing
 from docshelf.ops import openapi as ops_openapi
@@ -211,9 +212,10 @@ def _rate_limiter(settings: Settings) -> RateLimiter:
     )
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, direct_gets: bool = True) -> FastAPI:
     """The API. Jobs never run on its event loop: `docshelf serve` starts the job runner in a
-    process of its own (cli/serve.py), or `docshelf worker` runs it elsewhere."""
+    process of its own (cli/serve.py), or `docshelf worker` runs it elsewhere.
+    `direct_gets=False` leaves every request to FastAPI's routing (the tests compare both)."""
     settings = settings or get_settings()
     offload.configure(
         workers=settings.offload_workers, memory_bytes=settings.offload_memory_mb * 1024 * 1024
@@ -258,6 +260,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mount_v1(app)
     mount_ops(app)
     ops_openapi.install(app)
+    if direct_gets:
+        install_direct_gets(app, DIRECT_GETS)
     return app
 
 
