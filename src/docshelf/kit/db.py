@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.exc import MissingGreenlet
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.util import greenlet_spawn
 
@@ -169,18 +170,46 @@ async def unit_of_work(
         finally:
             sync_conn.close()
         return
+    if not write and engine.dialect.name == "postgresql":
+        async with _autocommit_read(engine) as conn:
+            yield conn
+        return
     async with engine.connect() as conn:
         if write:
             conn = await conn.execution_options(write=True)
-        elif conn.dialect.name == "postgresql":
-            # Autocommit: no BEGIN or COMMIT reaches the server, so neither needs its own
-            # greenlet switch here either; the connection closes without a transaction.
-            yield await conn.execution_options(isolation_level="AUTOCOMMIT")
-            return
         else:
             conn = await conn.execution_options(read_only=True)
         async with conn.begin():
             yield conn
+
+
+@asynccontextmanager
+async def _autocommit_read(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A PostgreSQL read: autocommit, so no BEGIN or COMMIT reaches the server. Checking an
+    idle connection out, switching it to autocommit and handing it back involve no I/O with
+    asyncpg (its adapter begins transactions lazily, and a queued idle connection is taken
+    without awaiting), so they run here directly instead of in one greenlet each. A checkout
+    that must connect or wait, and the close of a connection that ends (invalidated, or an
+    overflow connection the full pool does not keep), go through SQLAlchemy's greenlet."""
+    sync_engine = engine.sync_engine
+    sync_conn: sa.Connection | None = None
+    if sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
+        try:
+            sync_conn = sync_engine.connect()
+        except MissingGreenlet:
+            sync_conn = None  # an invalidated pooled connection reconnects: below
+    if sync_conn is None:
+        sync_conn = await greenlet_spawn(sync_engine.connect)
+    try:
+        sync_conn.execution_options(isolation_level="AUTOCOMMIT")
+        yield AsyncConnection(engine, sync_conn)
+    finally:
+        pool = sync_engine.pool
+        # An invalidated connection, or one the full pool will not take back, is closed: I/O.
+        if sync_conn.invalidated or pool.checkedin() >= pool.size():  # type: ignore[attr-defined]
+            await greenlet_spawn(sync_conn.close)
+        else:
+            sync_conn.close()
 
 
 # SQLSTATEs that mean "not now" rather than "wrong": lock_not_available (lock_timeout),
