@@ -105,7 +105,11 @@ def create_engine(settings: Settings) -> AsyncEngine:
     return create_async_engine(
         url,
         pool_size=settings.db_pool_size,
-        max_overflow=settings.db_pool_size,
+        # No overflow: under load an overflow connection was closed as soon as the full pool
+        # refused it back and reopened for the next request (a new server process each time:
+        # half the CPU of a loaded read benchmark, and its multi-second p99). Requests beyond
+        # the pool wait in its queue, bounded by pool_timeout.
+        max_overflow=0,
         pool_timeout=settings.lock_timeout,
         pool_pre_ping=False,
         # Set once per connection, so it costs no round trip per transaction: a write that
