@@ -33,10 +33,12 @@ Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
 
 
 @asynccontextmanager
-async def _client(settings: Settings, *, direct: bool) -> AsyncIterator[httpx.AsyncClient]:
+async def _client(
+    settings: Settings, *, direct: bool, limit: int = 100_000
+) -> AsyncIterator[httpx.AsyncClient]:
     # The limiter on, so its headers are compared too; each app counts the same requests.
     app = create_app(
-        settings.model_copy(update={"rate_limit": 100_000, "rate_limit_window": 3600}),
+        settings.model_copy(update={"rate_limit": limit, "rate_limit_window": 3600}),
         direct_gets=direct,
     )
     assert isinstance(app.router.middleware_stack, DirectGets) is direct
@@ -122,6 +124,21 @@ async def test_direct_and_routed_answers_are_byte_identical(
                 assert len(lines) == 2 and lines[0] == lines[1], (path, lines)
                 seen.add(answers[0][0])
         assert seen == {200, 307, 400, 401, 404}
+
+
+async def test_a_rate_limited_read_is_refused_alike(settings: Settings, db: AsyncEngine) -> None:
+    """GET of an organization or a space has no 403 (no view right is a 404); the refusals
+    before the dispatch, like 429, must come out the same too."""
+    org_id, (admin,) = await factories.org_with_members(db)
+    headers = [("Authorization", f"Bearer {admin.token}")]
+    async with (
+        _client(settings, direct=True, limit=1) as direct,
+        _client(settings, direct=False, limit=1) as routed,
+    ):
+        for _ in range(2):
+            answers = [await _answer(c, f"/v1/orgs/{org_id}", headers) for c in (direct, routed)]
+            assert answers[0] == answers[1]
+        assert answers[0][0] == 429
 
 
 def test_only_routes_it_can_serve_exactly_are_taken() -> None:
