@@ -61,15 +61,22 @@ class UTCDateTime(sa.types.TypeDecorator[datetime]):
 
 class Engine(AsyncEngine):
     """The app's engine. On SQLite it carries a second engine, `reader`, that runs read units
-    of work inline on the event loop (`kit/sqlite_inline.py`); disposing one disposes both."""
+    of work inline on the event loop (`kit/sqlite_inline.py`); disposing one disposes both.
+    `idle_readers` keeps a few of the reader's connections checked out between reads: an
+    autocommitting `sqlite3` connection holds no state from one read to the next, and the
+    pool's checkout and reset cost more than the statements of a simple GET."""
 
-    __slots__ = ("reader",)
+    __slots__ = ("idle_readers", "reader")
 
     def __init__(self, engine: AsyncEngine, reader: AsyncEngine | None = None) -> None:
         super().__init__(engine.sync_engine)
         self.reader = reader
+        self.idle_readers: list[sa.Connection] = []
 
     async def dispose(self, close: bool = True) -> None:
+        idle, self.idle_readers = self.idle_readers, []
+        for conn in idle:
+            conn.close()
         await super().dispose(close)
         if self.reader is not None:
             await self.reader.dispose(close)
@@ -79,6 +86,9 @@ class Engine(AsyncEngine):
 # rare read that claims an install-wide setting, stops the event loop while it waits: briefly,
 # then it is a 503 like any contention.
 _READER_BUSY_MS = 200
+# Read connections kept checked out between reads (Engine.idle_readers); more concurrent reads
+# (those that await between statements) use the pool as before.
+_IDLE_READERS = 4
 
 
 def create_engine(settings: Settings) -> AsyncEngine:
@@ -165,14 +175,24 @@ async def unit_of_work(
         # An idle pooled connection is checked out synchronously (the pool never waits: its
         # overflow is unbounded); opening a new one runs first-connect hooks that need the
         # greenlet.
-        if sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
+        if engine.idle_readers:
+            sync_conn = engine.idle_readers.pop()
+        elif sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
             sync_conn = sync_engine.connect()
         else:
             sync_conn = await greenlet_spawn(sync_engine.connect)
+        clean = False
         try:
             yield sqlite_inline.InlineConnection(engine.reader, sync_conn)
+            clean = True
         finally:
-            sync_conn.close()
+            # Kept for the next read only after a read that ended without an error.
+            if clean and not sync_conn.invalidated and len(engine.idle_readers) < _IDLE_READERS:
+                if sync_conn.in_transaction():
+                    sync_conn.rollback()  # SQLAlchemy's bookkeeping; autocommit has none open
+                engine.idle_readers.append(sync_conn)
+            else:
+                sync_conn.close()
         return
     if not write and engine.dialect.name == "postgresql":
         async with _autocommit_read(engine) as conn:
