@@ -20,6 +20,7 @@ from docshelf.links.endpoints import router as links_router
 from docshelf.member.endpoints import router as member_router
 from docshelf.meta.endpoints import router as meta_router
 from docshelf.openapi_spec.endpoints import router as openapi_spec_router
+from docshelf.organization.endpoints import get_organization
 from docshelf.organization.endpoints import router as organization_router
 from docshelf.pdf.endpoints import router as pdf_router
 from docshelf.permission.endpoints import router as permission_router
@@ -28,6 +29,7 @@ from docshelf.search.endpoints import router as search_router
 from docshelf.share_link.endpoints import router as share_link_router
 from docshelf.site.endpoints import public_router as published_router
 from docshelf.site.endpoints import router as site_router
+from docshelf.space.endpoints import get_space
 from docshelf.space.endpoints import router as space_router
 from docshelf.sso.endpoints import browser_router as sso_browser_router
 from docshelf.sso.endpoints import router as sso_router
@@ -84,6 +86,11 @@ PUBLIC_PATHS: frozenset[tuple[str, str]] = frozenset(
     for route in router.routes
     for method in getattr(route, "methods", ())
 )
+
+
+# The hottest reads, dispatched ahead of FastAPI's routing to the same endpoint, dependencies
+# and handlers (kit.routing.DirectGets; why in ARCHITECTURE.md, "What a read costs").
+DIRECT_GETS = (get_organization, get_space)
 
 
 def mount_v1(app: FastAPI) -> None:

@@ -6,9 +6,11 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.kit.ids import new_id
+from docshelf.kit.prepared import Prepared, Row
 from docshelf.models import api_tokens, users
 
-_by_hash = (
+# Every authenticated request runs it: compiled once, on the driver (kit/prepared.py).
+_by_hash = Prepared(
     sa.select(
         api_tokens.c.id.label("token_id"),
         api_tokens.c.token_hash,
@@ -22,8 +24,8 @@ _by_hash = (
 )
 
 
-async def find_active_token(conn: AsyncConnection, token_hash: str) -> sa.RowMapping | None:
-    return (await conn.execute(_by_hash, {"h": token_hash})).mappings().first()
+async def find_active_token(conn: AsyncConnection, token_hash: str) -> Row | None:
+    return await _by_hash.first(conn, {"h": token_hash})
 
 
 async def token_is_active(conn: AsyncConnection, token_id: str) -> bool:

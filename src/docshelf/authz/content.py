@@ -23,6 +23,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.visitors import InternalTraversal
 
 from docshelf.authz.roles import INHERIT, Role, highest, rank, resolve_default_level
+from docshelf.kit.prepared import Prepared, Row
 from docshelf.models import collections, content_grants, members, spaces, team_members
 
 ROOT = ""  # parent key of top-level content
@@ -65,6 +66,32 @@ def _in_ids_postgresql(element: _InIds, compiler: SQLCompiler, **kw: Any) -> str
 
 def in_ids(column: sa.ColumnElement[Any], ids: Collection[str]) -> sa.ColumnElement[bool]:
     return _InIds(column, ids) if ids else sa.false()
+
+
+# Every space read by a member below organization admin runs it: compiled once, on the driver
+# (kit/prepared.py).
+_MY_GRANTS = Prepared(
+    sa.select(
+        content_grants.c.target_type, content_grants.c.target_id, content_grants.c.role
+    ).where(
+        content_grants.c.organization_id == sa.bindparam("oid"),
+        sa.or_(
+            sa.and_(
+                content_grants.c.principal_type == "user",
+                content_grants.c.principal_id == sa.bindparam("uid"),
+            ),
+            sa.and_(
+                content_grants.c.principal_type == "team",
+                content_grants.c.principal_id.in_(
+                    sa.select(team_members.c.team_id).where(
+                        team_members.c.organization_id == sa.bindparam("oid"),
+                        team_members.c.user_id == sa.bindparam("uid"),
+                    )
+                ),
+            ),
+        ),
+    )
+)
 
 
 def cap(org_role: str | None, level: str | None) -> str | None:
@@ -209,29 +236,10 @@ class ContentScope:
         return scope
 
     async def _load_grants(self, conn: AsyncConnection) -> None:
-        my_teams = sa.select(team_members.c.team_id).where(
-            team_members.c.organization_id == self.org_id, team_members.c.user_id == self.user_id
-        )
-        grant_rows = await conn.execute(
-            sa.select(
-                content_grants.c.target_type, content_grants.c.target_id, content_grants.c.role
-            ).where(
-                content_grants.c.organization_id == self.org_id,
-                sa.or_(
-                    sa.and_(
-                        content_grants.c.principal_type == "user",
-                        content_grants.c.principal_id == self.user_id,
-                    ),
-                    sa.and_(
-                        content_grants.c.principal_type == "team",
-                        content_grants.c.principal_id.in_(my_teams),
-                    ),
-                ),
-            )
-        )
-        for g in grant_rows:
-            key = (g.target_type, g.target_id)
-            self.grants[key] = highest([self.grants.get(key), g.role]) or g.role
+        rows = await _MY_GRANTS.all(conn, {"oid": self.org_id, "uid": self.user_id})
+        for g in rows:
+            key = (g["target_type"], g["target_id"])
+            self.grants[key] = highest([self.grants.get(key), g["role"]]) or g["role"]
 
     # -- the collection tree ---------------------------------------------------------------
 
@@ -371,7 +379,7 @@ async def descendants_of(conn: AsyncConnection, collection_id: str) -> list[str]
 class ContentAccess:
     """A space or collection row as one caller sees it, with their effective role."""
 
-    row: sa.RowMapping
+    row: Row
     scope: ContentScope
     role: str | None
 

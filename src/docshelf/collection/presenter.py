@@ -2,12 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import RowMapping
-
 from docshelf.collection.policy import permissions
+from docshelf.kit.prepared import Row
 
 
-def present_collection(row: RowMapping, role: str | None, base_url: str) -> dict[str, Any]:
+def present_collection(row: Row, role: str | None, base_url: str) -> dict[str, Any]:
     cid = row["id"]
     body: dict[str, Any] = {
         "object": "collection",

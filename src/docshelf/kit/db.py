@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.exc import MissingGreenlet
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.util import greenlet_spawn
 
@@ -60,15 +61,22 @@ class UTCDateTime(sa.types.TypeDecorator[datetime]):
 
 class Engine(AsyncEngine):
     """The app's engine. On SQLite it carries a second engine, `reader`, that runs read units
-    of work inline on the event loop (`kit/sqlite_inline.py`); disposing one disposes both."""
+    of work inline on the event loop (`kit/sqlite_inline.py`); disposing one disposes both.
+    `idle_readers` keeps a few of the reader's connections checked out between reads: an
+    autocommitting `sqlite3` connection holds no state from one read to the next, and the
+    pool's checkout and reset cost more than the statements of a simple GET."""
 
-    __slots__ = ("reader",)
+    __slots__ = ("idle_readers", "reader")
 
     def __init__(self, engine: AsyncEngine, reader: AsyncEngine | None = None) -> None:
         super().__init__(engine.sync_engine)
         self.reader = reader
+        self.idle_readers: list[sa.Connection] = []
 
     async def dispose(self, close: bool = True) -> None:
+        idle, self.idle_readers = self.idle_readers, []
+        for conn in idle:
+            conn.close()
         await super().dispose(close)
         if self.reader is not None:
             await self.reader.dispose(close)
@@ -79,6 +87,9 @@ class Engine(AsyncEngine):
 # then it is a 503 like any contention.
 _READER_BUSY_MS = 200
 _READER_CACHE_KB = 256
+# Read connections kept checked out between reads (Engine.idle_readers); more concurrent reads
+# (those that await between statements) use the pool as before.
+_IDLE_READERS = 4
 
 
 def create_engine(settings: Settings) -> AsyncEngine:
@@ -105,7 +116,11 @@ def create_engine(settings: Settings) -> AsyncEngine:
     return create_async_engine(
         url,
         pool_size=settings.db_pool_size,
-        max_overflow=settings.db_pool_size,
+        # No overflow: under load an overflow connection was closed as soon as the full pool
+        # refused it back and reopened for the next request (a new server process each time:
+        # half the CPU of a loaded read benchmark, and its multi-second p99). Requests beyond
+        # the pool wait in its queue, bounded by pool_timeout.
+        max_overflow=0,
         pool_timeout=settings.lock_timeout,
         pool_pre_ping=False,
         # Set once per connection, so it costs no round trip per transaction: a write that
@@ -165,27 +180,65 @@ async def unit_of_work(
         # An idle pooled connection is checked out synchronously (the pool never waits: its
         # overflow is unbounded); opening a new one runs first-connect hooks that need the
         # greenlet.
-        if sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
+        if engine.idle_readers:
+            sync_conn = engine.idle_readers.pop()
+        elif sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
             sync_conn = sync_engine.connect()
         else:
             sync_conn = await greenlet_spawn(sync_engine.connect)
+        clean = False
         try:
             yield sqlite_inline.InlineConnection(engine.reader, sync_conn)
+            clean = True
         finally:
-            sync_conn.close()
+            # Kept for the next read only after a read that ended without an error.
+            if clean and not sync_conn.invalidated and len(engine.idle_readers) < _IDLE_READERS:
+                if sync_conn.in_transaction():
+                    sync_conn.rollback()  # SQLAlchemy's bookkeeping; autocommit has none open
+                engine.idle_readers.append(sync_conn)
+            else:
+                sync_conn.close()
+        return
+    if not write and engine.dialect.name == "postgresql":
+        async with _autocommit_read(engine) as conn:
+            yield conn
         return
     async with engine.connect() as conn:
         if write:
             conn = await conn.execution_options(write=True)
-        elif conn.dialect.name == "postgresql":
-            # Autocommit: no BEGIN or COMMIT reaches the server, so neither needs its own
-            # greenlet switch here either; the connection closes without a transaction.
-            yield await conn.execution_options(isolation_level="AUTOCOMMIT")
-            return
         else:
             conn = await conn.execution_options(read_only=True)
         async with conn.begin():
             yield conn
+
+
+@asynccontextmanager
+async def _autocommit_read(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A PostgreSQL read: autocommit, so no BEGIN or COMMIT reaches the server. Checking an
+    idle connection out, switching it to autocommit and handing it back involve no I/O with
+    asyncpg (its adapter begins transactions lazily, and a queued idle connection is taken
+    without awaiting), so they run here directly instead of in one greenlet each. A checkout
+    that must connect or wait, and the close of a connection that ends (invalidated, or an
+    overflow connection the full pool does not keep), go through SQLAlchemy's greenlet."""
+    sync_engine = engine.sync_engine
+    sync_conn: sa.Connection | None = None
+    if sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
+        try:
+            sync_conn = sync_engine.connect()
+        except MissingGreenlet:
+            sync_conn = None  # an invalidated pooled connection reconnects: below
+    if sync_conn is None:
+        sync_conn = await greenlet_spawn(sync_engine.connect)
+    try:
+        sync_conn.execution_options(isolation_level="AUTOCOMMIT")
+        yield AsyncConnection(engine, sync_conn)
+    finally:
+        pool = sync_engine.pool
+        # An invalidated connection, or one the full pool will not take back, is closed: I/O.
+        if sync_conn.invalidated or pool.checkedin() >= pool.size():  # type: ignore[attr-defined]
+            await greenlet_spawn(sync_conn.close)
+        else:
+            sync_conn.close()
 
 
 # SQLSTATEs that mean "not now" rather than "wrong": lock_not_available (lock_timeout),

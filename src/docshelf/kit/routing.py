@@ -5,11 +5,17 @@ schedules separately."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+import inspect
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.routing import APIRoute
+from sqlalchemy.ext.asyncio import AsyncConnection
+from starlette.routing import BaseRoute, Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from docshelf.kit.db import unit_of_work
 
@@ -34,9 +40,7 @@ class UnitOfWorkRoute(APIRoute):
             return handler
 
         async def in_unit_of_work(request: Request) -> Response:
-            engine = request.app.state.engine
-            async with unit_of_work(engine, write=request.method not in _READ_METHODS) as conn:
-                request.state.conn = conn
+            async with request_unit_of_work(request):
                 # Committed on leaving the block: a failed commit raises, so no success
                 # response can go out for work that was not kept.
                 return await handler(request)
@@ -44,5 +48,158 @@ class UnitOfWorkRoute(APIRoute):
         return in_unit_of_work
 
 
+@asynccontextmanager
+async def request_unit_of_work(request: Request) -> AsyncIterator[AsyncConnection]:
+    """The request's unit of work, kept in its state for the dependencies (kit.context)."""
+    engine = request.app.state.engine
+    async with unit_of_work(engine, write=request.method not in _READ_METHODS) as conn:
+        request.state.conn = conn
+        yield conn
+
+
 def domain_router(**kwargs: Any) -> APIRouter:
     return APIRouter(route_class=UnitOfWorkRoute, **kwargs)
+
+
+# -- the direct dispatch of the hottest reads -----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Direct:
+    """One GET route whose only input is its last path segment, with what FastAPI would solve
+    for it: its dependencies, each a function of the request alone, in FastAPI's order."""
+
+    route: BaseRoute  # what FastAPI puts in the scope (kit.observe labels by it)
+    endpoint: Callable[..., Coroutine[Any, Any, Response]]
+    param: str
+    dependencies: tuple[tuple[str | None, Callable[[Request], Coroutine[Any, Any, Any]]], ...]
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send, value: str) -> None:
+        scope["route"] = self.route
+        scope["path_params"] = {self.param: value}
+        request = Request(scope, receive)
+        async with request_unit_of_work(request):
+            arguments: dict[str, Any] = {self.param: value}
+            for name, call in self.dependencies:
+                result = await call(request)
+                if name is not None:
+                    arguments[name] = result
+            response = await self.endpoint(**arguments)
+        await response(scope, receive, send)
+
+
+class DirectGets:
+    """Dispatches a few hot GET routes straight to their endpoint, ahead of FastAPI's routing.
+
+    Why: FastAPI matches a request against ~30 included routers and then solves the route's
+    dependency graph generically (cache keys, scopes, parameter validation); for a GET whose
+    whole input is one path segment and a token this was a third of the request's CPU time
+    (ARCHITECTURE.md, "What a read costs"). For the routes handed to `install_direct_gets`
+    the dispatch is a dictionary look-up on the path without its last segment, then the same
+    request unit of work, the same dependency functions in the same order, the same endpoint
+    (so the same service, policy and presenter) and the same response object. It sits where
+    FastAPI's router sits, inside every middleware and inside the exception middleware, so
+    refusals are answered by the same handlers. Anything else (another method, a query
+    string, a root path, a dependency override) goes to FastAPI's routing unchanged; the
+    routes stay in FastAPI's table (OpenAPI, the route-table tests). `tests/test_direct_gets.py`
+    compares both paths byte for byte."""
+
+    def __init__(self, app: ASGIApp, fastapi_app: FastAPI, routes: dict[str, _Direct]) -> None:
+        self.app = app
+        self.fastapi_app = fastapi_app
+        self.routes = routes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["method"] == "GET"
+            and not scope["query_string"]
+            and not scope.get("root_path")
+            and not self.fastapi_app.dependency_overrides
+        ):
+            path: str = scope["path"]
+            cut = path.rfind("/") + 1
+            direct = self.routes.get(path[:cut])
+            if direct is not None and cut < len(path):
+                await direct.serve(scope, receive, send, path[cut:])
+                return
+        await self.app(scope, receive, send)
+
+
+def _route_contexts(routes: Iterable[BaseRoute]) -> Iterator[Any]:
+    """Every route of the app as FastAPI matches it: included routers expanded into their
+    effective routes (full path, merged dependencies)."""
+    for route in routes:
+        contexts = getattr(route, "effective_route_contexts", None)
+        if contexts is not None:
+            yield from contexts()
+        else:
+            yield route
+
+
+def install_direct_gets(app: FastAPI, endpoints: Iterable[Callable[..., Any]]) -> None:
+    """Puts `DirectGets` in front of the app's router for these endpoints. Called once every
+    route is mounted; refuses (at start-up) any route it could not serve exactly as FastAPI
+    would, and any other route FastAPI could match for the same paths."""
+    wanted = set(endpoints)
+    contexts = list(_route_contexts(app.router.routes))
+    table: dict[str, _Direct] = {}
+    for context in contexts:
+        if getattr(context, "endpoint", None) not in wanted:
+            continue
+        direct = _direct(context)
+        prefix = context.path.rsplit("/", 1)[0] + "/"
+        table[prefix] = direct
+        wanted.discard(context.endpoint)
+    if wanted:
+        raise RuntimeError(f"no GET route for {sorted(e.__name__ for e in wanted)}")
+    for context in contexts:
+        path = str(getattr(context, "path", ""))
+        if isinstance(context, Mount) and any(p.startswith(path + "/") for p in table):
+            raise RuntimeError(f"{path} mounts over a direct GET route")
+        if getattr(context, "endpoint", None) in {d.endpoint for d in table.values()}:
+            continue
+        prefix = path.rsplit("/", 1)[0] + "/"
+        methods = getattr(context, "methods", None) or set()
+        if prefix in table and "GET" in methods:
+            raise RuntimeError(f"GET {path} would be shadowed by a direct GET route")
+    app.router.middleware_stack = DirectGets(app.router.middleware_stack, app, table)
+
+
+def _direct(context: Any) -> _Direct:
+    dependant = context.dependant
+    path = str(context.path)
+    last = path.rsplit("/", 1)[1]
+    methods = set(getattr(context, "methods", None) or ())
+    params = dependant.path_params
+    simple = (
+        methods == {"GET"}
+        and len(params) == 1
+        and last == "{" + params[0].name + "}"
+        and path.count("{") == 1
+        and params[0].field_info.annotation is str
+        and not params[0].field_info.metadata
+        and all(not q.field_info.is_required() for q in dependant.query_params)
+        and not (dependant.header_params or dependant.cookie_params or dependant.body_params)
+        and not dependant.request_param_name
+        and inspect.iscoroutinefunction(dependant.call)
+    )
+    dependencies = []
+    for sub in dependant.dependencies:
+        simple = simple and (
+            inspect.iscoroutinefunction(sub.call)
+            and sub.request_param_name is not None
+            and not sub.dependencies
+            and not (sub.path_params or sub.query_params or sub.header_params)
+            and not (sub.cookie_params or sub.body_params)
+            and list(inspect.signature(sub.call).parameters) == [sub.request_param_name]
+        )
+        dependencies.append((sub.name, sub.call))
+    if not simple:
+        raise RuntimeError(f"GET {path} is not a route DirectGets can serve exactly")
+    return _Direct(
+        route=getattr(context, "original_route", context),
+        endpoint=dependant.call,
+        param=params[0].name,
+        dependencies=tuple(dependencies),
+    )

@@ -11,13 +11,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.authz.guard import not_found
 from docshelf.authz.roles import at_least
 from docshelf.kit.context import Ctx
+from docshelf.kit.prepared import Prepared, Row
 from docshelf.models import members, organizations
 from docshelf.organization.repository import ORG_COLUMNS, owns_team_column
 
 
 @dataclass(frozen=True, slots=True)
 class OrgAccess:
-    org: sa.RowMapping
+    org: Row
     is_member: bool
     role: str | None
     owns_team: bool = False
@@ -85,7 +86,8 @@ def _visible_stmt(for_update: bool) -> sa.Select[tuple[object, ...]]:
     return stmt.with_for_update(of=[organizations, members]) if for_update else stmt
 
 
-_VISIBLE = _visible_stmt(False)
+# GET runs it on every request: compiled once, on the driver (kit/prepared.py).
+_VISIBLE = Prepared(_visible_stmt(False))
 _VISIBLE_LOCKED = _visible_stmt(True)
 
 
@@ -97,8 +99,12 @@ async def load(ctx: Ctx, org_id: str, *, lock: bool = False) -> OrgAccess:
 async def load_for(
     conn: AsyncConnection, user_id: str, org_id: str, *, lock: bool = False
 ) -> OrgAccess:
-    stmt = _VISIBLE_LOCKED if lock else _VISIBLE
-    row = (await conn.execute(stmt, {"uid": user_id, "oid": org_id})).mappings().first()
+    params = {"uid": user_id, "oid": org_id}
+    row: Row | None
+    if lock:
+        row = (await conn.execute(_VISIBLE_LOCKED, params)).mappings().first()
+    else:
+        row = await _VISIBLE.first(conn, params)
     if row is None:
         not_found("Organization")
     return OrgAccess(org=row, is_member=True, role=row["caller_role"], owns_team=row["owns_team"])

@@ -81,7 +81,7 @@ def _find(rows: Sequence[Row], item_id: str) -> Row | None:
     return next((r for r in rows if r["id"] == item_id), None)
 
 
-async def usable_space(ctx: Ctx, org_id: str, space_id: str, field: str) -> sa.RowMapping:
+async def usable_space(ctx: Ctx, org_id: str, space_id: str, field: str) -> Row:
     """A live space of the organization the caller can see, else a 400 naming the field.
 
     The space row is then held `FOR SHARE` (PostgreSQL) until commit, so a concurrent deletion
@@ -158,9 +158,7 @@ def _siblings(rows: list[sa.RowMapping], section_key: str) -> list[sa.RowMapping
     return [r for r in rows if r["section_key"] == section_key]
 
 
-async def add_site_space(
-    ctx: Ctx, site_id: str, section_id: str | None, space: sa.RowMapping
-) -> str:
+async def add_site_space(ctx: Ctx, site_id: str, section_id: str | None, space: Row) -> str:
     rows = await repository.all_site_spaces(ctx.conn, site_id)
     siblings = _siblings(rows, section_id or "")
     if any(r["space_id"] == space["id"] for r in siblings):

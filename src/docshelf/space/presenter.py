@@ -2,13 +2,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import RowMapping
-
 from docshelf.kit.clock import isoformat
+from docshelf.kit.prepared import Row
 from docshelf.space.policy import permissions
 
 
-def present_space(row: RowMapping, role: str | None, base_url: str) -> dict[str, Any]:
+def present_space(row: Row, role: str | None, base_url: str) -> dict[str, Any]:
     sid = row["id"]
     urls = {"location": f"{base_url}/v1/spaces/{sid}", "app": f"{base_url}/s/{sid}/"}
     if row["icon"]:

@@ -7,6 +7,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import lifecycle
+from docshelf.kit.prepared import Prepared, Row
 from docshelf.models import content_grants, custom_field_values, members, spaces
 
 SPACE_COLUMNS = (
@@ -28,7 +29,8 @@ async def get(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:
 
 # The space with the caller's membership of its organization, in one indexed statement: a
 # `caller_member` of NULL means not a member; `caller_role` NULL then, or a guest.
-_WITH_MEMBERSHIP = (
+# Every space route runs it: compiled once, on the driver (kit/prepared.py).
+_WITH_MEMBERSHIP = Prepared(
     sa.select(
         *SPACE_COLUMNS,
         members.c.user_id.label("caller_member"),
@@ -45,12 +47,8 @@ _WITH_MEMBERSHIP = (
 )
 
 
-async def get_with_membership(
-    conn: AsyncConnection, space_id: str, user_id: str
-) -> sa.RowMapping | None:
-    return (
-        (await conn.execute(_WITH_MEMBERSHIP, {"sid": space_id, "uid": user_id})).mappings().first()
-    )
+async def get_with_membership(conn: AsyncConnection, space_id: str, user_id: str) -> Row | None:
+    return await _WITH_MEMBERSHIP.first(conn, {"sid": space_id, "uid": user_id})
 
 
 async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:

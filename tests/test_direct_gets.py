@@ -1,0 +1,199 @@
+"""The direct dispatch of the hottest reads (kit.routing.DirectGets) answers exactly what
+FastAPI's routing answers: two app instances on one database, one with it and one without,
+compared byte for byte (status, every header in order, body) on successes, refusals and odd
+paths; and the hot statements run on the driver (kit.prepared) read what SQLAlchemy reads."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.app import create_app
+from docshelf.auth import repository as auth_repository
+from docshelf.auth.service import revoke_token
+from docshelf.auth.tokens import hash_token
+from docshelf.authz.content import ContentScope
+from docshelf.config import Settings
+from docshelf.kit.db import unit_of_work
+from docshelf.kit.routing import DirectGets, install_direct_gets
+from docshelf.organization import policy as organization_policy
+from docshelf.organization.endpoints import list_organizations
+from docshelf.space import repository as space_repository
+from tests import factories
+from tests.conftest import BASE
+
+Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
+
+
+@asynccontextmanager
+async def _client(
+    settings: Settings, *, direct: bool, limit: int = 100_000
+) -> AsyncIterator[httpx.AsyncClient]:
+    # The limiter on, so its headers are compared too; each app counts the same requests.
+    app = create_app(
+        settings.model_copy(update={"rate_limit": limit, "rate_limit_window": 3600}),
+        direct_gets=direct,
+    )
+    assert isinstance(app.router.middleware_stack, DirectGets) is direct
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url=BASE) as c:
+            yield c
+    finally:
+        await app.state.limiter.aclose()
+        await app.state.engine.dispose()
+
+
+async def _answer(client: httpx.AsyncClient, path: str, headers: list[tuple[str, str]]) -> Answer:
+    r = await client.get(path, headers=[("X-Request-Id", "compare"), *headers])
+    return r.status_code, r.headers.raw, r.content
+
+
+async def test_direct_and_routed_answers_are_byte_identical(
+    settings: Settings,
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    org_id, (admin, reader, guest) = await factories.org_with_members(db, "read", None)
+    outsider = await factories.user(db)
+    revoked = await factories.user(db)
+    await factories.member(db, org=org_id, who=revoked, role="admin")
+    public = await factories.api_space(client, org_id, admin, visibility="public")
+    private = await factories.api_space(client, org_id, admin)
+    granted = await factories.api_space(client, org_id, admin)
+    gone = await factories.api_space(client, org_id, admin)
+    r = await client.post(
+        f"/v1/spaces/{granted['id']}/permissions",
+        json={"users": [guest.id], "role": "edit"},
+        headers=admin.headers,
+    )
+    assert r.status_code == 204, r.text
+    assert (
+        await client.delete(f"/v1/spaces/{gone['id']}", headers=admin.headers)
+    ).status_code == 205
+    async with unit_of_work(db) as conn:
+        await revoke_token(conn, revoked.token)
+    async with _client(settings, direct=True) as direct, _client(settings, direct=False) as routed:
+
+        def auth(who: factories.Who) -> list[tuple[str, str]]:
+            return [("Authorization", f"Bearer {who.token}")]
+
+        orgs, spaces = f"/v1/orgs/{org_id}", "/v1/spaces/"
+        cases: list[tuple[str, list[tuple[str, str]]]] = [
+            (orgs, auth(admin)),
+            (orgs, auth(reader)),
+            (orgs, auth(guest)),
+            (orgs, auth(outsider)),
+            (orgs, auth(revoked)),
+            (orgs, []),
+            (orgs, [("Authorization", "Bearer not-a-token")]),
+            (orgs, [("Authorization", "Basic eDp5")]),
+            (orgs, [*auth(admin), *auth(reader)]),
+            (orgs + "?unknown=1", auth(admin)),
+            (orgs + "/", auth(admin)),
+            (spaces + public["id"], auth(admin)),
+            (spaces + public["id"], auth(reader)),
+            (spaces + public["id"], auth(outsider)),
+            (spaces + private["id"], auth(admin)),
+            (spaces + private["id"], auth(reader)),
+            (spaces + granted["id"], auth(guest)),
+            (spaces + granted["id"], auth(reader)),
+            (spaces + gone["id"], auth(admin)),
+            (spaces + gone["id"], auth(reader)),
+            (spaces + public["id"], auth(revoked)),
+            (spaces + public["id"], []),
+            (spaces + public["id"] + "?shareKey=" + "k" * 129, auth(reader)),
+        ]
+        for bad in ("missing", "%E2%9C%93", "x" * 600, "..", "%20", "a%00b", "'; --", "%2F"):
+            cases += [(f"/v1/orgs/{bad}", auth(admin)), (f"/v1/spaces/{bad}", auth(admin))]
+        seen: set[int] = set()
+        with caplog.at_level(logging.INFO, logger="docshelf.access"):
+            for path, headers in cases:
+                caplog.clear()
+                answers = [await _answer(c, path, headers) for c in (direct, routed)]
+                assert answers[0] == answers[1], path
+                lines = [(r.route, r.status, r.user_id) for r in caplog.records]  # type: ignore[attr-defined]
+                assert len(lines) == 2 and lines[0] == lines[1], (path, lines)
+                seen.add(answers[0][0])
+        assert seen == {200, 307, 400, 401, 404}
+
+
+async def test_a_rate_limited_read_is_refused_alike(settings: Settings, db: AsyncEngine) -> None:
+    """GET of an organization or a space has no 403 (no view right is a 404); the refusals
+    before the dispatch, like 429, must come out the same too."""
+    org_id, (admin,) = await factories.org_with_members(db)
+    headers = [("Authorization", f"Bearer {admin.token}")]
+    async with (
+        _client(settings, direct=True, limit=1) as direct,
+        _client(settings, direct=False, limit=1) as routed,
+    ):
+        for _ in range(2):
+            answers = [await _answer(c, f"/v1/orgs/{org_id}", headers) for c in (direct, routed)]
+            assert answers[0] == answers[1]
+        assert answers[0][0] == 429
+
+
+def test_only_routes_it_can_serve_exactly_are_taken() -> None:
+    app = FastAPI()
+    app.get("/v1/orgs")(list_organizations)
+    with pytest.raises(RuntimeError, match="not a route DirectGets can serve exactly"):
+        install_direct_gets(app, [list_organizations])
+
+    async def absent() -> None: ...
+
+    with pytest.raises(RuntimeError, match="no GET route"):
+        install_direct_gets(app, [absent])
+
+
+async def _both(db: AsyncEngine, read: Callable[[Any], Any]) -> list[Any]:
+    """The same repository read on a read unit of work (the driver) and a writing one
+    (SQLAlchemy's own execution)."""
+    results = []
+    for write in (False, True):
+        async with unit_of_work(db, write=write) as conn:
+            results.append(await read(conn))
+    return results
+
+
+async def test_prepared_statements_read_what_sqlalchemy_reads(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, guest) = await factories.org_with_members(db, None)
+    space = await factories.api_space(client, org_id, admin, emoji="1f600")
+    r = await client.post(
+        f"/v1/spaces/{space['id']}/permissions",
+        json={"users": [guest.id], "role": "comment"},
+        headers=admin.headers,
+    )
+    assert r.status_code == 204, r.text
+
+    async def token(conn: Any) -> Any:
+        return dict(await auth_repository.find_active_token(conn, hash_token(admin.token)) or {})
+
+    async def org(conn: Any) -> Any:
+        access = await organization_policy.load_for(conn, admin.id, org_id)
+        return dict(access.org), access.role, access.owns_team
+
+    async def space_row(conn: Any) -> Any:
+        return dict(await space_repository.get_with_membership(conn, space["id"], guest.id) or {})
+
+    async def grants(conn: Any) -> Any:
+        scope = await ContentScope.near_known(
+            conn, org_id, guest.id, None, is_member=True, org_role=None
+        )
+        return scope.grants
+
+    for read in (token, org, space_row, grants):
+        on_driver, on_sqlalchemy = await _both(db, read)
+        assert on_driver == on_sqlalchemy
+        assert on_driver  # not vacuous
+    row = (await _both(db, space_row))[0]
+    assert row["created_at"].tzinfo is not None and row["caller_member"] == guest.id
