@@ -13,8 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.reader.endpoints import CSP, assets
 from tests import factories
+from tests.factories import Who
 from tests.helpers import error, snapshot
-from tests.reader_site import build, pages
+from tests.reader_site import Site, build, pages
 
 
 def text_of(html: str, css_class: str) -> str:
@@ -157,19 +158,27 @@ async def test_visitor_token_cookie(client: httpx.AsyncClient, db: AsyncEngine) 
     assert sorted(text_of(r.text, "tabs").split()) == ["API", "Acme", "Docs", "Reference"]
 
 
-async def test_conditions_follow_the_visitor_claims(
-    client: httpx.AsyncClient, db: AsyncEngine
-) -> None:
-    org, (admin,) = await factories.org_with_members(db)
+async def beta_site(client: httpx.AsyncClient, org: str, admin: Who) -> Site:
+    """The test site for visitor tokens, whose adaptive schema declares a `beta` claim."""
     s = await build(client, org, admin, visibility="visitor-auth")
-    h = admin.headers
     schema = {
         "type": "object",
         "properties": {"beta": {"type": "boolean", "description": "Beta tester"}},
         "additionalProperties": False,
     }
-    r = await client.put(f"{s.url}/adaptive-schema", json={"jsonSchema": schema}, headers=h)
+    r = await client.put(
+        f"{s.url}/adaptive-schema", json={"jsonSchema": schema}, headers=admin.headers
+    )
     assert r.status_code == 200, r.text
+    return s
+
+
+async def test_conditions_follow_the_visitor_claims(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    s = await beta_site(client, org, admin)
+    h = admin.headers
     sections = (await client.get(f"{s.url}/sections", headers=h)).json()["items"]
     api = next(x for x in sections if x["path"] == s.api_path)
     r = await client.patch(
@@ -200,15 +209,8 @@ async def test_kept_bodies_link_only_pages_the_visitor_may_see(
     """A body is kept per set of conditional pages shown: a beta tester's rendering, which links
     the beta page, is never served to a visitor who may not see it."""
     org, (admin,) = await factories.org_with_members(db)
-    s = await build(client, org, admin, visibility="visitor-auth")
+    s = await beta_site(client, org, admin)
     h = admin.headers
-    schema = {
-        "type": "object",
-        "properties": {"beta": {"type": "boolean", "description": "Beta tester"}},
-        "additionalProperties": False,
-    }
-    r = await client.put(f"{s.url}/adaptive-schema", json={"jsonSchema": schema}, headers=h)
-    assert r.status_code == 200, r.text
     (beta_page,) = await pages(client, s.main_space, admin, ("Beta", "Early.\n"))
     changes = [
         {
