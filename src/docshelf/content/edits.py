@@ -139,6 +139,11 @@ class Editor:
         self._by_slug: dict[str, str] | None = None
         self._fetches = 0
 
+    def _require_new_ref(self, ref: str | None, where: str) -> None:
+        """Pages, files and reusable contents of one batch share one namespace of refs."""
+        if ref is not None and (ref in self.refs or ref in self.reusable_refs):
+            raise ChangeError(f"{where}: ref {ref!r} is used twice in this batch")
+
     async def apply(self, changes: list[Change]) -> Outcome:
         for index, change in enumerate(changes):
             where = f"changes[{index}]"
@@ -264,8 +269,7 @@ class Editor:
                 raise ChangeError(f"{where}: a sibling page already uses the slug {slug!r}")
         else:
             slug = _free_slug(slugify(title), taken)
-        if change.ref is not None and (change.ref in self.refs or change.ref in self.reusable_refs):
-            raise ChangeError(f"{where}: ref {change.ref!r} is used twice in this batch")
+        self._require_new_ref(change.ref, where)
         page_id = new_id()
         record: Record = {
             **PAGE_DEFAULTS,
@@ -509,8 +513,7 @@ class Editor:
 
     async def _insert_reusable(self, change: InsertReusableContent, where: str) -> None:
         text = self._reusable_markdown(change.document, where)
-        if change.ref is not None and (change.ref in self.refs or change.ref in self.reusable_refs):
-            raise ChangeError(f"{where}: ref {change.ref!r} is used twice in this batch")
+        self._require_new_ref(change.ref, where)
         record: Record = {
             "id": new_id(),
             "title": change.title,
@@ -599,8 +602,7 @@ class Editor:
             await self._insert_file(item, f"{where}.files[{i}]")
 
     async def _insert_file(self, item: FileInput, where: str) -> None:
-        if item.ref is not None and (item.ref in self.refs or item.ref in self.reusable_refs):
-            raise ChangeError(f"{where}: ref {item.ref!r} is used twice in this batch")
+        self._require_new_ref(item.ref, where)
         content_type = item.contentType
         if item.base64 is not None:
             try:

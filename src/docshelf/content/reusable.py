@@ -78,14 +78,9 @@ async def expand(snap: Snapshot, text: str) -> str:
 
 
 def present(record: Record) -> dict[str, Any]:
-    """GitBook's RevisionReusableContent: `document` names the body (its text object's hash),
-    absent when the body is empty."""
+    """GitBook's RevisionReusableContent (and ChangedRevisionReusableContent, the same fields):
+    `document` names the body (its text object's hash), absent when the body is empty."""
     out: dict[str, Any] = {"id": record["id"], "title": record["title"]}
     if record.get("markdown"):
         out["document"] = record["markdown"]
     return out
-
-
-def changed(record: Record) -> dict[str, Any]:
-    """GitBook's ChangedRevisionReusableContent."""
-    return present(record)

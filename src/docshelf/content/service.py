@@ -206,11 +206,18 @@ async def get_file(ctx: Ctx, space_id: str, where: Where, file_id: str) -> dict[
     return (await _files_out(ctx, space_id, [rec]))[0]
 
 
-async def get_reusable(ctx: Ctx, space_id: str, where: Where, rc_id: str) -> dict[str, Any]:
+async def _reusable_at(
+    ctx: Ctx, space_id: str, where: Where, rc_id: str
+) -> tuple[Snapshot, Record]:
     t = await target(ctx, space_id, where)
     rec = await t.snap.reusable(rc_id)
     if rec is None:
         not_found("Reusable content")
+    return t.snap, rec
+
+
+async def get_reusable(ctx: Ctx, space_id: str, where: Where, rc_id: str) -> dict[str, Any]:
+    _, rec = await _reusable_at(ctx, space_id, where, rc_id)
     return reusable.present(rec)
 
 
@@ -218,11 +225,8 @@ async def get_reusable_document(
     ctx: Ctx, space_id: str, where: Where, rc_id: str
 ) -> dict[str, Any]:
     """The reusable content's body as a GitBook JSONDocument."""
-    t = await target(ctx, space_id, where)
-    rec = await t.snap.reusable(rc_id)
-    if rec is None:
-        not_found("Reusable content")
-    text = await t.snap.markdown(rec)
+    snap, rec = await _reusable_at(ctx, space_id, where, rc_id)
+    text = await snap.markdown(rec)
     await parsing.warm([text])
     return blocks.keyed(md.to_document(text))
 
@@ -413,9 +417,9 @@ async def _semantic_changes(
 
 def _reusable_change(a: Record | None, b: Record | None) -> dict[str, Any] | None:
     if a is None and b is not None:
-        return {"type": "reusable_content_created", "reusableContent": reusable.changed(b)}
+        return {"type": "reusable_content_created", "reusableContent": reusable.present(b)}
     if b is None and a is not None:
-        return {"type": "reusable_content_deleted", "reusableContent": reusable.changed(a)}
+        return {"type": "reusable_content_deleted", "reusableContent": reusable.present(a)}
     assert a is not None and b is not None
     attributes: dict[str, Any] = {}
     for name, field_name in (("title", "title"), ("document", "markdown")):
@@ -427,7 +431,7 @@ def _reusable_change(a: Record | None, b: Record | None) -> dict[str, Any] | Non
         return None
     return {
         "type": "reusable_content_edited",
-        "reusableContent": reusable.changed(b),
+        "reusableContent": reusable.present(b),
         "attributes": attributes,
     }
 

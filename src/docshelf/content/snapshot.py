@@ -108,16 +108,7 @@ class Snapshot:
         return (await self.reusables([reusable_id])).get(reusable_id)
 
     async def all_reusables(self) -> dict[str, Record]:
-        entries = await hamt.items(self.store, self.reusable_root)
-        records = await self.store.get_json(set(entries.values()))
-        out = {rid: records[h] for rid, h in entries.items()}
-        for rid in self._dirty_reusables:
-            rec = self._reusables.get(rid)
-            if rec is None:
-                out.pop(rid, None)
-            else:
-                out[rid] = rec
-        return out
+        return await self._all(self.reusable_root, self._reusables, self._dirty_reusables)
 
     async def ancestors(self, page_id: str) -> list[Record]:
         """Parent first, up to the top-level page."""
@@ -181,28 +172,26 @@ class Snapshot:
 
     async def all_pages(self) -> dict[str, Record]:
         """Every page record (the root's excluded), for listings and merges."""
-        entries = await hamt.items(self.store, self.pages_root)
-        records = await self.store.get_json(set(entries.values()))
-        out = {pid: records[h] for pid, h in entries.items()}
-        for pid in self._dirty_pages:
-            rec = self._pages.get(pid)
-            if rec is None:
-                out.pop(pid, None)
-            else:
-                out[pid] = rec
+        out = await self._all(self.pages_root, self._pages, self._dirty_pages)
         out.pop(ROOT, None)
         return out
 
     async def all_files(self) -> dict[str, Record]:
-        entries = await hamt.items(self.store, self.files_root)
+        return await self._all(self.files_root, self._files, self._dirty_files)
+
+    async def _all(
+        self, root: str | None, loaded: dict[str, Record | None], dirty: set[str]
+    ) -> dict[str, Record]:
+        """Every record of one map as stored, with this buffer's changes over it."""
+        entries = await hamt.items(self.store, root)
         records = await self.store.get_json(set(entries.values()))
-        out = {fid: records[h] for fid, h in entries.items()}
-        for fid in self._dirty_files:
-            rec = self._files.get(fid)
+        out = {rid: records[h] for rid, h in entries.items()}
+        for rid in dirty:
+            rec = loaded.get(rid)
             if rec is None:
-                out.pop(fid, None)
+                out.pop(rid, None)
             else:
-                out[fid] = rec
+                out[rid] = rec
         return out
 
     async def markdown(self, record: Record) -> str:
@@ -257,43 +246,31 @@ class Snapshot:
     def changed(self) -> bool:
         return bool(self._dirty_pages or self._dirty_files or self._dirty_reusables)
 
+    def _encode(
+        self, loaded: dict[str, Record | None], dirty: set[str], objects: dict[str, bytes]
+    ) -> dict[str, str | None]:
+        """The map changes of one kind of record (None: removed), their objects (and the texts
+        they name that this buffer holds) added to `objects`."""
+        changes: dict[str, str | None] = {}
+        for rid in dirty:
+            rec = loaded.get(rid)
+            if rec is None or (rid == ROOT and not rec["children"]):
+                # An empty space has no root record: one canonical form.
+                changes[rid] = None
+                continue
+            key, data = encode_json(rec)
+            objects[key] = data
+            changes[rid] = key
+            if rec.get("markdown") in self._texts:
+                objects[rec["markdown"]] = self._texts[rec["markdown"]]
+        return changes
+
     async def commit(self) -> tuple[str | None, str | None]:
         """Writes the buffer's objects and returns the new (pages_root, files_root)."""
         objects: dict[str, bytes] = {}
-        page_changes: dict[str, str | None] = {}
-        for pid in self._dirty_pages:
-            rec = self._pages.get(pid)
-            if rec is None:
-                page_changes[pid] = None
-                continue
-            if pid == ROOT and not rec["children"]:
-                page_changes[pid] = None  # an empty space has no root record: one canonical form
-                continue
-            key, data = encode_json(rec)
-            objects[key] = data
-            page_changes[pid] = key
-            if rec.get("markdown") in self._texts:
-                objects[rec["markdown"]] = self._texts[rec["markdown"]]
-        file_changes: dict[str, str | None] = {}
-        for fid in self._dirty_files:
-            rec = self._files.get(fid)
-            if rec is None:
-                file_changes[fid] = None
-                continue
-            key, data = encode_json(rec)
-            objects[key] = data
-            file_changes[fid] = key
-        reusable_changes: dict[str, str | None] = {}
-        for rid in self._dirty_reusables:
-            rec = self._reusables.get(rid)
-            if rec is None:
-                reusable_changes[rid] = None
-                continue
-            key, data = encode_json(rec)
-            objects[key] = data
-            reusable_changes[rid] = key
-            if rec.get("markdown") in self._texts:
-                objects[rec["markdown"]] = self._texts[rec["markdown"]]
+        page_changes = self._encode(self._pages, self._dirty_pages, objects)
+        file_changes = self._encode(self._files, self._dirty_files, objects)
+        reusable_changes = self._encode(self._reusables, self._dirty_reusables, objects)
         pages_root, page_nodes = await hamt.update(self.store, self.pages_root, page_changes)
         files_root, file_nodes = await hamt.update(self.store, self.files_root, file_changes)
         reusable_root, reusable_nodes = await hamt.update(
