@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.authz.content import ContentScope
-from docshelf.models import organizations, site_spaces, sites, spaces
+from docshelf.organization import repository as org_repository
 from docshelf.organization.policy import OrgAccess
 from docshelf.share_link import repository as share_links
 from docshelf.site import nav as navs
@@ -123,16 +123,14 @@ async def site_view(
     """The whole structure of a site as `scope` may see it, read once (sites hold tens of
     items, not thousands): what the API's structure routes and the published look-ups draw."""
     site_id = site["id"]
-    return SiteView(
+    current = Current(
         site=site,
-        sections=await repository.sections(conn, site_id),
-        groups=await repository.groups(conn, site_id),
-        site_spaces=await repository.all_site_spaces(conn, site_id),
-        spaces=await repository.spaces_of_site(conn, site_id),
-        scope=scope,
-        base_url=base_url,
-        public=public,
+        sections=list(await repository.sections(conn, site_id)),
+        groups=list(await repository.groups(conn, site_id)),
+        site_spaces=list(await repository.all_site_spaces(conn, site_id)),
+        spaces=dict(await repository.spaces_of_site(conn, site_id)),
     )
+    return current.view(scope, base_url, public)
 
 
 def _filtered(shown: SiteView, scope: dict[str, Any]) -> SiteView:
@@ -216,31 +214,6 @@ async def open_for_member(
 
 _KEEP_STRUCTURES = 1024
 _structures: OrderedDict[tuple[str, int], tuple[list[Row], list[Row]]] = OrderedDict()
-_SITE_COLUMNS = (*sites.c, organizations.c.hostname.label("org_hostname"))
-_SS_COLUMNS = tuple(c.label(f"ss_{c.name}") for c in site_spaces.c)
-_SPACE_COLUMNS = tuple(c.label(f"sp_{c.name}") for c in spaces.c)
-_SITE_NAMES = (*(c.name for c in sites.c), "org_hostname")
-_SS_NAMES = tuple((c.name, f"ss_{c.name}") for c in site_spaces.c)
-_SPACE_NAMES = tuple((c.name, f"sp_{c.name}") for c in spaces.c)
-_CURRENT = (
-    sa.select(*_SITE_COLUMNS, *_SS_COLUMNS, *_SPACE_COLUMNS)
-    .select_from(
-        sites.join(organizations, organizations.c.id == sites.c.organization_id)
-        .outerjoin(site_spaces, site_spaces.c.site_id == sites.c.id)
-        .outerjoin(spaces, spaces.c.id == site_spaces.c.space_id)
-    )
-    .order_by(sites.c.id, site_spaces.c.position, site_spaces.c.id)
-)
-# Built once with bound parameters: SQLAlchemy memoizes a statement object's cache key, which
-# for this many columns costs more to compute than SQLite takes to run the statement.
-_BY_HOSTNAME = _CURRENT.where(sites.c.hostname == sa.bindparam("hostname"))
-_BY_SEGMENTS = _CURRENT.where(
-    sa.or_(
-        organizations.c.hostname == sa.bindparam("org"),
-        organizations.c.id == sa.bindparam("org"),
-    ),
-    sa.or_(sites.c.basename == sa.bindparam("site"), sites.c.id == sa.bindparam("site")),
-)
 # GitBook's `SiteHostname`.
 HOSTNAME = re.compile(
     r"^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?[.]){2,}[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$"
@@ -307,12 +280,11 @@ async def load(
     if hostname is not None:
         if not is_hostname(hostname):
             return None
-        stmt, params = _BY_HOSTNAME, {"hostname": hostname}
+        rows = await repository.current_by_hostname(conn, hostname)
     elif segments is not None:
-        stmt, params = _BY_SEGMENTS, {"org": segments[0], "site": segments[1]}
+        rows = await repository.current_by_segments(conn, *segments)
     else:
         return None
-    rows = (await conn.execute(stmt, params)).mappings().all()
     if not rows:
         return None
     if segments is not None:
@@ -325,24 +297,21 @@ async def load(
         )
         rows = [r for r in rows if r["id"] == best["id"]]
     first = rows[0]
-    site = {name: first[name] for name in _SITE_NAMES}
+    site = {name: first[name] for name in repository.CURRENT_SITE_NAMES}
     listed: list[Row] = []
     shown: dict[str, Row] = {}
     for r in rows:
         if r["ss_id"] is None:
             continue
-        listed.append({name: r[label] for name, label in _SS_NAMES})
-        shown[r["sp_id"]] = {name: r[label] for name, label in _SPACE_NAMES}
+        listed.append({name: r[label] for name, label in repository.CURRENT_SS_NAMES})
+        shown[r["sp_id"]] = {name: r[label] for name, label in repository.CURRENT_SPACE_NAMES}
     sections, groups = await _structure(conn, site)
     return Current(site, sections, groups, listed, shown)
 
 
 async def _org(conn: AsyncConnection, org_id: str) -> sa.RowMapping:
-    row = (
-        (await conn.execute(sa.select(organizations).where(organizations.c.id == org_id)))
-        .mappings()
-        .one()
-    )
+    row = await org_repository.get(conn, org_id)
+    assert row is not None  # a site's organization outlives it (FK on delete cascade)
     return row
 
 

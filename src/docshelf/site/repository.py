@@ -297,3 +297,45 @@ async def hold_live_space(conn: AsyncConnection, space_id: str, org_id: str) -> 
     )
     row = (await conn.execute(stmt)).first()
     return row is not None and row.organization_id == org_id and row.deleted_at is None
+
+
+# A site as published now, in one statement: the site row with its organization's hostname, and
+# every site space joined to its space (site.published.load splits the rows by these names).
+_CURRENT_SITE_COLUMNS = (*sites.c, organizations.c.hostname.label("org_hostname"))
+_CURRENT_SS_COLUMNS = tuple(c.label(f"ss_{c.name}") for c in site_spaces.c)
+_CURRENT_SPACE_COLUMNS = tuple(c.label(f"sp_{c.name}") for c in spaces.c)
+CURRENT_SITE_NAMES = (*(c.name for c in sites.c), "org_hostname")
+CURRENT_SS_NAMES = tuple((c.name, f"ss_{c.name}") for c in site_spaces.c)
+CURRENT_SPACE_NAMES = tuple((c.name, f"sp_{c.name}") for c in spaces.c)
+_CURRENT = (
+    sa.select(*_CURRENT_SITE_COLUMNS, *_CURRENT_SS_COLUMNS, *_CURRENT_SPACE_COLUMNS)
+    .select_from(
+        sites.join(organizations, organizations.c.id == sites.c.organization_id)
+        .outerjoin(site_spaces, site_spaces.c.site_id == sites.c.id)
+        .outerjoin(spaces, spaces.c.id == site_spaces.c.space_id)
+    )
+    .order_by(sites.c.id, site_spaces.c.position, site_spaces.c.id)
+)
+# Built once with bound parameters: SQLAlchemy memoizes a statement object's cache key, which
+# for this many columns costs more to compute than SQLite takes to run the statement.
+_BY_HOSTNAME = _CURRENT.where(sites.c.hostname == sa.bindparam("hostname"))
+_BY_SEGMENTS = _CURRENT.where(
+    sa.or_(
+        organizations.c.hostname == sa.bindparam("org"),
+        organizations.c.id == sa.bindparam("org"),
+    ),
+    sa.or_(sites.c.basename == sa.bindparam("site"), sites.c.id == sa.bindparam("site")),
+)
+
+
+async def current_by_hostname(conn: AsyncConnection, hostname: str) -> Sequence[sa.RowMapping]:
+    return (await conn.execute(_BY_HOSTNAME, {"hostname": hostname})).mappings().all()
+
+
+async def current_by_segments(
+    conn: AsyncConnection, org_segment: str, site_segment: str
+) -> Sequence[sa.RowMapping]:
+    """Sites whose organization hostname or id is `org_segment` and whose basename or id is
+    `site_segment` (more than one when a basename equals another site's id)."""
+    params = {"org": org_segment, "site": site_segment}
+    return (await conn.execute(_BY_SEGMENTS, params)).mappings().all()
