@@ -112,33 +112,38 @@ class Prepared:
         return form
 
     async def first(self, conn: AsyncConnection, params: Mapping[str, Any]) -> Row | None:
-        driver = _driver_connection(conn)
-        if driver is not None:
-            form = self._form(conn.dialect)
-            try:
-                if driver[0] == "sqlite":
-                    row = driver[1].execute(form.sql, form.args(params)).fetchone()
-                else:
-                    row = await driver[1].fetchrow(form.sql, *form.args(params))
-            except Exception:
-                pass
-            else:
-                return None if row is None else form.mapping(row)
+        rows = await self._on_driver(conn, params, one=True)
+        if rows is not None:
+            return rows[0] if rows else None
         result = await conn.execute(self.stmt, dict(params))
         return result.mappings().first()
 
     async def all(self, conn: AsyncConnection, params: Mapping[str, Any]) -> list[Row]:
-        driver = _driver_connection(conn)
-        if driver is not None:
-            form = self._form(conn.dialect)
-            try:
-                if driver[0] == "sqlite":
-                    rows = driver[1].execute(form.sql, form.args(params)).fetchall()
-                else:
-                    rows = await driver[1].fetch(form.sql, *form.args(params))
-            except Exception:
-                pass
-            else:
-                return [form.mapping(row) for row in rows]
+        rows = await self._on_driver(conn, params, one=False)
+        if rows is not None:
+            return list(rows)
         result = await conn.execute(self.stmt, dict(params))
         return list(result.mappings().all())
+
+    async def _on_driver(
+        self, conn: AsyncConnection, params: Mapping[str, Any], *, one: bool
+    ) -> list[dict[str, Any]] | None:
+        """The rows (at most one with `one`) read on the bare driver; None when the shortcut
+        does not apply or the driver refused, for SQLAlchemy to run the statement instead."""
+        driver = _driver_connection(conn)
+        if driver is None:
+            return None
+        form = self._form(conn.dialect)
+        try:
+            args = form.args(params)
+            if driver[0] == "sqlite":
+                cursor = driver[1].execute(form.sql, args)
+                rows = cursor.fetchmany(1) if one else cursor.fetchall()
+            elif one:
+                found = await driver[1].fetchrow(form.sql, *args)
+                rows = [] if found is None else [found]
+            else:
+                rows = await driver[1].fetch(form.sql, *args)
+        except Exception:
+            return None
+        return [form.mapping(row) for row in rows]

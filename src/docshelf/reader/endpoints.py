@@ -242,9 +242,15 @@ def custom_host(scope: Scope, public: str, base_url: str) -> str | None:
     name, _, port = host.rpartition(":")
     if name and port.isdigit():
         host = name
-    if host in (urlsplit(public).hostname, urlsplit(base_url).hostname):
+    if host in _own_hosts(public, base_url):
         return None
     return host if published.is_hostname(host) else None
+
+
+@functools.cache
+def _own_hosts(public: str, base_url: str) -> tuple[str | None, str | None]:
+    # Settings of the process: parsed once, not on every GET.
+    return urlsplit(public).hostname, urlsplit(base_url).hostname
 
 
 class ReaderMiddleware:
