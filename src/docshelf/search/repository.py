@@ -4,6 +4,7 @@ heads."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -34,3 +35,11 @@ async def spaces_with_heads(
         .where(spaces.c.id.in_(list(space_ids)))
     )
     return {r["id"]: r for r in (await conn.execute(stmt)).mappings()}
+
+
+def visible_space_ids(org_id: str, visible: sa.ColumnElement[bool]) -> sa.Select[Any]:
+    """The ids of the organization's live spaces that `visible` (the caller's) lets through,
+    as a subquery the index reads are scoped by."""
+    return sa.select(spaces.c.id).where(
+        spaces.c.organization_id == org_id, spaces.c.deleted_at.is_(None), visible
+    )

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlalchemy as sa
-
 from docshelf.authz.content import ContentScope
 from docshelf.content import repository as content_repository
 from docshelf.content.service import Where, target
@@ -15,7 +13,6 @@ from docshelf.content.snapshot import Snapshot
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.pagination import PageParams, decode_cursor, encode_cursor
-from docshelf.models import spaces
 from docshelf.organization import policy as org_policy
 from docshelf.search import engine, repository
 
@@ -128,11 +125,7 @@ async def search_organization(
     text = _query(query)
     await org_policy.load(ctx, org_id)
     scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
-    visible = sa.select(spaces.c.id).where(
-        spaces.c.organization_id == org_id,
-        spaces.c.deleted_at.is_(None),
-        scope.visible_spaces_clause(),
-    )
+    visible = repository.visible_space_ids(org_id, scope.visible_spaces_clause())
     # One setting of PostgreSQL's plan mode for both reads of the index.
     async with engine.custom_plans(ctx.conn):
         found = await engine.search(
