@@ -372,11 +372,7 @@ async def _page_context(
     if current is not None:
         # Links in the body name only pages this visitor may see; which those are follows from
         # which conditional pages' own conditions hold, so bodies are kept per that set.
-        variant = tuple(
-            pid
-            for pid, p in nav.pages.items()
-            if p.condition and (scope is None or shows(p.condition, scope))
-        )
+        variant = nav.shown_conditions(scope)
         body = render.kept(nav.revision_id, current.id, base, variant)
         if body is None:
             text = ""

@@ -44,6 +44,13 @@ class Nav:
     by_path: dict[str, str]  # a page's slug path -> its id (the published look-up's walk)
     files_root: str | None
     pages_root: str | None
+    # (id, condition) of the pages with a condition of their own: few, usually none.
+    conditional: tuple[tuple[str, str], ...] = ()
+
+    def shown_conditions(self, scope: dict[str, Any] | None) -> tuple[str, ...]:
+        """The conditional pages whose own condition holds for this visitor: with the tree,
+        it decides every page's `shown` (a page shows when its ancestors' conditions hold)."""
+        return tuple(pid for pid, cond in self.conditional if scope is None or shows(cond, scope))
 
     def shown(self, page_id: str, scope: dict[str, Any] | None) -> bool:
         """The page and every page above it hold their conditions for this visitor."""
@@ -126,6 +133,7 @@ async def load(conn: AsyncConnection, space_id: str, revision_id: str) -> Nav | 
         by_path={page.path: page.id for page in pages.values()},
         files_root=row["files_root"],
         pages_root=row["pages_root"],
+        conditional=tuple((p.id, p.condition) for p in pages.values() if p.condition),
     )
     _navs[key] = nav
     while len(_navs) > _KEEP:
