@@ -210,9 +210,7 @@ class ContentScope:
             .where(team_members.c.organization_id == org_id, in_ids(team_members.c.user_id, uids))
         )
         for g in await conn.execute(sa.union_all(direct, through_teams)):
-            grants = scopes[g.user_id].grants
-            key = (g.target_type, g.target_id)
-            grants[key] = highest([grants.get(key), g.role]) or g.role
+            scopes[g.user_id]._grant(g.target_type, g.target_id, g.role)
         return scopes
 
     @classmethod
@@ -238,8 +236,12 @@ class ContentScope:
     async def _load_grants(self, conn: AsyncConnection) -> None:
         rows = await _MY_GRANTS.all(conn, {"oid": self.org_id, "uid": self.user_id})
         for g in rows:
-            key = (g["target_type"], g["target_id"])
-            self.grants[key] = highest([self.grants.get(key), g["role"]]) or g["role"]
+            self._grant(g["target_type"], g["target_id"], g["role"])
+
+    def _grant(self, target_type: str, target_id: str, role: str) -> None:
+        """Several grants on one target (direct, through teams): the highest counts."""
+        key = (target_type, target_id)
+        self.grants[key] = highest([self.grants.get(key), role]) or role
 
     # -- the collection tree ---------------------------------------------------------------
 
