@@ -820,9 +820,6 @@ def _finish(arc: _Archive) -> Imported:
     )
 
 
-_TITLE = re.compile(r"^title:\s*(.+?)\s*$", re.M)
-
-
 def _reusables(arc: _Archive) -> tuple[tuple[ImportedReusable, ...], list[Skipped]]:
     """The repository's `.gitbook/includes/*.md`, titled by their front matter's `title` (as
     GitBook writes them), else by their file name."""
@@ -830,10 +827,10 @@ def _reusables(arc: _Archive) -> tuple[tuple[ImportedReusable, ...], list[Skippe
     left_out: list[Skipped] = []
     for path in sorted(arc.includes):
         text = arc.includes[path]
+        meta, _ = front_matter(text)
         body = _drop_front_matter(text)
-        head = text[: len(text) - len(body)]
-        found = _TITLE.search(head) if head else None
-        title = found.group(1).strip("\"'") if found else ""
+        title = meta.get("title")
+        title = title.strip() if isinstance(title, str) else ""
         name = posixpath.basename(path)
         if "{% include" in body:
             left_out.append(Skipped(path, "a reusable content that includes another"))
