@@ -176,6 +176,10 @@ def _load_yaml(text: str) -> Any:
         _measure(node)
         return _plain(loader.construct_document(node))
     except yaml.YAMLError as exc:
+        if "exceeded maximum nesting depth" in str(exc):
+            # PyYAML (6.0.4 and later) bounds nesting itself, at a depth past ours: the same
+            # refusal, said as ours.
+            raise ParseError(f"nested deeper than {MAX_DEPTH} levels") from None
         raise ParseError(f"invalid YAML: {_one_line(str(exc))}") from None
     except RecursionError:
         raise ParseError(f"nested deeper than {MAX_DEPTH} levels") from None
