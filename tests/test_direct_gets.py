@@ -15,12 +15,14 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.api import DIRECT_GETS
 from docshelf.app import create_app
 from docshelf.auth import repository as auth_repository
 from docshelf.auth.service import revoke_token
 from docshelf.auth.tokens import hash_token
 from docshelf.authz.content import ContentScope
 from docshelf.config import Settings
+from docshelf.kit import prepared
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.routing import DirectGets, install_direct_gets
 from docshelf.organization import policy as organization_policy
@@ -124,6 +126,10 @@ async def test_direct_and_routed_answers_are_byte_identical(
                 assert len(lines) == 2 and lines[0] == lines[1], (path, lines)
                 seen.add(answers[0][0])
         assert seen == {200, 307, 400, 401, 404}
+    # The direct path read the caller and the organization or space in one statement on
+    # PostgreSQL (kit.prepared.Chain), and never tried to on SQLite.
+    fused = {name for a in DIRECT_GETS.values() if a is not None for name in a.chain._forms}
+    assert fused == ({"postgresql"} if db.dialect.name == "postgresql" else set())
 
 
 async def test_a_rate_limited_read_is_refused_alike(settings: Settings, db: AsyncEngine) -> None:
@@ -145,12 +151,12 @@ def test_only_routes_it_can_serve_exactly_are_taken() -> None:
     app = FastAPI()
     app.get("/v1/orgs")(list_organizations)
     with pytest.raises(RuntimeError, match="not a route DirectGets can serve exactly"):
-        install_direct_gets(app, [list_organizations])
+        install_direct_gets(app, {list_organizations: None})
 
     async def absent() -> None: ...
 
     with pytest.raises(RuntimeError, match="no GET route"):
-        install_direct_gets(app, [absent])
+        install_direct_gets(app, {absent: None})
 
 
 async def _both(db: AsyncEngine, read: Callable[[Any], Any]) -> list[Any]:
@@ -197,3 +203,56 @@ async def test_prepared_statements_read_what_sqlalchemy_reads(
         assert on_driver  # not vacuous
     row = (await _both(db, space_row))[0]
     assert row["created_at"].tzinfo is not None and row["caller_member"] == guest.id
+
+
+async def test_chained_reads_read_what_each_reads_alone(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """The token and the organization or space read in one statement (kit.prepared.Chain, on
+    PostgreSQL) give each read exactly its own rows: a member, a non-member, an unknown or a
+    revoked token, a missing organization or space."""
+    org_id, (admin, guest) = await factories.org_with_members(db, None)
+    other_org, (stranger,) = await factories.org_with_members(db)
+    space = await factories.api_space(client, org_id, admin)
+    gone = await factories.user(db)
+    async with unit_of_work(db) as conn:
+        await revoke_token(conn, gone.token)
+    org_chain = auth_repository.caller_then(organization_policy.VISIBLE, user="uid")
+    space_chain = auth_repository.caller_then(space_repository.WITH_MEMBERSHIP, user="uid")
+
+    async def reads(token: str, chain: Any, param: str, target: str) -> Any:
+        async with unit_of_work(db, write=False) as conn:
+            caller = await auth_repository.find_active_token(conn, hash_token(token))
+            if caller is None:
+                return None, None
+            if chain is org_chain:
+                row = await organization_policy.VISIBLE.first(
+                    conn, {"oid": target, "uid": caller["user_id"]}
+                )
+            else:
+                row = await space_repository.get_with_membership(conn, target, caller["user_id"])
+            return dict(caller), None if row is None else dict(row)
+
+    fused = db.dialect.name == "postgresql"
+    cases = [
+        (admin.token, org_chain, "oid", org_id),
+        (stranger.token, org_chain, "oid", org_id),
+        (admin.token, org_chain, "oid", other_org),
+        (admin.token, org_chain, "oid", "missing"),
+        (gone.token, org_chain, "oid", org_id),
+        ("gb_api_unknown", org_chain, "oid", org_id),
+        (guest.token, space_chain, "sid", space["id"]),
+        (stranger.token, space_chain, "sid", space["id"]),
+        (admin.token, space_chain, "sid", "missing"),
+        (gone.token, space_chain, "sid", space["id"]),
+    ]
+    found = []
+    for token, chain, param, target in cases:
+        alone = await reads(token, chain, param, target)
+        with prepared.ahead(chain, {param: target}) as plan:
+            together = await reads(token, chain, param, target)
+        assert together == alone, (token, target)
+        # On PostgreSQL the follower was answered from the fused statement, on SQLite never.
+        assert plan.taken is (fused and alone[0] is not None)
+        found.append(alone[1] is not None)
+    assert found == [True, False, False, False, False, False, True, True, False, False]

@@ -6,7 +6,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.kit.ids import new_id
-from docshelf.kit.prepared import Prepared, Row
+from docshelf.kit.prepared import Chain, Prepared, Row
 from docshelf.models import api_tokens, users
 
 # Every authenticated request runs it: compiled once, on the driver (kit/prepared.py).
@@ -22,6 +22,12 @@ _by_hash = Prepared(
     .join(users, users.c.id == api_tokens.c.user_id)
     .where(api_tokens.c.token_hash == sa.bindparam("h"), api_tokens.c.revoked_at.is_(None))
 )
+
+
+def caller_then(follower: Prepared, *, user: str) -> Chain:
+    """The token's read, then `follower` with its parameter `user` bound to the caller's user
+    id: one round trip on PostgreSQL (kit.prepared.Chain)."""
+    return Chain(_by_hash, follower, link=user, column="user_id")
 
 
 async def find_active_token(conn: AsyncConnection, token_hash: str) -> Row | None:

@@ -20,12 +20,15 @@ handlers (503 for contention) and connection invalidation behave exactly as else
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import visitors
 
 from docshelf.kit.sqlite_inline import InlineConnection
 
@@ -51,11 +54,14 @@ class _Form:
             values.append(value if bind is None else bind(value))
         return values
 
-    def mapping(self, row: Any) -> dict[str, Any]:
+    def values(self, row: Any) -> list[Any]:
         values = list(row)
         for index, process in self.processors:
             values[index] = process(values[index])
-        return dict(zip(self.keys, values, strict=True))
+        return values
+
+    def mapping(self, row: Any) -> dict[str, Any]:
+        return dict(zip(self.keys, self.values(row), strict=True))
 
 
 def _compile(stmt: sa.Select[Any], dialect: sa.Dialect) -> _Form:
@@ -112,6 +118,15 @@ class Prepared:
         return form
 
     async def first(self, conn: AsyncConnection, params: Mapping[str, Any]) -> Row | None:
+        plan = _AHEAD.get()
+        if plan is not None:
+            if plan.chain.follower is self:
+                if plan.read_for(params):
+                    return plan.take()
+            elif plan.chain.lead is self and not plan.ran:
+                lead: Row | None = await plan.run(conn, params)
+                if lead is not _NOT_RUN:
+                    return lead
         rows = await self._on_driver(conn, params, one=True)
         if rows is not None:
             return rows[0] if rows else None
@@ -147,3 +162,141 @@ class Prepared:
         except Exception:
             return None
         return [form.mapping(row) for row in rows]
+
+
+# -- two dependent reads in one round trip ----------------------------------------------------
+
+_HIT = "_docshelf_follower_hit"
+_NOT_RUN: Any = object()
+
+
+@dataclass(eq=False)
+class Chain:
+    """`lead`, then `follower` with its bind parameter `link` set to the lead's result column
+    `column`: on PostgreSQL one statement, the follower a LEFT JOIN LATERAL on the lead, so one
+    round trip instead of two (on the request path, the token and then the organization or
+    space joined to the caller). Each statement still reads what it reads alone, from one
+    snapshot. SQLite has no round trip to save and runs them one by one."""
+
+    lead: Prepared
+    follower: Prepared
+    link: str
+    column: str
+    _forms: dict[str, _Fused] = field(default_factory=dict, repr=False)
+
+    def form(self, dialect: sa.Dialect) -> _Fused:
+        found = self._forms.get(dialect.name)
+        if found is None:
+            found = self._forms[dialect.name] = self._fuse(dialect)
+        return found
+
+    def _fuse(self, dialect: sa.Dialect) -> _Fused:
+        lead = self.lead.stmt.subquery("lead")
+        column = lead.c[self.column]
+
+        def bind_to_lead(element: Any, **_: Any) -> Any:
+            if isinstance(element, sa.BindParameter) and element.key == self.link:
+                return column
+            return None
+
+        follower_stmt = cast(
+            "sa.Select[Any]", visitors.replacement_traverse(self.follower.stmt, {}, bind_to_lead)
+        )
+        follower = (
+            follower_stmt.add_columns(sa.literal_column("1").label(_HIT)).limit(1).lateral("f")
+        )
+        fused = sa.select(
+            *(c.label(f"l{i}") for i, c in enumerate(lead.c)),
+            *(c.label(f"f{i}") for i, c in enumerate(follower.c)),
+        ).select_from(lead.outerjoin(follower, sa.true()))
+        form = _compile(fused, dialect)
+        lead_names = set(self.lead._form(dialect).names)
+        follower_names = set(self.follower._form(dialect).names) - {self.link}
+        if self.link in form.names or lead_names & follower_names:
+            raise ValueError("the chained statements' parameters must be distinct")
+        return _Fused(
+            form=form,
+            # Named as each statement's rows are when it runs alone.
+            lead_keys=self.lead._form(dialect).keys,
+            follower_keys=self.follower._form(dialect).keys,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Fused:
+    form: _Form
+    lead_keys: tuple[str, ...]
+    follower_keys: tuple[str, ...]  # without the hit marker, the last column
+
+
+class _Plan:
+    """One request's chain: the follower's own parameters, then, once the lead ran fused, the
+    follower's row, handed out once to the follower's read with exactly those parameters."""
+
+    __slots__ = ("chain", "follower_params", "params", "ran", "row", "taken")
+
+    def __init__(self, chain: Chain, params: Mapping[str, Any]) -> None:
+        self.chain = chain
+        self.params = dict(params)
+        self.ran = False
+        self.follower_params: dict[str, Any] | None = None
+        self.row: Row | None = None
+        self.taken = False
+
+    def read_for(self, params: Mapping[str, Any]) -> bool:
+        return (
+            not self.taken and self.follower_params is not None and params == self.follower_params
+        )
+
+    def take(self) -> Row | None:
+        self.taken = True
+        return self.row
+
+    async def run(self, conn: AsyncConnection, params: Mapping[str, Any]) -> Any:
+        """The lead's row (or None), read fused with the follower; _NOT_RUN if the fused read
+        does not apply here (SQLite, a writing transaction) or the driver refused it."""
+        self.ran = True
+        driver = _driver_connection(conn)
+        if driver is None or driver[0] != "asyncpg":
+            return _NOT_RUN
+        fused = self.chain.form(conn.dialect)
+        try:
+            args = fused.form.args({**self.params, **params})
+            found = await driver[1].fetchrow(fused.form.sql, *args)
+        except Exception:
+            return _NOT_RUN
+        if found is None:
+            return None
+        values = fused.form.values(found)
+        split = len(fused.lead_keys)
+        lead = dict(zip(fused.lead_keys, values[:split], strict=True))
+        if values[-1] is not None:
+            self.row = dict(zip(fused.follower_keys, values[split:-1], strict=True))
+        self.follower_params = {**self.params, self.chain.link: lead[self.chain.column]}
+        return lead
+
+
+_AHEAD: ContextVar[_Plan | None] = ContextVar("docshelf_prepared_plan", default=None)
+
+
+@contextmanager
+def ahead(chain: Chain, params: Mapping[str, Any]) -> Iterator[_Plan]:
+    """For the current request: when `chain.lead` runs, run the follower with `params` in the
+    same statement, and answer the follower's next read with those parameters from it."""
+    plan = _Plan(chain, params)
+    token = _AHEAD.set(plan)
+    try:
+        yield plan
+    finally:
+        _AHEAD.reset(token)
+
+
+@dataclass(frozen=True, slots=True)
+class Ahead:
+    """A route's chain, the follower's parameter `path` taking the route's path value."""
+
+    chain: Chain
+    path: str
+
+    def plan(self, value: str) -> Any:
+        return ahead(self.chain, {self.path: value})

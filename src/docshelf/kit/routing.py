@@ -6,7 +6,7 @@ schedules separately."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -18,6 +18,7 @@ from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from docshelf.kit.db import unit_of_work
+from docshelf.kit.prepared import Ahead
 
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -73,8 +74,17 @@ class _Direct:
     endpoint: Callable[..., Coroutine[Any, Any, Response]]
     param: str
     dependencies: tuple[tuple[str | None, Callable[[Request], Coroutine[Any, Any, Any]]], ...]
+    # The caller's token and the route's first read as one statement (kit.prepared.Chain).
+    ahead: Ahead | None = None
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, value: str) -> None:
+        if self.ahead is None:
+            await self._serve(scope, receive, send, value)
+        else:
+            with self.ahead.plan(value):
+                await self._serve(scope, receive, send, value)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, value: str) -> None:
         scope["route"] = self.route
         scope["path_params"] = {self.param: value}
         request = Request(scope, receive)
@@ -137,8 +147,9 @@ def _route_contexts(routes: Iterable[BaseRoute]) -> Iterator[Any]:
             yield route
 
 
-def install_direct_gets(app: FastAPI, endpoints: Iterable[Callable[..., Any]]) -> None:
-    """Puts `DirectGets` in front of the app's router for these endpoints. Called once every
+def install_direct_gets(app: FastAPI, endpoints: Mapping[Callable[..., Any], Ahead | None]) -> None:
+    """Puts `DirectGets` in front of the app's router for these endpoints, each with the chain
+    that reads the caller and its first statement in one round trip, if any. Called once every
     route is mounted; refuses (at start-up) any route it could not serve exactly as FastAPI
     would, and any other route FastAPI could match for the same paths."""
     wanted = set(endpoints)
@@ -147,7 +158,7 @@ def install_direct_gets(app: FastAPI, endpoints: Iterable[Callable[..., Any]]) -
     for context in contexts:
         if getattr(context, "endpoint", None) not in wanted:
             continue
-        direct = _direct(context)
+        direct = _direct(context, endpoints[context.endpoint])
         prefix = context.path.rsplit("/", 1)[0] + "/"
         table[prefix] = direct
         wanted.discard(context.endpoint)
@@ -166,7 +177,7 @@ def install_direct_gets(app: FastAPI, endpoints: Iterable[Callable[..., Any]]) -
     app.router.middleware_stack = DirectGets(app.router.middleware_stack, app, table)
 
 
-def _direct(context: Any) -> _Direct:
+def _direct(context: Any, ahead: Ahead | None) -> _Direct:
     dependant = context.dependant
     path = str(context.path)
     last = path.rsplit("/", 1)[1]
@@ -202,4 +213,5 @@ def _direct(context: Any) -> _Direct:
         endpoint=dependant.call,
         param=params[0].name,
         dependencies=tuple(dependencies),
+        ahead=ahead,
     )

@@ -71,6 +71,7 @@ def permissions(a: OrgAccess) -> dict[str, bool]:
 def _visible_stmt(for_update: bool) -> sa.Select[tuple[object, ...]]:
     stmt = (
         sa.select(*ORG_COLUMNS, members.c.role.label("caller_role"), owns_team_column())
+        .select_from(organizations)
         .join(
             members,
             sa.and_(
@@ -87,7 +88,7 @@ def _visible_stmt(for_update: bool) -> sa.Select[tuple[object, ...]]:
 
 
 # GET runs it on every request: compiled once, on the driver (kit/prepared.py).
-_VISIBLE = Prepared(_visible_stmt(False))
+VISIBLE = Prepared(_visible_stmt(False))
 _VISIBLE_LOCKED = _visible_stmt(True)
 
 
@@ -104,7 +105,7 @@ async def load_for(
     if lock:
         row = (await conn.execute(_VISIBLE_LOCKED, params)).mappings().first()
     else:
-        row = await _VISIBLE.first(conn, params)
+        row = await VISIBLE.first(conn, params)
     if row is None:
         not_found("Organization")
     return OrgAccess(org=row, is_member=True, role=row["caller_role"], owns_team=row["owns_team"])

@@ -30,12 +30,13 @@ async def get(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:
 # The space with the caller's membership of its organization, in one indexed statement: a
 # `caller_member` of NULL means not a member; `caller_role` NULL then, or a guest.
 # Every space route runs it: compiled once, on the driver (kit/prepared.py).
-_WITH_MEMBERSHIP = Prepared(
+WITH_MEMBERSHIP = Prepared(
     sa.select(
         *SPACE_COLUMNS,
         members.c.user_id.label("caller_member"),
         members.c.role.label("caller_role"),
     )
+    .select_from(spaces)
     .outerjoin(
         members,
         sa.and_(
@@ -48,7 +49,7 @@ _WITH_MEMBERSHIP = Prepared(
 
 
 async def get_with_membership(conn: AsyncConnection, space_id: str, user_id: str) -> Row | None:
-    return await _WITH_MEMBERSHIP.first(conn, {"sid": space_id, "uid": user_id})
+    return await WITH_MEMBERSHIP.first(conn, {"sid": space_id, "uid": user_id})
 
 
 async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:
