@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI
 
+from docshelf.auth.context import authenticated_actor
 from docshelf.auth.repository import caller_then
 from docshelf.change_request.endpoints import router as change_request_router
 from docshelf.collection.endpoints import router as collection_router
@@ -19,7 +20,6 @@ from docshelf.content.endpoints import router as content_router
 from docshelf.custom_field.endpoints import router as custom_field_router
 from docshelf.imports.endpoints import router as import_router
 from docshelf.invite.endpoints import router as invite_router
-from docshelf.kit.context import authenticated_actor
 from docshelf.kit.prepared import Ahead
 from docshelf.links.endpoints import router as links_router
 from docshelf.member.endpoints import router as member_router

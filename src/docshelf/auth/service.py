@@ -36,9 +36,9 @@ async def authenticate(conn: AsyncConnection, token: str | None) -> Actor:
     )
 
 
-async def still_authenticated(conn: AsyncConnection, actor: Actor) -> None:
+async def still_authenticated(conn: AsyncConnection, token_id: str) -> None:
     """For work that authenticated earlier than it writes: the token must still be valid."""
-    if not await repository.token_is_active(conn, actor.token_id):
+    if not await repository.token_is_active(conn, token_id):
         raise Unauthorized("Invalid or revoked API token")
 
 

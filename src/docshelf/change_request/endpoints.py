@@ -5,6 +5,7 @@ from typing import Annotated
 from fastapi import Header, Query
 from starlette.responses import Response
 
+from docshelf.auth.context import Context
 from docshelf.change_request import service
 from docshelf.change_request.schemas import (
     ChangeRequestList,
@@ -13,7 +14,6 @@ from docshelf.change_request.schemas import (
     Status,
     UpdateChangeRequest,
 )
-from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.pagination import Paging
 from docshelf.kit.routing import domain_router

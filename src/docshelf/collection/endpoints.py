@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
+from docshelf.auth.context import Context
 from docshelf.collection import service
 from docshelf.collection.schemas import (
     CollectionList,
@@ -11,7 +12,6 @@ from docshelf.collection.schemas import (
     TransferContent,
     UpdateCollection,
 )
-from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
 from docshelf.kit.routing import domain_router

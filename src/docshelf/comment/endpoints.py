@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from fastapi import Depends, Path, Query
 from starlette.responses import Response
 
+from docshelf.auth.context import Context, StagedContext
 from docshelf.comment import service
 from docshelf.comment.schemas import (
     CommentList,
@@ -25,7 +26,6 @@ from docshelf.comment.schemas import (
     UpdateReply,
 )
 from docshelf.comment.service import Where
-from docshelf.kit.context import Context, StagedContext
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging

@@ -5,6 +5,7 @@ from urllib.parse import quote
 from fastapi import Depends, Query, Request
 from starlette.responses import Response, StreamingResponse
 
+from docshelf.auth.context import Context, StagedContext
 from docshelf.change_request.schemas import ChangeRequestOut
 from docshelf.content import service
 from docshelf.content.schemas import (
@@ -20,7 +21,6 @@ from docshelf.content.schemas import (
     RevisionOut,
 )
 from docshelf.content.service import Where
-from docshelf.kit.context import Context, StagedContext
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.pagination import Paging
 from docshelf.kit.routing import domain_router, staged

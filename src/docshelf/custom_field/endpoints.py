@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
+from docshelf.auth.context import Context
 from docshelf.custom_field import service
 from docshelf.custom_field.schemas import (
     CreateCustomField,
@@ -11,7 +12,6 @@ from docshelf.custom_field.schemas import (
     UpdateCustomField,
     UpdateSpaceCustomFields,
 )
-from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
 from docshelf.kit.routing import domain_router

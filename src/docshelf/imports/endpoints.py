@@ -2,8 +2,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from docshelf.auth.context import StagedContext
 from docshelf.imports import service
-from docshelf.kit.context import StagedContext
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.routing import domain_router, staged
 from docshelf.kit.schemas import Body, Out

@@ -5,9 +5,9 @@ from typing import Annotated
 from fastapi import Query
 from starlette.responses import Response
 
+from docshelf.auth.context import Context
 from docshelf.invite import service
 from docshelf.invite.schemas import CreateInvite, InviteList, InviteOut, UpdateInvite
-from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
 from docshelf.kit.routing import domain_router

@@ -1,24 +1,38 @@
-"""What every service call gets: the request's unit of work, the caller and the public URL."""
+"""What every service call gets: the request's unit of work, the caller and the public URL.
+The FastAPI dependencies that build them from a request live with authentication
+(`auth.context`): kit knows a caller only by this shape."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any, Protocol
 
-from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from docshelf.auth.header import scope_bearer_token
-from docshelf.auth.service import Actor, authenticate, still_authenticated
 from docshelf.kit.db import unit_of_work
+
+
+class Caller(Protocol):
+    """The authenticated caller (auth.service.Actor)."""
+
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def token_id(self) -> str: ...
+    @property
+    def email(self) -> str: ...
+    @property
+    def display_name(self) -> str: ...
+    @property
+    def photo_url(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Ctx:
     conn: AsyncConnection
-    actor: Actor
+    actor: Caller
     base_url: str
     # The app's long-lived services (blob store, URL fetcher): app.state, or None outside a
     # request (CLI commands that never touch them).
@@ -31,44 +45,6 @@ class Ctx:
         return f"{self.base_url}/{path}"
 
 
-async def authenticated_actor(request: Request) -> Actor:
-    """Authenticates the caller on the request's unit of work (kit.routing); a staged write has
-    none yet and authenticates on a short read of its own. Mounted on every authenticated
-    router and cached by FastAPI, so the contexts below reuse it."""
-    # The token the edge middleware already read (and rate-limited): one reading of the header.
-    token = scope_bearer_token(request.scope)
-    conn: AsyncConnection | None = getattr(request.state, "conn", None)
-    if conn is not None:
-        actor = await authenticate(conn, token)
-    else:
-        async with unit_of_work(request.app.state.engine, write=False) as own:
-            actor = await authenticate(own, token)
-    request.state.actor = actor
-    return actor
-
-
-async def _actor(request: Request) -> Actor:
-    """The actor the router-level `authenticated_actor` dependency resolved (FastAPI solves
-    router dependencies first); authenticating here only if a router was mounted without it."""
-    actor: Actor | None = getattr(request.state, "actor", None)
-    return actor if actor is not None else await authenticated_actor(request)
-
-
-async def request_context(request: Request) -> Ctx:
-    # A plain call rather than a sub-dependency: each level of FastAPI's dependency solving
-    # costs more than the call, and this runs on every authenticated request.
-    actor = await _actor(request)
-    return Ctx(
-        conn=request.state.conn,
-        actor=actor,
-        base_url=request.app.state.base_url,
-        state=request.app.state,
-    )
-
-
-Context = Annotated[Ctx, Depends(request_context)]
-
-
 @dataclass(frozen=True, slots=True)
 class Staged:
     """The caller of a write that does slow work first (fetching URLs, converting an import):
@@ -77,9 +53,11 @@ class Staged:
     where it checks access again (it may have changed meanwhile)."""
 
     engine: AsyncEngine
-    actor: Actor
+    actor: Caller
     base_url: str
     state: Any
+    # Refuses a caller whose token was revoked since it authenticated (auth.context).
+    recheck: Callable[[AsyncConnection, Caller], Awaitable[None]]
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Ctx]:
@@ -90,17 +68,5 @@ class Staged:
     async def write(self) -> AsyncIterator[Ctx]:
         async with unit_of_work(self.engine) as conn:
             # The token may have been revoked while we fetched or converted.
-            await still_authenticated(conn, self.actor)
+            await self.recheck(conn, self.actor)
             yield Ctx(conn=conn, actor=self.actor, base_url=self.base_url, state=self.state)
-
-
-async def staged_context(request: Request) -> Staged:
-    return Staged(
-        engine=request.app.state.engine,
-        actor=await _actor(request),
-        base_url=request.app.state.base_url,
-        state=request.app.state,
-    )
-
-
-StagedContext = Annotated[Staged, Depends(staged_context)]

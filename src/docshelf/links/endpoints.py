@@ -2,7 +2,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Query
 
-from docshelf.kit.context import Context
+from docshelf.auth.context import Context
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.pagination import Paging
 from docshelf.kit.routing import domain_router

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from docshelf.kit.context import Context
+from docshelf.auth.context import Context
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.routing import domain_router
 from docshelf.meta import service

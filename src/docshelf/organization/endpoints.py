@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import Path
 
-from docshelf.kit.context import Context
+from docshelf.auth.context import Context
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.pagination import Paging
 from docshelf.kit.routing import domain_router

@@ -2,8 +2,8 @@ from typing import Annotated
 
 from fastapi import Query
 
+from docshelf.auth.context import StagedContext
 from docshelf.content.service import Where
-from docshelf.kit.context import StagedContext
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.routing import domain_router, staged
 from docshelf.pdf import service

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Path
 from starlette.responses import Response
 
-from docshelf.kit.context import Context
+from docshelf.auth.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
 from docshelf.kit.routing import domain_router

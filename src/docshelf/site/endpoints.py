@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import Body, Header, Query, Request
 from starlette.responses import Response
 
-from docshelf.kit.context import Context
+from docshelf.auth.context import Context
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging

@@ -5,8 +5,8 @@ from typing import Annotated
 from fastapi import Query
 from starlette.responses import Response
 
+from docshelf.auth.context import Context
 from docshelf.collection.schemas import MoveContent
-from docshelf.kit.context import Context
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
 from docshelf.kit.routing import domain_router

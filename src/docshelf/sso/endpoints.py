@@ -6,7 +6,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Cookie, Query, Request
 from starlette.responses import RedirectResponse, Response
 
-from docshelf.kit.context import Context
+from docshelf.auth.context import Context
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
