@@ -1,5 +1,5 @@
 """The one reading of the Authorization header. The rate limiter (app.EdgeMiddleware) and
-authentication (kit.context) both take the token from here, so they can never disagree on
+authentication (auth.context) both take the token from here, so they can never disagree on
 which header, or which bytes of it, name the caller."""
 
 from __future__ import annotations
