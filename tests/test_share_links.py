@@ -1,6 +1,6 @@
 """Share links of a site over HTTP: create (a secret from `secrets`, shown in urls.published),
 list, rename, deactivate/reactivate, delete; only organization admins manage them; an inactive
-or deleted link opens nothing (share_link.repository.active_link, the look-up visitors use)."""
+or deleted link opens nothing (site.repository.active_share_link, the look-up visitors use)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import clock, isoformat
-from docshelf.share_link import repository
+from docshelf.site import repository as site_repository
 from tests import factories
 from tests.conftest import BASE
 from tests.helpers import error, listing, snapshot
@@ -55,14 +55,16 @@ async def test_share_links(client: httpx.AsyncClient, db: AsyncEngine) -> None:
 
     link_url = f"{url}/{partners['id']}"
     async with db.connect() as conn:
-        assert (await repository.active_link(conn, site["id"], secret)) is not None
-        assert (await repository.active_link(conn, site["id"], secret_of(press)[:-1])) is None
+        assert (await site_repository.active_share_link(conn, site["id"], secret)) is not None
+        assert (
+            await site_repository.active_share_link(conn, site["id"], secret_of(press)[:-1])
+        ) is None
     r = await client.patch(
         link_url, json={"name": "Resellers", "active": False}, headers=admin.headers
     )
     assert r.json() == link_body(partners["id"], address, secret, "Resellers", active=False)
     async with db.connect() as conn:
-        assert await repository.active_link(conn, site["id"], secret) is None
+        assert await site_repository.active_share_link(conn, site["id"], secret) is None
     r = await client.patch(link_url, json={"active": True}, headers=admin.headers)
     assert r.json() == link_body(partners["id"], address, secret, "Resellers")
     # Refusals change nothing: members below admin 403, guests 404, bad bodies 400.
@@ -86,7 +88,7 @@ async def test_share_links(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     r = await client.delete(link_url, headers=admin.headers)
     assert (r.status_code, r.content) == (205, b"")
     async with db.connect() as conn:
-        assert await repository.active_link(conn, site["id"], secret) is None
+        assert await site_repository.active_share_link(conn, site["id"], secret) is None
     r = await client.get(url, headers=admin.headers)
     assert r.json() == listing(press)
     r = await client.patch(link_url, json={"active": True}, headers=admin.headers)

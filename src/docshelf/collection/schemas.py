@@ -5,12 +5,9 @@ from typing import Annotated, Any, Literal
 from pydantic import StringConstraints, model_validator
 
 from docshelf.collection.ordering import Item
-from docshelf.kit.schemas import Body, Out, Role
+from docshelf.kit.schemas import Body, EntityId, Out, Role
 
 DefaultLevel = Role | Literal["inherit"] | None
-EntityId = Annotated[
-    str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-zA-Z0-9_-]+$")
-]
 
 
 class SpacePointer(Body):

@@ -4,6 +4,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from docshelf.authz import grants
 from docshelf.authz.content import ContentScope, ancestors_of, descendants_of
 from docshelf.authz.guard import require
 from docshelf.collection import ordering, policy, repository
@@ -22,7 +23,6 @@ from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import collections
 from docshelf.organization import policy as org_policy
-from docshelf.permission import repository as permission_repository
 from docshelf.site import lifecycle as site_lifecycle
 from docshelf.space import tasks as space_tasks
 
@@ -89,7 +89,7 @@ async def create(ctx: Ctx, org_id: str, body: CreateCollection) -> dict[str, Any
         },
     )
     if not org_policy.is_admin(access):
-        await permission_repository.make_creator_admin(
+        await grants.make_creator_admin(
             ctx.conn,
             org_id=org_id,
             kind="collection",

@@ -4,8 +4,7 @@ from typing import Any, Literal
 
 from pydantic import model_validator
 
-from docshelf.collection.schemas import EntityId
-from docshelf.kit.schemas import Body, Out, Role
+from docshelf.kit.schemas import Body, EntityId, Out, Role
 
 
 class CreateInvite(Body):

@@ -4,6 +4,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from docshelf.authz import grants
 from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
 from docshelf.authz.roles import highest, rank
@@ -203,7 +204,7 @@ async def join(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
         await member_repository.update(ctx.conn, org_id, user_id, {"role": invite["role"]})
     if target is not None:
         existing = await permission_repository.user_grant(ctx.conn, target[0], target[1], user_id)
-        await permission_repository.upsert(
+        await grants.upsert(
             ctx.conn,
             org_id=org_id,
             kind=target[0],

@@ -3,14 +3,18 @@ control characters are refused in every text a body carries."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationInfo, field_validator
 
 from docshelf.kit.validation import CONTROLS_REFUSED, has_controls
 
 Role = Literal["admin", "create", "review", "edit", "comment", "read"]
 TeamRole = Literal["owner", "member"]
+# The id of a space, collection, user or team named in a body.
+EntityId = Annotated[
+    str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-zA-Z0-9_-]+$")
+]
 
 
 def _holds_controls(value: Any, multiline: bool) -> bool:

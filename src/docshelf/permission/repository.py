@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.authz.roles import ROLES, rank
-from docshelf.kit.db import upsert_insert
 from docshelf.models import content_grants, members, team_members, teams, users
 from docshelf.team.repository import team_columns
 
@@ -36,33 +34,6 @@ def team_grants(kind: str, target_id: str, caller_id: str) -> sa.Select[Any]:
         sa.select(content_grants.c.role, content_grants.c.principal_id, *team_columns(caller_id))
         .join(teams, teams.c.id == content_grants.c.principal_id)
         .where(_target(kind, target_id), content_grants.c.principal_type == "team")
-    )
-
-
-async def upsert(
-    conn: AsyncConnection,
-    *,
-    org_id: str,
-    kind: str,
-    target_id: str,
-    principal: tuple[str, str],
-    role: str,
-    now: datetime,
-) -> None:
-    stmt = upsert_insert(conn.dialect.name, content_grants).values(
-        organization_id=org_id,
-        target_type=kind,
-        target_id=target_id,
-        principal_type=principal[0],
-        principal_id=principal[1],
-        role=role,
-        created_at=now,
-    )
-    await conn.execute(
-        stmt.on_conflict_do_update(
-            index_elements=["target_type", "target_id", "principal_type", "principal_id"],
-            set_={"role": role},
-        )
     )
 
 
@@ -179,22 +150,6 @@ def aggregate(
     if only_rank is not None:
         return stmt.where(effective == only_rank)
     return stmt.where(effective > 0)
-
-
-async def make_creator_admin(
-    conn: AsyncConnection, *, org_id: str, kind: str, target_id: str, user_id: str, now: datetime
-) -> None:
-    """Whoever creates content (or a copy) administers it, even where the organization gives
-    them less. Callers skip organization admins, who already are."""
-    await upsert(
-        conn,
-        org_id=org_id,
-        kind=kind,
-        target_id=target_id,
-        principal=("user", user_id),
-        role="admin",
-        now=now,
-    )
 
 
 async def user_grant(conn: AsyncConnection, kind: str, target_id: str, user_id: str) -> str | None:

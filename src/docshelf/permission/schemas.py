@@ -4,8 +4,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
-from docshelf.collection.schemas import EntityId
-from docshelf.kit.schemas import Body, Out, Role
+from docshelf.kit.schemas import Body, EntityId, Out, Role
 from docshelf.team.schemas import TeamOut
 from docshelf.user.schemas import UserOut
 

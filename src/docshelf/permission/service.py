@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from docshelf.authz import grants
 from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
 from docshelf.authz.roles import ROLES, rank
@@ -62,7 +63,7 @@ async def invite(ctx: Ctx, kind: Kind, target_id: str, body: InviteUsersAndTeams
         return
     now = utcnow()
     for principal in principals:
-        await repository.upsert(
+        await grants.upsert(
             ctx.conn,
             org_id=org_id,
             kind=kind,

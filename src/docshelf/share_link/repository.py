@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import hmac
 from typing import Any
 
 import sqlalchemy as sa
@@ -30,16 +29,3 @@ async def update(conn: AsyncConnection, link_id: str, values: dict[str, Any]) ->
 
 async def delete(conn: AsyncConnection, link_id: str) -> None:
     await conn.execute(sa.delete(site_share_links).where(site_share_links.c.id == link_id))
-
-
-async def active_link(conn: AsyncConnection, site_id: str, secret: str) -> sa.RowMapping | None:
-    """The active share link of the site with this secret, for visitors' share keys: an
-    inactive or deleted link opens nothing."""
-    stmt = of_site(site_id).where(
-        site_share_links.c.secret == secret, site_share_links.c.active.is_(True)
-    )
-    row = (await conn.execute(stmt)).mappings().first()
-    # The index found it; the comparison that decides is constant-time all the same.
-    if row is None or not hmac.compare_digest(row["secret"].encode(), secret.encode()):
-        return None
-    return row

@@ -28,7 +28,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.authz.content import ContentScope
 from docshelf.organization import repository as org_repository
 from docshelf.organization.policy import OrgAccess
-from docshelf.share_link import repository as share_links
 from docshelf.site import nav as navs
 from docshelf.site import repository, visitor
 from docshelf.site.conditions import shows
@@ -109,7 +108,7 @@ async def visitor_scope(conn: AsyncConnection, site: Row, who: Visitor) -> dict[
     signed = visitor.signed_claims(who.token, site["visitor_key"]) if who.token else None
     if site["visibility"] == "share-link":
         key = who.share_key
-        if not key or await share_links.active_link(conn, site["id"], key) is None:
+        if not key or await repository.active_share_link(conn, site["id"], key) is None:
             return None
     elif site["visibility"] == "visitor-auth" and signed is None:
         return None

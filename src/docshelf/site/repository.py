@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ from docshelf.models import (
     organizations,
     site_section_groups,
     site_sections,
+    site_share_links,
     site_spaces,
     sites,
     spaces,
@@ -339,3 +341,22 @@ async def current_by_segments(
     `site_segment` (more than one when a basename equals another site's id)."""
     params = {"org": org_segment, "site": site_segment}
     return (await conn.execute(_BY_SEGMENTS, params)).mappings().all()
+
+
+async def active_share_link(
+    conn: AsyncConnection, site_id: str, secret: str
+) -> sa.RowMapping | None:
+    """The active share link of the site with this secret, for visitors' share keys: an
+    inactive or deleted link opens nothing."""
+    # Read here, not through share_link's repository: share links belong to sites, and the
+    # published look-up must not import the package that manages them.
+    stmt = sa.select(site_share_links).where(
+        site_share_links.c.site_id == site_id,
+        site_share_links.c.secret == secret,
+        site_share_links.c.active.is_(True),
+    )
+    row = (await conn.execute(stmt)).mappings().first()
+    # The index found it; the comparison that decides is constant-time all the same.
+    if row is None or not hmac.compare_digest(row["secret"].encode(), secret.encode()):
+        return None
+    return row

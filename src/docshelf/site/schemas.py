@@ -4,8 +4,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from docshelf.collection.schemas import EntityId
-from docshelf.kit.schemas import Body, Out
+from docshelf.kit.schemas import Body, EntityId, Out
 
 SiteType = Literal["basic", "premium", "ultimate", "sponsored", "legacy-basic", "legacy-premium"]
 SiteVisibility = Literal["public", "unlisted", "share-link", "visitor-auth"]

@@ -4,8 +4,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, StringConstraints
 
-from docshelf.collection.schemas import DefaultLevel, EntityId
-from docshelf.kit.schemas import Body, Out
+from docshelf.collection.schemas import DefaultLevel
+from docshelf.kit.schemas import Body, EntityId, Out
 from docshelf.review.schemas import SpaceMergeRules
 from docshelf.space import emoji
 

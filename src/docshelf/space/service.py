@@ -5,6 +5,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from docshelf.authz import grants
 from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
 from docshelf.collection import ordering
@@ -19,7 +20,6 @@ from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import spaces
 from docshelf.organization import policy as org_policy
-from docshelf.permission import repository as permission_repository
 from docshelf.review import service as review_service
 from docshelf.site import lifecycle as site_lifecycle
 from docshelf.space import policy, repository
@@ -110,7 +110,7 @@ async def create(ctx: Ctx, org_id: str, body: CreateSpace) -> dict[str, Any]:
 
 async def _make_creator_admin(ctx: Ctx, org_id: str, space_id: str) -> None:
     if not org_policy.is_admin(await org_policy.load(ctx, org_id)):
-        await permission_repository.make_creator_admin(
+        await grants.make_creator_admin(
             ctx.conn,
             org_id=org_id,
             kind="space",
