@@ -36,3 +36,37 @@ def test_kit_imports_no_domain_package() -> None:
         and not any(name == a or name.startswith(a + ".") for a in _ALLOWED)
     ]
     assert leaks == []
+
+
+# Pairs of packages that still import each other: a service calling into a package that
+# calls back (content and its indexers, spaces and the sites showing them...). Untangling each
+# needs events or a package below both; until then this list may only shrink.
+_KNOWN_CYCLES = {
+    ("app", "ops"),
+    ("change_request", "content"),
+    ("collection", "space"),
+    ("content", "links"),
+    ("content", "review"),
+    ("content", "search"),
+    ("content", "space"),
+    ("review", "space"),
+    ("site", "space"),
+}
+
+
+def test_no_new_pair_of_packages_imports_each_other() -> None:
+    root = Path(docshelf.__file__).parent
+    edges: set[tuple[str, str]] = set()
+    for path in root.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        package = path.relative_to(root).parts[0].removesuffix(".py")
+        for name in _imports(path):
+            if name.startswith("docshelf."):
+                other = name.split(".")[1]
+                if other != package:
+                    edges.add((package, other))
+    cycles = {(a, b) for a, b in edges if (b, a) in edges and a < b}
+    # kit and models are the foundation: models use kit's column types, kit the instance table.
+    cycles.discard(("kit", "models"))
+    assert cycles == _KNOWN_CYCLES
