@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 
 class Clock:
@@ -16,6 +18,13 @@ class Clock:
         # Millisecond precision: what the wire shows is what the database keeps, on both engines.
         current = datetime.now(UTC) + self._offset
         return current.replace(microsecond=current.microsecond // 1000 * 1000)
+
+    def timestamp(self) -> float:
+        """Seconds since the epoch, as `now().timestamp()` but at full precision and without
+        building a datetime (the rate limiter asks on every request)."""
+        if self._frozen is not None:
+            return self._frozen.timestamp()
+        return time.time() + self._offset.total_seconds()
 
     def advance(self, delta: timedelta) -> None:
         if self._frozen is not None:
@@ -42,6 +51,13 @@ def isoformat(value: datetime | None) -> str | None:
     """ISO 8601 in UTC with milliseconds and a Z, the form GitBook emits."""
     if value is None:
         return None
+    return _isoformat(value)
+
+
+# Every presenter formats the same few timestamps over and over (an organization's creation
+# on each read): a hit is ~0.1 µs against ~3 µs of formatting.
+@lru_cache(maxsize=1024)
+def _isoformat(value: datetime) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     value = value.astimezone(UTC)

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from limits.errors import StorageError
 
-from docshelf.kit.clock import utcnow
+from docshelf.kit.clock import clock
 from docshelf.kit.errors import TooManyRequests
 
 log = logging.getLogger("docshelf.ratelimit")
@@ -174,7 +174,7 @@ class RateLimiter:
     async def check(self, key: str) -> Verdict | None:
         if self.limit <= 0:
             return None
-        now = utcnow().timestamp()
+        now = clock.timestamp()
         # Counters are keyed by the window's start in epoch seconds.
         window_start = math.floor(now / self.window_seconds) * self.window_seconds
         count, limit = await self._count(key, window_start)
