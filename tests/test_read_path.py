@@ -1,11 +1,13 @@
 """The read path keeps every promise on every process: two app instances (two API processes of
 one install) on the same database; a change made through one is obeyed by the other on the
 very next request. Nothing on the read path is cached across requests (ARCHITECTURE.md, "A
-request"), and these tests hold any future cache to the same promise."""
+request"), and these tests hold any future cache to the same promise. The last test runs
+them all across two real `docshelf serve` processes."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -17,6 +19,7 @@ from docshelf.config import Settings
 from docshelf.kit.db import unit_of_work
 from tests import factories
 from tests.helpers import error, second_app
+from tests.server import Server
 
 
 @pytest.fixture
@@ -108,3 +111,65 @@ async def test_a_removed_grant_is_obeyed_by_the_other_process_at_once(
     assert r.status_code == 204, r.text
     r = await other.get(f"/v1/spaces/{space['id']}", headers=guest.headers)
     assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
+
+
+async def test_two_real_server_processes_keep_every_promise(
+    settings: Settings, db: AsyncEngine, tmp_path: Path
+) -> None:
+    """The same promises across two `docshelf serve` processes on one database (on PostgreSQL
+    the scale path's stateless API processes): each change is made through process A, or on
+    the database for a revoked token, and obeyed by process B's very next request."""
+    org_id, (admin, member, guest, gone, reader) = await factories.org_with_members(
+        db, "read", None, "read", "read"
+    )
+    servers = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        servers.append(Server(settings, tmp_path / name))
+    try:
+        for server in servers:
+            server.start()
+        async with (
+            httpx.AsyncClient(base_url=servers[0].base) as on_a,
+            httpx.AsyncClient(base_url=servers[1].base) as on_b,
+        ):
+            r = await on_a.post(
+                f"/v1/orgs/{org_id}/spaces", json={"title": "Two"}, headers=admin.headers
+            )
+            assert r.status_code == 201, r.text
+            org_path, space_path = f"/v1/orgs/{org_id}", f"/v1/spaces/{r.json()['id']}"
+            grants = f"{space_path}/permissions"
+            edit = {"users": [guest.id, reader.id], "role": "edit"}
+            assert (await on_a.post(grants, json=edit, headers=admin.headers)).status_code == 204
+            assert (await on_b.get(space_path, headers=guest.headers)).status_code == 200
+            assert (await on_b.get(org_path, headers=gone.headers)).status_code == 200
+            r = await on_b.get(org_path, headers=member.headers)
+            assert r.json()["permissions"]["admin"] is False
+
+            async with unit_of_work(db) as conn:
+                await revoke_token(conn, gone.token)
+            r = await on_b.get(org_path, headers=gone.headers)
+            assert (r.status_code, r.json()) == (401, error(401, "Invalid or revoked API token"))
+
+            member_path = f"{org_path}/members/{member.id}"
+            r = await on_a.patch(member_path, json={"role": "admin"}, headers=admin.headers)
+            assert r.status_code == 200, r.text
+            r = await on_b.get(org_path, headers=member.headers)
+            assert r.json()["permissions"]["admin"] is True
+
+            revoke = {"users": [guest.id], "role": None}
+            assert (await on_a.post(grants, json=revoke, headers=admin.headers)).status_code == 204
+            r = await on_b.get(space_path, headers=guest.headers)
+            assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
+
+            assert (await on_a.delete(member_path, headers=admin.headers)).status_code == 204
+            r = await on_b.get(org_path, headers=member.headers)
+            assert (r.status_code, r.json()) == (404, error(404, "Organization not found"))
+
+            assert (await on_b.get(space_path, headers=reader.headers)).status_code == 200
+            assert (await on_a.delete(space_path, headers=admin.headers)).status_code == 205
+            r = await on_b.get(space_path, headers=reader.headers)
+            assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
+    finally:
+        for server in servers:
+            server.stop()
