@@ -126,10 +126,10 @@ async def test_direct_and_routed_answers_are_byte_identical(
                 assert len(lines) == 2 and lines[0] == lines[1], (path, lines)
                 seen.add(answers[0][0])
         assert seen == {200, 307, 400, 401, 404}
-    # The direct path read the caller and the organization or space in one statement on
-    # PostgreSQL (kit.prepared.Chain), and never tried to on SQLite.
+    # The direct path read the caller and the organization or space in one statement
+    # (kit.prepared.Chain).
     fused = {name for a in DIRECT_GETS.values() if a is not None for name in a.chain._forms}
-    assert fused == ({"postgresql"} if db.dialect.name == "postgresql" else set())
+    assert fused == {db.dialect.name}
 
 
 async def test_a_rate_limited_read_is_refused_alike(settings: Settings, db: AsyncEngine) -> None:
@@ -208,9 +208,9 @@ async def test_prepared_statements_read_what_sqlalchemy_reads(
 async def test_chained_reads_read_what_each_reads_alone(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
-    """The token and the organization or space read in one statement (kit.prepared.Chain, on
-    PostgreSQL) give each read exactly its own rows: a member, a non-member, an unknown or a
-    revoked token, a missing organization or space."""
+    """The token and the organization or space read in one statement (kit.prepared.Chain)
+    give each read exactly its own rows: a member, a non-member, an unknown or a revoked
+    token, a missing organization or space."""
     org_id, (admin, guest) = await factories.org_with_members(db, None)
     other_org, (stranger,) = await factories.org_with_members(db)
     space = await factories.api_space(client, org_id, admin)
@@ -233,7 +233,6 @@ async def test_chained_reads_read_what_each_reads_alone(
                 row = await space_repository.get_with_membership(conn, target, caller["user_id"])
             return dict(caller), None if row is None else dict(row)
 
-    fused = db.dialect.name == "postgresql"
     cases = [
         (admin.token, org_chain, "oid", org_id),
         (stranger.token, org_chain, "oid", org_id),
@@ -252,7 +251,7 @@ async def test_chained_reads_read_what_each_reads_alone(
         with prepared.ahead(chain, {param: target}) as plan:
             together = await reads(token, chain, param, target)
         assert together == alone, (token, target)
-        # On PostgreSQL the follower was answered from the fused statement, on SQLite never.
-        assert plan.taken is (fused and alone[0] is not None)
+        # The follower was answered from the fused statement, whenever the token was found.
+        assert plan.taken is (alone[0] is not None)
         found.append(alone[1] is not None)
     assert found == [True, False, False, False, False, False, True, True, False, False]

@@ -149,19 +149,28 @@ class Prepared:
         if driver is None:
             return None
         form = self._form(conn.dialect)
-        try:
-            args = form.args(params)
-            if driver[0] == "sqlite":
-                cursor = driver[1].execute(form.sql, args)
-                rows = cursor.fetchmany(1) if one else cursor.fetchall()
-            elif one:
-                found = await driver[1].fetchrow(form.sql, *args)
-                rows = [] if found is None else [found]
-            else:
-                rows = await driver[1].fetch(form.sql, *args)
-        except Exception:
+        rows = await _fetch(driver, form, params, one=one)
+        if rows is None:
             return None
         return [form.mapping(row) for row in rows]
+
+
+async def _fetch(
+    driver: tuple[str, Any], form: _Form, params: Mapping[str, Any], *, one: bool
+) -> list[Any] | None:
+    """Raw rows of the statement on the bare driver; None if the driver refused it."""
+    try:
+        args = form.args(params)
+        if driver[0] == "sqlite":
+            cursor = driver[1].execute(form.sql, args)
+            rows: list[Any] = cursor.fetchmany(1) if one else cursor.fetchall()
+            return rows
+        if one:
+            found = await driver[1].fetchrow(form.sql, *args)
+            return [] if found is None else [found]
+        return list(await driver[1].fetch(form.sql, *args))
+    except Exception:
+        return None
 
 
 # -- two dependent reads in one round trip ----------------------------------------------------
@@ -173,10 +182,9 @@ _NOT_RUN: Any = object()
 @dataclass(eq=False)
 class Chain:
     """`lead`, then `follower` with its bind parameter `link` set to the lead's result column
-    `column`: on PostgreSQL one statement, the follower a LEFT JOIN LATERAL on the lead, so one
-    round trip instead of two (on the request path, the token and then the organization or
-    space joined to the caller). Each statement still reads what it reads alone, from one
-    snapshot. SQLite has no round trip to save and runs them one by one."""
+    `column`, as one statement: on the request path, the token and then the organization or
+    space joined to the caller, one round trip on PostgreSQL instead of two. Each statement
+    still reads what it reads alone, from one snapshot."""
 
     lead: Prepared
     follower: Prepared
@@ -191,19 +199,21 @@ class Chain:
         return found
 
     def _fuse(self, dialect: sa.Dialect) -> _Fused:
-        lead = self.lead.stmt.subquery("lead")
-        column = lead.c[self.column]
+        # The lead as a CTE, and the follower's parameter as a scalar subquery of it: one form
+        # for both engines (SQLite has no LATERAL).
+        lead = self.lead.stmt.cte("lead")
+        linked = sa.select(lead.c[self.column]).scalar_subquery()
 
         def bind_to_lead(element: Any, **_: Any) -> Any:
             if isinstance(element, sa.BindParameter) and element.key == self.link:
-                return column
+                return linked
             return None
 
         follower_stmt = cast(
             "sa.Select[Any]", visitors.replacement_traverse(self.follower.stmt, {}, bind_to_lead)
         )
         follower = (
-            follower_stmt.add_columns(sa.literal_column("1").label(_HIT)).limit(1).lateral("f")
+            follower_stmt.add_columns(sa.literal_column("1").label(_HIT)).limit(1).subquery("f")
         )
         fused = sa.select(
             *(c.label(f"l{i}") for i, c in enumerate(lead.c)),
@@ -254,20 +264,18 @@ class _Plan:
 
     async def run(self, conn: AsyncConnection, params: Mapping[str, Any]) -> Any:
         """The lead's row (or None), read fused with the follower; _NOT_RUN if the fused read
-        does not apply here (SQLite, a writing transaction) or the driver refused it."""
+        does not apply here (a writing transaction) or the driver refused it."""
         self.ran = True
         driver = _driver_connection(conn)
-        if driver is None or driver[0] != "asyncpg":
+        if driver is None:
             return _NOT_RUN
         fused = self.chain.form(conn.dialect)
-        try:
-            args = fused.form.args({**self.params, **params})
-            found = await driver[1].fetchrow(fused.form.sql, *args)
-        except Exception:
+        rows = await _fetch(driver, fused.form, {**self.params, **params}, one=True)
+        if rows is None:
             return _NOT_RUN
-        if found is None:
+        if not rows:
             return None
-        values = fused.form.values(found)
+        values = fused.form.values(rows[0])
         split = len(fused.lead_keys)
         lead = dict(zip(fused.lead_keys, values[:split], strict=True))
         if values[-1] is not None:
