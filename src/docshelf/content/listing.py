@@ -189,33 +189,35 @@ def encode(pieces: Pieces, url_prefix: str, max_depth: int = MAX_PAGE_DEPTH) -> 
     pages = pieces.pages
     url_open = orjson.dumps(url_prefix)[:-1]
     out: list[bytes] = [b"["]
-    append = out.append
+    append, extend = out.append, out.extend
+    # A childless document's bytes between its path and its id, by its tail (a few kinds).
+    leaf_mid: dict[bytes, bytes] = {}
 
     def walk(node: Piece, prefix: bytes, depth: int) -> None:
-        first = True
+        sep = b""
         for cid, slug in zip(node[1] or (), node[2].split(_SEP), strict=False):
             p = pages.get(cid)
             if p is None:
                 continue
-            if first:
-                first = False
-            else:
-                append(b",")
             head, kids, _, tail, url_id, end = p
-            append(head)
             if kids is None:
-                continue
-            path = prefix + slug
-            append(path)
-            append(_PAGES_OPEN)
-            if depth < max_depth and kids:
+                extend((sep, head))
+            elif not kids or depth >= max_depth:
+                if end:
+                    mid = leaf_mid.get(tail)
+                    if mid is None:
+                        mid = leaf_mid[tail] = _PAGES_OPEN + tail + url_open
+                    extend((sep, head, prefix, slug, mid, url_id or cid.encode(), _URL_END, end))
+                else:
+                    extend((sep, head, prefix, slug, _PAGES_OPEN, tail))
+            else:
+                path = prefix + slug
+                extend((sep, head, path, _PAGES_OPEN))
                 walk(p, path + b"/", depth + 1)
-            append(tail)
-            if end:
-                append(url_open)
-                append(url_id or cid.encode())
-                append(_URL_END)
-                append(end)
+                append(tail)
+                if end:
+                    extend((url_open, url_id or cid.encode(), _URL_END, end))
+            sep = b","
 
     walk(pieces.top, b"", 1)
     append(b"]")
