@@ -19,7 +19,6 @@ escaped path, "/" and its escaped slug, and a URL the escaped prefix and the esc
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ _URL_END = b'"},"layout":' + orjson.dumps(DEFAULT_LAYOUT)
 # Between the escaped slugs of a page's children: a byte JSON never leaves unescaped.
 _SEP = b"\x00"
 _NO_KIDS: tuple[str, ...] = ()
+_NO_IDS: Mapping[str, str] = {}
 
 
 # One page, encoded, as a plain tuple (a dataclass's constructor was a fifth of a build):
@@ -75,14 +75,17 @@ _TAILS: dict[tuple[Any, ...], bytes] = {}
 _NO_DOCUMENT_ID = b',"tags":[]}'
 
 
-def _kids(children: list[list[str]]) -> tuple[tuple[str, ...], bytes]:
+def _kids(
+    children: list[list[str]], ids: Mapping[str, str] = _NO_IDS
+) -> tuple[tuple[str, ...], bytes]:
+    """`ids`: page ids to share rather than keep equal copies of (a build's dict keys)."""
     if not children:
         return _NO_KIDS, b""
-    ids = tuple(sys.intern(cid) for cid, _ in children)
-    return ids, _SEP.join(_inner(f"{slug}") for _, slug in children)
+    kids = tuple(ids.get(cid, cid) for cid, _ in children)
+    return kids, _SEP.join(_inner(f"{slug}") for _, slug in children)
 
 
-def piece(page_id: str, rec: Record) -> Piece:
+def piece(page_id: str, rec: Record, ids: Mapping[str, str] = _NO_IDS) -> Piece:
     """The page `presenter.present_page` gives for `rec` in a listing, encoded around its
     holes. A mirror of that function, field for field (`tests/test_pages_listing.py` holds the
     two equal for every optional field and page type): going through it and cutting its
@@ -110,7 +113,7 @@ def piece(page_id: str, rec: Record) -> Piece:
     out["path"] = ""
     head = orjson.dumps(out)[:-2]  # up to the path's opening quote
     children = rec["children"]
-    kids, slugs = _kids(children) if children else (_NO_KIDS, b"")
+    kids, slugs = _kids(children, ids) if children else (_NO_KIDS, b"")
     document = kind == "document"
     tail = _tail(document, rec.get("hidden"), rec.get("noIndex"), rec.get("noRobotsIndex"))
     if not document:
@@ -141,8 +144,8 @@ class Pieces:
     size: int
 
 
-def _top(rec: Record | None) -> Piece:
-    kids, slugs = _kids(rec["children"]) if rec is not None else (_NO_KIDS, b"")
+def _top(rec: Record | None, ids: Mapping[str, str] = _NO_IDS) -> Piece:
+    kids, slugs = _kids(rec["children"], ids) if rec is not None else (_NO_KIDS, b"")
     return (b"", kids, slugs, b"", None, b"")
 
 
@@ -152,13 +155,15 @@ def _cost(p: Piece) -> int:
 
 def build(pages_root: str | None, records: Mapping[str, Record]) -> Pieces:
     """Pieces of every page (`records`: the pages map's records by id, the root's included)."""
+    ids = {pid: pid for pid in records}
     pages: dict[str, Piece] = {}
     size = 0
     for pid, rec in records.items():
         if pid != ROOT:
-            p = pages[sys.intern(pid)] = piece(pid, rec)
+            p = pages[pid] = piece(pid, rec, ids)
             size += len(p[0]) + len(p[2])
-    return Pieces(pages_root, pages, _top(records.get(ROOT)), size + _PAGE_OVERHEAD * len(pages))
+    top = _top(records.get(ROOT), ids)
+    return Pieces(pages_root, pages, top, size + _PAGE_OVERHEAD * len(pages))
 
 
 def update(
@@ -178,7 +183,7 @@ def update(
         if gone is not None:
             size -= _cost(gone)
         if rec is not None:
-            new = pages[sys.intern(pid)] = piece(pid, rec)
+            new = pages[pid] = piece(pid, rec)
             size += _cost(new)
     return Pieces(pages_root, pages, top, size)
 
