@@ -265,3 +265,21 @@ def test_pieces_encode_what_the_presenter_nests() -> None:
 
     empty = pieces.update(moved, None, [*new], {})
     assert pieces.encode(empty, prefix) == b"[]" == _nested({}, prefix, MAX_PAGE_DEPTH)
+
+
+def test_pieces_are_kept_per_space_within_their_budget() -> None:
+    one = pieces.build("r1", _records())
+    cache = pieces.PiecesCache(2 * one.size)
+    cache.put("s1", one)
+    cache.put("s2", one)
+    assert cache.get("s1") is one  # now the most recent
+    cache.put("s3", one)  # over budget: the least recent (s2) goes
+    assert (cache.get("s1"), cache.get("s2"), cache.get("s3")) == (one, None, one)
+    assert cache.size == 2 * one.size
+    emptier = pieces.update(one, "r2", ["d5"], {})
+    cache.put("s1", emptier)  # a space keeps one revision's pieces
+    assert cache.get("s1") is emptier
+    assert cache.size == one.size + emptier.size < 2 * one.size
+    small = pieces.PiecesCache(one.size - 1)  # a space larger than the budget is not kept
+    small.put("s1", one)
+    assert small.get("s1") is None and small.size == 0

@@ -230,7 +230,7 @@ def encode(pieces: Pieces, url_prefix: str, max_depth: int = MAX_PAGE_DEPTH) -> 
 
 
 class PiecesCache:
-    """The latest pieces per key (space and base URL), LRU, bounded by their estimated size: a
+    """The latest pieces per space, LRU, bounded by their estimated size: a
     new revision of the space is then built from its predecessor's pieces."""
 
     def __init__(self, capacity: int) -> None:
