@@ -11,6 +11,7 @@ import orjson
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.content import listing as pieces
+from docshelf.content import service as content_service
 from docshelf.content.limits import MAX_PAGE_DEPTH
 from docshelf.content.presenter import nest_pages
 from docshelf.content.snapshot import PAGE_DEFAULTS, ROOT
@@ -176,6 +177,8 @@ async def test_a_new_revision_reuses_the_pages_it_did_not_change_and_lists_as_fr
         await write_live(client, sid, admin, *changes)
         seen.add(await same_as_fresh())
     assert len(seen) == len(steps) + 1  # every step changed the listing
+    kept = content_service._pieces.get(sid)  # what the next revision is listed from
+    assert kept is not None and len(kept.pages) == 3  # C, D and G are left
 
     # A change request's head is listed from main's pieces, and main again from the request's.
     cr = await new_cr(client, sid, admin)
