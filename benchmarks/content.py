@@ -231,9 +231,10 @@ class Bench:
 
 def clear_object_cache() -> None:
     """Empties the process-wide content object cache (objects.py) and the page listings built
-    from it (content/service.py), for cold-read figures."""
+    from it and their pieces (content/service.py), for cold-read figures."""
     content_objects_module._cache.clear()
     content_service._listings.clear()
+    content_service._pieces.clear()
 
 
 @dataclass

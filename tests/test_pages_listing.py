@@ -1,6 +1,6 @@
 """Page listings come from a per-process cache keyed by the revision's pages map: the bytes are
-the ones a fresh build gives, a new revision is listed fresh, and the space in the key keeps two
-spaces with the same content apart."""
+the ones a fresh build gives, a new revision is listed fresh (from the pieces of the pages it did
+not change), and the space in the key keeps two spaces with the same content apart."""
 
 from __future__ import annotations
 
@@ -10,6 +10,11 @@ import httpx
 import orjson
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.content import listing as pieces
+from docshelf.content import service as content_service
+from docshelf.content.limits import MAX_PAGE_DEPTH
+from docshelf.content.presenter import nest_pages
+from docshelf.content.snapshot import PAGE_DEFAULTS, ROOT
 from tests import factories
 from tests.conftest import BASE
 from tests.factories import Who
@@ -129,3 +134,155 @@ async def test_change_request_listing_and_two_spaces_with_one_content(
     assert copied == await built_fresh(client, f"/v1/spaces/{copy}/content", admin)
     assert copied == main_before.replace(f"/s/{sid}/".encode(), f"/s/{copy}/".encode())
     assert copied != main_before
+
+
+async def test_a_new_revision_reuses_the_pages_it_did_not_change_and_lists_as_fresh(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """Each step changes something a page's listed form depends on besides its own record (its
+    ancestors' slugs, its depth, its siblings' order, its parent's children); the listing of
+    each new revision is built from the previous one's pieces and must equal the fresh build."""
+    sid, admin = await live_space(client, db)
+    out = await write_live(
+        client,
+        sid,
+        admin,
+        insert("# A", title="A", ref="a", emoji="1f600", description="About A", hidden=True),
+        insert("b", title="B", ref="b", into="a", icon="book", noIndex=True),
+        insert("c", title="C", ref="c", into="b", noRobotsIndex=True),
+        insert("", title="D", ref="d", condition="visitor.claims.plan == 'pro'"),
+        insert("e", title="E", ref="e", into="a"),
+    )
+    ids = {c["ref"]: c["page"]["id"] for c in out["changes"]}
+    pages_url, fresh_url = f"/v1/spaces/{sid}/content/pages", f"/v1/spaces/{sid}/content"
+
+    async def same_as_fresh() -> bytes:
+        listed = await listing(client, pages_url, admin)
+        assert listed == await built_fresh(client, fresh_url, admin)
+        return listed
+
+    await same_as_fresh()
+    steps: list[list[dict[str, Any]]] = [
+        [{"operation": "update_page", "page": ids["a"], "title": "A2"}],
+        [{"operation": "update_page", "page": ids["a"], "slug": "a-renamed"}],
+        [{"operation": "update_page", "page": ids["c"], "into": None, "at": 0}],
+        [{"operation": "update_page", "page": ids["e"], "at": 0}],
+        [{"operation": "update_page", "page": ids["b"], "document": {"markdown": "new"}}],
+        [{"operation": "update_page", "page": ids["d"], "into": ids["c"], "hidden": True}],
+        [insert("f", title="F", into=ids["b"], at=0), insert("g", title="G", into=ids["d"])],
+        [{"operation": "delete_page", "page": ids["a"]}],
+    ]
+    seen = {await same_as_fresh()}
+    for changes in steps:
+        await write_live(client, sid, admin, *changes)
+        seen.add(await same_as_fresh())
+    assert len(seen) == len(steps) + 1  # every step changed the listing
+    kept = content_service._pieces.get(sid)  # what the next revision is listed from
+    assert kept is not None and len(kept.pages) == 3  # C, D and G are left
+
+    # A change request's head is listed from main's pieces, and main again from the request's.
+    cr = await new_cr(client, sid, admin)
+    cr_url = f"/v1/spaces/{sid}/change-requests/{cr['id']}/content"
+    r = await write(
+        client, sid, cr["id"], admin, {"operation": "update_page", "page": ids["c"], "slug": "x"}
+    )
+    assert r.status_code == 200, r.text
+    in_cr = await listing(client, f"{cr_url}/pages", admin)
+    assert in_cr == await built_fresh(client, cr_url, admin)
+    assert b'"path":"x/d/g"' in in_cr
+    main = await same_as_fresh()
+    assert b'"path":"c/d/g"' in main
+
+
+def _page(pid: str, slug: str, kind: str = "document", **fields: Any) -> dict[str, Any]:
+    return {
+        **PAGE_DEFAULTS,
+        "id": pid,
+        "title": f"Title of {pid}",
+        "slug": slug,
+        "type": kind,
+        "children": [],
+        **fields,
+    }
+
+
+def _records() -> dict[str, dict[str, Any]]:
+    """Every optional field and page type, and records only stored data could hold: slugs and
+    ids that need escaping, flags stored as numbers, a parent listing a slug other than the
+    child's, a child that does not exist, the root listed as a child, a link with children."""
+    return {
+        ROOT: {
+            "id": ROOT,
+            "children": [["g", "guide"], ["l", "ext"], ["d", 'say "hi"/\\'], ["gone", "x"]],
+        },
+        "g": _page("g", "guide", "group", children=[["d1", "one"], ["d2", "two"]], emoji="1f4d8"),
+        "l": _page("l", "ext", "link", href='https://example.com/a?b="c"', children=[["d3", "z"]]),
+        "d": _page(
+            "d",
+            "other-slug",
+            icon="book",
+            description="Dé\u2028scr\n",
+            condition="visitor.x",
+            hidden=1,
+            noIndex=True,
+            noRobotsIndex=0,
+            createdAt="2026-01-01T00:00:00.000Z",
+            updatedAt="2026-01-02T00:00:00.000Z",
+            markdown="abc123",
+            children=[["d\u00e9/\u0007", "t\u00e9\tst"], ["", "root"]],
+        ),
+        "d1": _page("d1", "one", children=[["d4", "four"]]),
+        "d2": _page("d2", "two", "unknown-type", markdown="m2"),
+        "d3": _page("d3", "z"),
+        "d4": _page("d4", "four", children=[["d5", "five"]]),
+        "d5": _page("d5", "five"),
+        "d\u00e9/\u0007": _page("d\u00e9/\u0007", "t\u00e9\tst", emoji=""),
+    }
+
+
+def _nested(records: dict[str, dict[str, Any]], prefix: str, max_depth: int) -> bytes:
+    pages = {pid: rec for pid, rec in records.items() if pid != ROOT}
+    root = records.get(ROOT) or {"id": ROOT, "children": []}
+    return orjson.dumps(nest_pages(pages, root, "", lambda pid: prefix + pid, max_depth))
+
+
+def test_pieces_encode_what_the_presenter_nests() -> None:
+    prefix = 'http://h/s/sp"ace/pages/'
+    old = _records()
+    kept = pieces.build("r1", old)
+    for depth in (1, 2, 3, MAX_PAGE_DEPTH):
+        assert pieces.encode(kept, prefix, depth) == _nested(old, prefix, depth)
+
+    new = _records()
+    new[ROOT]["children"].insert(0, ["n", "new"])
+    new["n"] = _page("n", "new", children=[["d4", "moved"]])
+    new["d1"]["children"] = []
+    new["d"] = {**new["d"], "slug": "renamed", "hidden": False, "markdown": None}
+    new["g"]["children"].reverse()
+    del new["d5"]
+    changed = {pid for pid in old.keys() | new.keys() if old.get(pid) != new.get(pid)}
+    moved = pieces.update(kept, "r2", changed, {pid: new[pid] for pid in changed if pid in new})
+    for depth in (2, MAX_PAGE_DEPTH):
+        assert pieces.encode(moved, prefix, depth) == _nested(new, prefix, depth)
+    assert pieces.encode(kept, prefix) == _nested(old, prefix, MAX_PAGE_DEPTH)  # left as it was
+
+    empty = pieces.update(moved, None, [*new], {})
+    assert pieces.encode(empty, prefix) == b"[]" == _nested({}, prefix, MAX_PAGE_DEPTH)
+
+
+def test_pieces_are_kept_per_space_within_their_budget() -> None:
+    one = pieces.build("r1", _records())
+    cache = pieces.PiecesCache(2 * one.size)
+    cache.put("s1", one)
+    cache.put("s2", one)
+    assert cache.get("s1") is one  # now the most recent
+    cache.put("s3", one)  # over budget: the least recent (s2) goes
+    assert (cache.get("s1"), cache.get("s2"), cache.get("s3")) == (one, None, one)
+    assert cache.size == 2 * one.size
+    emptier = pieces.update(one, "r2", ["d5"], {})
+    cache.put("s1", emptier)  # a space keeps one revision's pieces
+    assert cache.get("s1") is emptier
+    assert cache.size == one.size + emptier.size < 2 * one.size
+    small = pieces.PiecesCache(one.size - 1)  # a space larger than the budget is not kept
+    small.put("s1", one)
+    assert small.get("s1") is None and small.size == 0

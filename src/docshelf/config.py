@@ -57,6 +57,10 @@ class Settings(BaseSettings):
     # (benchmarks/memory.py).
     object_cache_mb: int = Field(default=32, ge=1)
     listing_cache_mb: int = Field(default=16, ge=1)
+    # The per-page pieces of each space's latest listing (content/listing.py), from which the
+    # first listing of a new revision is built: ~4.7 MB for 10,000 pages (5.4 as estimated
+    # against this budget). 0 keeps none.
+    listing_pieces_mb: int = Field(default=8, ge=0)
     markdown_memo_mb: int = Field(default=48, ge=3)
     server: str = "granian"
     workers: int = 1

@@ -83,7 +83,7 @@ class ObjectStore:
                     content_objects.c.hash.in_(chunk),
                 )
             )
-            for h, data in rows:
+            for h, data in rows.all():
                 data = bytes(data)
                 _cache.put(self.space_id + h, data)
                 found[h] = data

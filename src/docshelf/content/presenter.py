@@ -42,7 +42,9 @@ def present_page(
     layout: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """`layout`: the dict to present as the layout (shared, not copied: only for answers
-    encoded as they are built, as page trees are)."""
+    encoded as they are built, as page trees are). Page listings encode the same shape
+    piecewise (`content/listing.piece`): a field added here goes there too (the tests compare
+    the two)."""
     out: dict[str, Any] = {"id": rec["id"], "title": rec["title"]}
     for name in ("emoji", "icon", "description", "condition"):
         if rec.get(name) is not None:

@@ -31,6 +31,7 @@ from docshelf.content import (
     downloads,
     hamt,
     indexing,
+    listing,
     parsing,
     repository,
     reusable,
@@ -153,21 +154,29 @@ async def get_revision(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
 # A revision's pages never change, so a listing keyed by its pages map's root hash (and what
 # else shapes the answer: the space in every URL, the base URL) is valid as long as it is kept.
 # The encoded bytes are kept rather than the tree: a 10,000-page listing is 6.3 MB of JSON but
-# several times that as Python objects, and re-encoding it would cost most of a fresh build.
+# several times that as Python objects, and even encoding it from its pieces costs ~15 ms.
 _listings = ByteCache(Settings().listing_cache_mb * 1024 * 1024)
+# The per-page pieces of each space's latest listed revision (content/listing.py): the first
+# listing of a new revision decodes and encodes only the pages it changed.
+_pieces = listing.PiecesCache(Settings().listing_pieces_mb * 1024 * 1024)
 
 
 async def _pages_json(ctx: Ctx, space_id: str, snap: Snapshot) -> bytes:
     key = f"{space_id}\0{snap.pages_root or ''}\0{ctx.base_url}"
     data = _listings.get(key)
     if data is None:
-        # A first listing makes two objects a page (its record, its wire dict), none of them
-        # in a cycle: the collector's passes over the growing heap were half of its time.
+        # A build makes a few objects a page, none of them in a cycle: the collector's passes
+        # over the growing heap were half of a whole build's time.
         with _collector_paused():
-            records = await snap.all_pages()
-            data = orjson.dumps(_nest(ctx, space_id, records, await snap.root()))
+            data = await _build_pages_json(ctx, space_id, snap)
         _listings.put(key, data)
     return data
+
+
+async def _build_pages_json(ctx: Ctx, space_id: str, snap: Snapshot) -> bytes:
+    pieces = await listing.pieces_of(snap.store, snap.pages_root, _pieces.get(space_id))
+    _pieces.put(space_id, pieces)
+    return listing.encode(pieces, _page_app_url(ctx, space_id, ""))
 
 
 @contextlib.contextmanager
