@@ -127,16 +127,20 @@ def test_the_api_process_loads_no_worker_libraries() -> None:
     use), not in every API process: together they are most of its resident size. So do
     Alembic (migrations; /readyz reads the heads itself), httpx (with its command line's
     click and rich: loaded on the first fetch), and the reader's Pygments, nh3 and Jinja2 and
-    the sites' jsonschema (on the first page published or schema checked)."""
+    the sites' jsonschema (on the first page published or schema checked), and limits (with a
+    Redis counter store only). Checked on a made app, not only its import: making one used to
+    load httpx for the fetcher's TLS context."""
     import subprocess
     import sys
 
     code = (
-        "import sys, docshelf.app\n"
+        "import pathlib, sys, tempfile, docshelf.app\n"
+        "from docshelf.config import Settings\n"
+        "docshelf.app.create_app(Settings(data_dir=pathlib.Path(tempfile.mkdtemp())))\n"
         "heavy = ('mammoth', 'docx', 'docshelf.imports.projects', 'docshelf.imports.docx',\n"
         "         'bs4', 'markdownify', 'PIL', 'weasyprint', 'saml2', 'xmlschema',\n"
         "         'openapi_spec_validator', 'jwt', 'redis', 'emoji', 'alembic', 'mako',\n"
-        "         'httpx', 'rich', 'pygments', 'nh3', 'jinja2', 'jsonschema')\n"
+        "         'httpx', 'rich', 'pygments', 'nh3', 'jinja2', 'jsonschema', 'limits')\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)

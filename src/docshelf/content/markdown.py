@@ -37,6 +37,7 @@ from markdown_it.token import Token
 
 from docshelf.config import Settings
 from docshelf.content.limits import MAX_BLOCK_NESTING, MAX_LINKS, MAX_MARKDOWN_BYTES, MAX_MARKUP
+from docshelf.kit.keep import kept
 
 __all__ = [
     "Link",
@@ -858,7 +859,8 @@ def _render(markdown: str) -> tuple[bytes, tuple[Section, ...]]:
     from docshelf.content import document
 
     doc, tokens = document.convert(markdown)
-    return orjson.dumps(doc), _sections(tokens)
+    # Kept in the memo: sized to its length (orjson's output holds its whole working buffer).
+    return kept(orjson.dumps(doc)), _sections(tokens)
 
 
 # -- sections --------------------------------------------------------------------------------------

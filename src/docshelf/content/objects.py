@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.config import Settings
 from docshelf.content import hamt
 from docshelf.kit.db import upsert_insert
+from docshelf.kit.keep import kept
 from docshelf.models import content_objects
 
 _CHUNK = 500
@@ -39,6 +40,8 @@ class ByteCache:
     def put(self, key: str, data: bytes) -> None:
         if key in self._items or len(data) > self._capacity:
             return
+        # Sized to its length, so the budget counts what is held (orjson's output is not).
+        data = kept(data)
         self._items[key] = data
         self._size += len(data)
         while self._size > self._capacity:

@@ -97,7 +97,9 @@ class Fetcher:
         self._max_bytes = max_bytes
         self._timeout = timeout
         self._max_redirects = max_redirects
-        self._ssl_context = ssl_context or _default_ssl_context()
+        # None: the shared default, made on the first fetch (it imports httpx, and with it
+        # click, rich and Pygments, ~8 MB that an API process which never fetches would keep).
+        self._ssl_context = ssl_context
 
     @classmethod
     def from_settings(
@@ -118,6 +120,10 @@ class Fetcher:
         )
 
     async def fetch(self, url: str) -> Fetched:
+        if self._ssl_context is None:
+            # The process's first fetch: importing httpx and loading the CA bundle take ~0.5 s,
+            # done in a thread rather than on the event loop, outside the fetch's own time.
+            self._ssl_context = await asyncio.to_thread(_default_ssl_context)
         deadline = asyncio.timeout(self._timeout)
         try:
             async with deadline:
@@ -149,7 +155,10 @@ class Fetcher:
         failure: httpx.HTTPError | None = None
         for target in targets:
             async with httpx.AsyncClient(
-                verify=self._ssl_context, trust_env=False, follow_redirects=False, timeout=None
+                verify=self._ssl_context or _default_ssl_context(),  # set by fetch()
+                trust_env=False,
+                follow_redirects=False,
+                timeout=None,
             ) as client:
                 try:
                     response = await client.send(_request(client, target), stream=True)

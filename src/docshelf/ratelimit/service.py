@@ -12,8 +12,6 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from limits.errors import StorageError
-
 from docshelf.kit.clock import clock
 from docshelf.kit.errors import TooManyRequests
 
@@ -39,8 +37,13 @@ class Verdict:
         }
 
 
+class StoreUnreachable(Exception):
+    """The shared counter store did not answer."""
+
+
 class SharedStorage(Protocol):
-    """A counter store every API process reaches. `hit` raises StorageError when unreachable."""
+    """A counter store every API process reaches. `hit` raises StoreUnreachable when it does
+    not answer."""
 
     async def hit(self, key: str, window: int, ttl: int) -> int: ...
 
@@ -81,8 +84,9 @@ class RedisStorage:
     Docshelf's clock and the expiry only collects old keys."""
 
     def __init__(self, url: str) -> None:
-        # redis-py and limits' storages load only when a shared store is configured (~20 MB).
+        # redis-py and limits load only when a shared store is configured (~25 MB).
         from limits.aio.storage import RedisStorage as LimitsRedisStorage
+        from limits.errors import StorageError
         from redis.asyncio import ConnectionPool
         from redis.asyncio.retry import Retry
         from redis.backoff import NoBackoff
@@ -102,9 +106,13 @@ class RedisStorage:
             # how the connections get closed, as limits has no close of its own.
             connection_pool=self._pool,  # type: ignore[arg-type]
         )
+        self._storage_error = StorageError
 
     async def hit(self, key: str, window: int, ttl: int) -> int:
-        return await self._storage.incr(f"{key}:{window}", ttl)
+        try:
+            return await self._storage.incr(f"{key}:{window}", ttl)
+        except self._storage_error as exc:
+            raise StoreUnreachable(str(exc)) from exc
 
     async def aclose(self) -> None:
         await self._pool.aclose()
@@ -154,7 +162,7 @@ class RateLimiter:
             try:
                 # Kept a window longer than it lasts: processes' clocks may differ a little.
                 count = await self.shared.hit(key, window, 2 * self.window_seconds)
-            except StorageError as exc:
+            except StoreUnreachable as exc:
                 if failed_at is None:
                     log.warning(
                         "rate-limit store unreachable (%s); each process enforces its share "
