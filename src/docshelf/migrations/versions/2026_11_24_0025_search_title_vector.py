@@ -1,0 +1,59 @@
+"""The page title's tsvector as a stored column of search_sections (PostgreSQL only), with the
+GIN index on it replacing the index on the expression (0011), which nothing reads any more.
+A broad query's title tier reads rows in primary-key order until enough hold every word, and
+computing `to_tsvector` of each row's title there cost ten times the reading. Existing rows get
+the column when it is added (the table is rewritten). SQLite's FTS5 matches a column already.
+
+Revision ID: 0025
+Revises: 0023
+Create Date: 2026-11-24
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+from sqlalchemy.dialects import postgresql
+
+revision: str = "0025"
+down_revision: str | None = "0023"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+_TITLE = "to_tsvector('simple'::regconfig, page_title)"
+
+
+def upgrade() -> None:
+    if op.get_bind().dialect.name != "postgresql":
+        return
+    op.drop_index("ix_search_sections_title", table_name="search_sections")
+    op.add_column(
+        "search_sections",
+        sa.Column(
+            "title_vector",
+            postgresql.TSVECTOR(),
+            sa.Computed(_TITLE, persisted=True),
+            nullable=True,
+        ),
+    )
+    op.create_index(
+        "ix_search_sections_title_vector",
+        "search_sections",
+        ["title_vector"],
+        unique=False,
+        postgresql_using="gin",
+    )
+
+
+def downgrade() -> None:
+    if op.get_bind().dialect.name != "postgresql":
+        return
+    op.drop_index("ix_search_sections_title_vector", table_name="search_sections")
+    op.drop_column("search_sections", "title_vector")
+    op.create_index(
+        "ix_search_sections_title",
+        "search_sections",
+        [sa.text(_TITLE)],
+        unique=False,
+        postgresql_using="gin",
+    )
