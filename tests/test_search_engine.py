@@ -397,7 +397,8 @@ async def test_a_broad_query_over_a_select_of_spaces_finds_title_matches_in_any_
     # the engine's relevance out).
     assert by_select.hits[0].score == 2.0
     assert by_select.hits == by_list.hits
-    assert (by_select.count, by_select.ranked) == (by_list.count, by_list.ranked)
+    # (`count` is the planner's estimate on PostgreSQL, which a list informs better.)
+    assert by_select.ranked == by_list.ranked
 
 
 async def test_postgresql_plans_searches_for_their_words_and_resets_after(db: AsyncEngine) -> None:

@@ -212,13 +212,9 @@ async def search(
     terms = _terms(query)
     if not terms or (isinstance(space_ids, list) and not space_ids):
         return Results([], 0, True, 0)
-    if not isinstance(space_ids, list):
+    if not _is_postgres(conn) and not isinstance(space_ids, list):
         # FTS5 finds a list of spaces through its index; a SELECT would be a filter applied
-        # to every match of the whole table. PostgreSQL's planner, given a SELECT, knows
-        # neither which spaces nor their order, and joined a broad query's title tier
-        # against every title match of the table (all organizations', 13 ms for `chapter`
-        # in the benchmark's organization); given the ids, it reads them in primary-key order
-        # and stops at the LIMIT (3.6 ms), or intersects the title index with those spaces.
+        # to every match of the whole table.
         space_ids = [r[0] for r in await conn.execute(space_ids)]
         if not space_ids:
             return Results([], 0, True, 0)
@@ -263,7 +259,16 @@ async def _search(
     count: bool,
     sections: bool,
 ) -> Results:
-    in_scope = _t.c.space_id.in_(space_ids)
+    in_scope = (
+        _t.c.space_id.in_(space_ids)
+        if isinstance(space_ids, list)
+        # PostgreSQL: `= ANY(ARRAY(SELECT ...))`, not `IN (SELECT ...)`. As a join, the planner
+        # knew neither which spaces nor their order, and joined a broad query's title tier
+        # with every title match of the table (all organizations': 13 ms for `chapter` in the
+        # benchmark's organization); an array of ids is read in primary-key order, stopping at
+        # the LIMIT (1.3 ms), in the same statement.
+        else _t.c.space_id == sa.any_(sa.func.array(space_ids.scalar_subquery()))
+    )
 
     def plan_of(terms: list[_Term]) -> _Plan:
         return _Postgres(terms) if _is_postgres(conn) else _Fts5(terms, space_ids)
