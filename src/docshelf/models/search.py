@@ -23,8 +23,7 @@ SEARCH_TITLE = "to_tsvector('simple'::regconfig, page_title)"
 # On PostgreSQL this is the table below. On SQLite the migration creates an FTS5 virtual table
 # of the same name and columns instead: no keys, no foreign key (search.engine.drop_space must be
 # called when a space is purged), and `document` always NULL (it exists so that both engines
-# have the columns this table names; `title_vector` exists on PostgreSQL only, and only
-# PostgreSQL's queries name it).
+# have the columns this table names; so is `title_vector`, since migration 0025).
 search_sections = sa.Table(
     "search_sections",
     metadata,

@@ -541,8 +541,8 @@ class _Plan:
 
 _TEXT = "{page_title section_title body}"
 # Column weights, in table order: space_id, page_id, position, anchor, page_title, section_title,
-# body, document.
-_BM25 = "bm25(search_sections, 0, 0, 0, 0, 10.0, 4.0, 1.0, 0)"
+# body, document, title_vector.
+_BM25 = "bm25(search_sections, 0, 0, 0, 0, 10.0, 4.0, 1.0, 0, 0)"
 _BODY_COLUMN = 6
 _ROWID: sa.ColumnElement[int] = sa.literal_column("search_sections.rowid", sa.Integer)
 # Spaces found through FTS5's index (one OR of their ids) rather than filtered afterwards: an OR
