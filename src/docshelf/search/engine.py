@@ -259,14 +259,17 @@ async def _search(
     count: bool,
     sections: bool,
 ) -> Results:
-    in_scope = (
-        _t.c.space_id.in_(space_ids)
+    in_scope = _t.c.space_id.in_(space_ids)
+    # PostgreSQL, a broad query's title tier over a SELECT of spaces: `IN (SELECT ...)` left
+    # the planner knowing neither which spaces nor their order, and it joined the spaces with
+    # every title match of the table (all organizations': 13 ms for `chapter` in the
+    # benchmark's organization); an array is read in primary-key order from the titles btree,
+    # stopping at the LIMIT (1.4 ms). Only there: for a word rare in the text, the array's
+    # guessed size made it intersect the matches with the primary key's entries of every
+    # space (5 ms for `section 7`, which the join answers in 1).
+    title_scope = (
+        in_scope
         if isinstance(space_ids, list)
-        # PostgreSQL: `= ANY(ARRAY(SELECT ...))`, not `IN (SELECT ...)`. As a join, the planner
-        # knew neither which spaces nor their order, and joined a broad query's title tier
-        # with every title match of the table (all organizations': 13 ms for `chapter` in the
-        # benchmark's organization); an array of ids is read in primary-key order, stopping at
-        # the LIMIT (1.3 ms), in the same statement.
         else _t.c.space_id == sa.any_(sa.func.array(space_ids.scalar_subquery()))
     )
 
@@ -288,7 +291,7 @@ async def _search(
         return await with_sections(conn, found, found.hits) if sections else found
     plan.broad = True
     first = first[:CANDIDATES]
-    titled = (await conn.execute(plan.candidates(in_scope, title=True))).all()
+    titled = (await conn.execute(plan.candidates(title_scope, title=True))).all()
     best: dict[tuple[str, str], float] = {}
     # A row found by both tiers scores the same twice: no need to tell them apart.
     for space_id, page_id, _, page_title, section_title in (*first, *titled):
