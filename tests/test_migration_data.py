@@ -49,3 +49,35 @@ async def test_rebuilding_a_table_keeps_the_rows_pointing_at_it(tmp_path: Path) 
     with sqlite3.connect(path) as db:
         # Foreign keys are back on for the app's connections (set per connection).
         assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+async def test_the_search_index_keeps_its_rows_and_their_order_through_its_rebuild(
+    tmp_path: Path,
+) -> None:
+    """Migration 0025 rebuilds SQLite's FTS5 table with one more column: the rows stay, under
+    the same rowids (a broad query's candidates are the highest), and are still found."""
+    settings = Settings(data_dir=tmp_path, database_url="")
+    await asyncio.to_thread(migrate.upgrade, settings, "0023")
+    path = tmp_path / "docshelf.db"
+    rows = [
+        (7, "s1", "p1", 0, None, "Webhook setup", None, "How to set one up."),
+        (9, "s1", "p2", 1, "limits", "Quotas", "Limits", "A webhook per minute."),
+    ]
+    with sqlite3.connect(path) as db:
+        db.executemany(
+            "INSERT INTO search_sections(rowid, space_id, page_id, position, anchor, page_title,"
+            " section_title, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+    await asyncio.to_thread(migrate.upgrade, settings, "head")
+    with sqlite3.connect(path) as db:
+        got = db.execute(
+            "SELECT rowid, space_id, page_id, position, anchor, page_title, section_title, body,"
+            " document, title_vector FROM search_sections ORDER BY rowid"
+        ).fetchall()
+        assert got == [(*r, None, None) for r in rows]
+        found = db.execute(
+            "SELECT rowid FROM search_sections WHERE search_sections MATCH"
+            " '{page_title section_title body} : webhook' ORDER BY rowid"
+        ).fetchall()
+        assert found == [(7,), (9,)]

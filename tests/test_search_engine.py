@@ -373,6 +373,34 @@ async def test_a_broad_query_keeps_title_matches_first_and_pages_without_overlap
     assert [s.body for s in body_hit.sections] == ["a webhook in the body"]
 
 
+async def test_a_broad_query_over_a_select_of_spaces_finds_title_matches_in_any_of_them(
+    db: AsyncEngine,
+) -> None:
+    """An organization passes its spaces as a SELECT. The title tier (a title vector stored on
+    PostgreSQL) finds a title match in a space whose rows come after every candidate, and the
+    answer is the one the same spaces give as a list."""
+    first, last = await make_spaces(db, "A", "B")
+    n = engine.CANDIDATES
+    await index(
+        db, first, {f"body{i:04}": page("Page", (None, "a webhook in the body")) for i in range(n)}
+    )
+    await index(db, last, {"zz-title": page("Webhook guide", (None, "About them."))})
+    chosen = sa.select(spaces.c.id).where(spaces.c.id.in_([first, last]))
+    async with unit_of_work(db, write=False) as conn:
+        by_select = await engine.search(conn, "webhook", space_ids=chosen, limit=5, offset=0)
+        by_list = await engine.search(conn, "webhook", space_ids=[last, first], limit=5, offset=0)
+    assert not by_select.exact
+    assert (by_select.hits[0].space_id, by_select.hits[0].page_id) == (last, "zz-title")
+    body = [(h.space_id, h.page_id) for h in by_select.hits[1:]]
+    assert body == sorted(body) and {s for s, _ in body} == {first}
+    # The title holds the query's word: the whole title share (a broad query's ranking leaves
+    # the engine's relevance out).
+    assert by_select.hits[0].score == 2.0
+    assert by_select.hits == by_list.hits
+    # (`count` is the planner's estimate on PostgreSQL, which a list informs better.)
+    assert by_select.ranked == by_list.ranked
+
+
 async def test_postgresql_plans_searches_for_their_words_and_resets_after(db: AsyncEngine) -> None:
     """Reads run without a transaction, so the custom plans are a session setting: set for the
     search's statements, reset before the connection serves anything else."""

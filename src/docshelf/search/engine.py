@@ -34,7 +34,7 @@ from functools import reduce
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import TSQUERY
+from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
 from sqlalchemy.dialects.postgresql.base import PGDialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -260,6 +260,18 @@ async def _search(
     sections: bool,
 ) -> Results:
     in_scope = _t.c.space_id.in_(space_ids)
+    # PostgreSQL, a broad query's title tier over a SELECT of spaces: `IN (SELECT ...)` left
+    # the planner knowing neither which spaces nor their order, and it joined the spaces with
+    # every title match of the table (all organizations': 13 ms for `chapter` in the
+    # benchmark's organization); an array is read in primary-key order from the titles btree,
+    # stopping at the LIMIT (1.4 ms). Only there: for a word rare in the text, the array's
+    # guessed size made it intersect the matches with the primary key's entries of every
+    # space (5 ms for `section 7`, which the join answers in 1).
+    title_scope = (
+        in_scope
+        if isinstance(space_ids, list)
+        else _t.c.space_id == sa.any_(sa.func.array(space_ids.scalar_subquery()))
+    )
 
     def plan_of(terms: list[_Term]) -> _Plan:
         return _Postgres(terms) if _is_postgres(conn) else _Fts5(terms, space_ids)
@@ -279,7 +291,7 @@ async def _search(
         return await with_sections(conn, found, found.hits) if sections else found
     plan.broad = True
     first = first[:CANDIDATES]
-    titled = (await conn.execute(plan.candidates(in_scope, title=True))).all()
+    titled = (await conn.execute(plan.candidates(title_scope, title=True))).all()
     best: dict[tuple[str, str], float] = {}
     # A row found by both tiers scores the same twice: no need to tell them apart.
     for space_id, page_id, _, page_title, section_title in (*first, *titled):
@@ -367,7 +379,7 @@ async def _sections(
             sa.case(
                 (sa.func.length(_t.c.body) <= SNIPPET_CHARS, _t.c.body), else_=plan.snippet()
             ).label("snippet"),
-        ).where(plan.section_matches(batch), sa.tuple_(_t.c.space_id, _t.c.page_id).in_(batch))
+        ).where(plan.section_matches(batch), plan.of_pages(batch))
         for row in await conn.execute(stmt):
             found.setdefault((row.space_id, row.page_id), []).append(row)
 
@@ -517,6 +529,10 @@ class _Plan:
         """The score without the page title's part, which is the same for every section."""
         raise NotImplementedError
 
+    def of_pages(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[bool]:
+        """Rows of these (space, page) pairs."""
+        return sa.tuple_(_t.c.space_id, _t.c.page_id).in_(pages)
+
     def snippet(self) -> sa.ColumnElement[str]:
         raise NotImplementedError
 
@@ -528,8 +544,8 @@ class _Plan:
 
 _TEXT = "{page_title section_title body}"
 # Column weights, in table order: space_id, page_id, position, anchor, page_title, section_title,
-# body, document.
-_BM25 = "bm25(search_sections, 0, 0, 0, 0, 10.0, 4.0, 1.0, 0)"
+# body, document, title_vector.
+_BM25 = "bm25(search_sections, 0, 0, 0, 0, 10.0, 4.0, 1.0, 0, 0)"
 _BODY_COLUMN = 6
 _ROWID: sa.ColumnElement[int] = sa.literal_column("search_sections.rowid", sa.Integer)
 # Spaces found through FTS5's index (one OR of their ids) rather than filtered afterwards: an OR
@@ -678,6 +694,7 @@ class _Fts5(_Plan):
 # -- PostgreSQL: tsvector ----------------------------------------------------------------------
 
 _CONFIG: sa.ColumnElement[Any] = sa.literal_column(f"'{SEARCH_CONFIG}'::regconfig")
+_TEXTS = ARRAY(sa.Text())
 # ts_rank's weights, in the order {D, C, B, A}: body C, section title B, page title A.
 _WEIGHTS: sa.ColumnElement[Any] = sa.literal_column("'{0, 0.1, 0.4, 1.0}'::float4[]")
 _SECTION_WEIGHTS: sa.ColumnElement[Any] = sa.literal_column("'{b,c}'::\"char\"[]")
@@ -715,9 +732,10 @@ class _Postgres(_Plan):
         return _matches(_t.c.document, self.all)
 
     def candidates(self, in_scope: sa.ColumnElement[bool], *, title: bool) -> sa.Select[Any]:
-        # Every word in the page title is a match of the whole query; that is found through
-        # the title's own index (ix_search_sections_title).
-        title_vector = sa.func.to_tsvector(_CONFIG, _t.c.page_title)
+        # Every word in the page title is a match of the whole query. The title's vector is
+        # stored: the planner reads rows in primary-key order until enough hold the words, and
+        # computing it for each row read was most of the cost (4,700 rows, 12.7 ms).
+        title_vector = _t.c.title_vector
         stmt = sa.select(
             _t.c.space_id,
             _t.c.page_id,
@@ -743,9 +761,8 @@ class _Postgres(_Plan):
             plan = json.loads(plan)
         return min(int(plan[0]["Plan"]["Plan Rows"]), COUNT_SECTIONS)
 
-    def _share(self, weight: float, text: sa.ColumnElement[Any]) -> sa.ColumnElement[float]:
+    def _share(self, weight: float, vector: sa.ColumnElement[Any]) -> sa.ColumnElement[float]:
         each = weight / len(self.terms)
-        vector = sa.func.to_tsvector(_CONFIG, text)
         found = [sa.case((_matches(vector, term), each), else_=0.0) for term in self.terms]
         return reduce(operator.add, found)
 
@@ -757,7 +774,7 @@ class _Postgres(_Plan):
         return rank / (1.0 + rank)
 
     def score(self) -> sa.ColumnElement[float]:
-        return self._share(_TITLE_WEIGHT, _t.c.page_title) + self.section_score([])
+        return self._share(_TITLE_WEIGHT, _t.c.title_vector) + self.section_score([])
 
     def section_matches(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[bool]:
         own = sa.func.ts_filter(_t.c.document, _SECTION_WEIGHTS)
@@ -765,8 +782,23 @@ class _Postgres(_Plan):
 
     def section_score(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[float]:
         section_title = sa.func.coalesce(_t.c.section_title, "")
-        share = self._share(_SECTION_WEIGHT, section_title)
+        share = self._share(_SECTION_WEIGHT, sa.func.to_tsvector(_CONFIG, section_title))
         return share + self._relevance()
+
+    def of_pages(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[bool]:
+        # Two array parameters rather than a pair of parameters per page: PostgreSQL planned
+        # the pairs as an OR of one index scan each (~1 ms of planning for 50 pages), and
+        # each parameter costs compiling and sending.
+        pairs = (
+            sa.func.unnest(
+                sa.literal([s for s, _ in pages], _TEXTS), sa.literal([p for _, p in pages], _TEXTS)
+            )
+            .table_valued("space_id", "page_id")
+            .render_derived()
+        )
+        return sa.tuple_(_t.c.space_id, _t.c.page_id).in_(
+            sa.select(pairs.c.space_id, pairs.c.page_id)
+        )
 
     def snippet(self) -> sa.ColumnElement[str]:
         return sa.func.ts_headline(
