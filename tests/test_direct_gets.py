@@ -126,10 +126,10 @@ async def test_direct_and_routed_answers_are_byte_identical(
                 assert len(lines) == 2 and lines[0] == lines[1], (path, lines)
                 seen.add(answers[0][0])
         assert seen == {200, 307, 400, 401, 404}
-    # The direct path read the caller and the organization or space in one statement
-    # (kit.prepared.Chain).
+    # The direct path read the caller and the organization or space in one statement on
+    # PostgreSQL (kit.prepared.Chain), and never tried to on SQLite.
     fused = {name for a in DIRECT_GETS.values() if a is not None for name in a.chain._forms}
-    assert fused == {db.dialect.name}
+    assert fused == ({"postgresql"} if db.dialect.name == "postgresql" else set())
 
 
 async def test_a_rate_limited_read_is_refused_alike(settings: Settings, db: AsyncEngine) -> None:
@@ -251,7 +251,8 @@ async def test_chained_reads_read_what_each_reads_alone(
         with prepared.ahead(chain, {param: target}) as plan:
             together = await reads(token, chain, param, target)
         assert together == alone, (token, target)
-        # The follower was answered from the fused statement, whenever the token was found.
-        assert plan.taken is (alone[0] is not None)
+        # On PostgreSQL the follower was answered from the fused statement whenever the token
+        # was found; on SQLite never.
+        assert plan.taken is (db.dialect.name == "postgresql" and alone[0] is not None)
         found.append(alone[1] is not None)
     assert found == [True, False, False, False, False, False, True, True, False, False]
