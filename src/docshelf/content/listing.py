@@ -19,7 +19,6 @@ escaped path, "/" and its escaped slug, and a URL the escaped prefix and the esc
 from __future__ import annotations
 
 import contextlib
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +30,7 @@ from docshelf.content.limits import MAX_PAGE_DEPTH
 from docshelf.content.objects import ObjectStore
 from docshelf.content.presenter import DEFAULT_LAYOUT, present_page
 from docshelf.content.snapshot import ROOT, Record
+from docshelf.kit.lru import SizedLRU
 
 _PAGES_OPEN = b'","pages":['
 # After a document's URL: the rest of `urls` and the layout every listed page shows.
@@ -229,40 +229,12 @@ def encode(pieces: Pieces, url_prefix: str, max_depth: int = MAX_PAGE_DEPTH) -> 
     return b"".join(out)
 
 
-class PiecesCache:
+class PiecesCache(SizedLRU[str, "Pieces"]):
     """The latest pieces per space, LRU, bounded by their estimated size: a
     new revision of the space is then built from its predecessor's pieces."""
 
     def __init__(self, capacity: int) -> None:
-        self._items: OrderedDict[str, Pieces] = OrderedDict()
-        self._size = 0
-        self._capacity = capacity
-
-    def get(self, key: str) -> Pieces | None:
-        found = self._items.get(key)
-        if found is not None:
-            self._items.move_to_end(key)
-        return found
-
-    def put(self, key: str, pieces: Pieces) -> None:
-        old = self._items.pop(key, None)
-        if old is not None:
-            self._size -= old.size
-        if pieces.size > self._capacity:
-            return
-        self._items[key] = pieces
-        self._size += pieces.size
-        while self._size > self._capacity:
-            _, gone = self._items.popitem(last=False)
-            self._size -= gone.size
-
-    @property
-    def size(self) -> int:
-        return self._size
-
-    def clear(self) -> None:
-        self._items.clear()
-        self._size = 0
+        super().__init__(capacity, lambda pieces: pieces.size)
 
 
 async def pieces_of(store: ObjectStore, pages_root: str | None, base: Pieces | None) -> Pieces:

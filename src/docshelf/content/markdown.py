@@ -21,7 +21,6 @@ import hashlib
 import re
 import types
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
@@ -38,6 +37,7 @@ from markdown_it.token import Token
 from docshelf.config import Settings
 from docshelf.content.limits import MAX_BLOCK_NESTING, MAX_LINKS, MAX_MARKDOWN_BYTES, MAX_MARKUP
 from docshelf.kit.keep import kept
+from docshelf.kit.lru import SizedLRU
 
 __all__ = [
     "Link",
@@ -548,10 +548,8 @@ _MEMO_BYTES = Settings().markdown_memo_mb * 1024 * 1024 // 3
 
 class _Memo(Generic[T]):
     def __init__(self, capacity: int, size: Callable[[T], int]) -> None:
-        self._items: OrderedDict[bytes, tuple[T, int]] = OrderedDict()
-        self._size = 0
-        self._capacity = capacity
-        self._size_of = size
+        # Each entry costs its estimate plus ~100 bytes of key and bookkeeping.
+        self._items: SizedLRU[bytes, T] = SizedLRU(capacity, lambda value: size(value) + 100)
 
     @staticmethod
     def key(text: str) -> bytes:
@@ -564,25 +562,15 @@ class _Memo(Generic[T]):
         key = self.key(text)
         hit = self._items.get(key)
         if hit is not None:
-            self._items.move_to_end(key)
-            return hit[0]
+            return hit
         value = compute(text)
-        self._store(key, value)
+        self._items.put(key, value)
         return value
 
     def put(self, text: str, value: T) -> None:
         key = self.key(text)
         if key not in self._items:
-            self._store(key, value)
-
-    def _store(self, key: bytes, value: T) -> None:
-        cost = self._size_of(value) + 100
-        if cost <= self._capacity:
-            self._items[key] = (value, cost)
-            self._size += cost
-            while self._size > self._capacity:
-                _, (_, old) = self._items.popitem(last=False)
-                self._size -= old
+            self._items.put(key, value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,6 @@ them without invalidation across processes; a hash names the same bytes in every
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
@@ -18,43 +17,23 @@ from docshelf.config import Settings
 from docshelf.content import hamt
 from docshelf.kit.db import upsert_insert
 from docshelf.kit.keep import kept
+from docshelf.kit.lru import SizedLRU
 from docshelf.models import content_objects
 
 _CHUNK = 500
 
 
-class ByteCache:
+class ByteCache(SizedLRU[str, bytes]):
     """An LRU of byte strings bounded by their total length, not their count."""
 
     def __init__(self, capacity: int) -> None:
-        self._items: OrderedDict[str, bytes] = OrderedDict()
-        self._size = 0
-        self._capacity = capacity
+        super().__init__(capacity, len)
 
-    def get(self, key: str) -> bytes | None:
-        data = self._items.get(key)
-        if data is not None:
-            self._items.move_to_end(key)
-        return data
-
-    def put(self, key: str, data: bytes) -> None:
-        if key in self._items or len(data) > self._capacity:
+    def put(self, key: str, value: bytes) -> None:
+        if key in self:
             return
         # Sized to its length, so the budget counts what is held (orjson's output is not).
-        data = kept(data)
-        self._items[key] = data
-        self._size += len(data)
-        while self._size > self._capacity:
-            _, old = self._items.popitem(last=False)
-            self._size -= len(old)
-
-    @property
-    def size(self) -> int:
-        return self._size
-
-    def clear(self) -> None:
-        self._items.clear()
-        self._size = 0
+        super().put(key, kept(value))
 
 
 # Bytes, not entries: a 10,000-page space's index and records are ~10 MB. Sized from the
