@@ -5,6 +5,7 @@ paths; and the hot statements run on the driver (kit.prepared) read what SQLAlch
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -13,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from prometheus_client import REGISTRY
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.api import DIRECT_GETS
@@ -23,7 +26,7 @@ from docshelf.auth.tokens import hash_token
 from docshelf.authz.content import ContentScope
 from docshelf.config import Settings
 from docshelf.kit import prepared
-from docshelf.kit.db import unit_of_work
+from docshelf.kit.db import Gate, unit_of_work
 from docshelf.kit.routing import DirectGets, install_direct_gets
 from docshelf.organization import policy as organization_policy
 from docshelf.organization.endpoints import list_organizations
@@ -256,3 +259,109 @@ async def test_chained_reads_read_what_each_reads_alone(
         assert plan.taken is (db.dialect.name == "postgresql" and alone[0] is not None)
         found.append(alone[1] is not None)
     assert found == [True, False, False, False, False, False, True, True, False, False]
+
+
+def _coalesced() -> float:
+    return REGISTRY.get_sample_value("docshelf_db_coalesced_reads_total") or 0.0
+
+
+async def test_concurrent_reads_answer_each_caller_exactly(
+    settings: Settings, client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """Many GETs at once, from different callers for different organizations and spaces: on
+    PostgreSQL one request's statement reads the caller and the organization or space for
+    those waiting meanwhile (kit.prepared's coalesced reads), and each still gets exactly its
+    own answer, refusals included. Some are cancelled half-way (a client gone): the others
+    still get theirs, and no connection or admission is left taken."""
+    org_id, (admin, reader, guest) = await factories.org_with_members(db, "read", None)
+    other_org, (stranger,) = await factories.org_with_members(db)
+    revoked = await factories.user(db)
+    await factories.member(db, org=org_id, who=revoked, role="admin")
+    public = await factories.api_space(client, org_id, admin, visibility="public")
+    private = await factories.api_space(client, org_id, admin)
+    theirs = await factories.api_space(client, other_org, stranger)
+    async with unit_of_work(db) as conn:
+        await revoke_token(conn, revoked.token)
+
+    def auth(who: factories.Who) -> dict[str, str]:
+        return {"Authorization": f"Bearer {who.token}"}
+
+    cases = [
+        (f"/v1/orgs/{org_id}", auth(admin)),
+        (f"/v1/orgs/{org_id}", auth(reader)),
+        (f"/v1/orgs/{org_id}", auth(stranger)),
+        (f"/v1/orgs/{other_org}", auth(stranger)),
+        (f"/v1/orgs/{other_org}", auth(admin)),
+        (f"/v1/orgs/{org_id}", auth(revoked)),
+        (f"/v1/orgs/{org_id}", {"Authorization": "Bearer gb_api_unknown"}),
+        ("/v1/orgs/missing", auth(admin)),
+        (f"/v1/spaces/{public['id']}", auth(reader)),
+        (f"/v1/spaces/{public['id']}", auth(stranger)),
+        (f"/v1/spaces/{private['id']}", auth(guest)),
+        (f"/v1/spaces/{private['id']}", auth(admin)),
+        (f"/v1/spaces/{theirs['id']}", auth(stranger)),
+        (f"/v1/spaces/{theirs['id']}", auth(admin)),
+        (f"/v1/spaces/{public['id']}", auth(revoked)),
+    ]
+    # Fewer connections than requests in flight: the rest wait for one, first come first served.
+    async with _client(settings.model_copy(update={"db_pool_size": 2}), direct=True) as c:
+
+        async def answer(path: str, headers: dict[str, str]) -> tuple[int, bytes]:
+            r = await c.get(path, headers=headers)
+            return r.status_code, r.content
+
+        alone = [await answer(path, headers) for path, headers in cases]
+        assert sorted({status for status, _ in alone}) == [200, 401, 404]
+        # A lost hand-over would leave the waiting requests waiting forever: bounded here.
+        async with asyncio.timeout(60):
+            before = _coalesced()
+            together = await asyncio.gather(*(answer(p, h) for p, h in cases * 6))
+            assert together == alone * 6
+            if db.dialect.name == "postgresql":
+                assert _coalesced() > before
+            else:
+                assert _coalesced() == before
+
+            for cut in range(1, 8):
+                tasks = [asyncio.ensure_future(answer(p, h)) for p, h in cases * 2]
+                for _ in range(cut):
+                    await asyncio.sleep(0)
+                for task in tasks[::3]:
+                    task.cancel()
+                done = await asyncio.gather(*tasks, return_exceptions=True)
+                for got, want in zip(done, alone * 2, strict=True):
+                    assert isinstance(got, asyncio.CancelledError) or got == want
+            assert await asyncio.gather(*(answer(p, h) for p, h in cases)) == alone
+            engine = c._transport.app.state.engine  # type: ignore[attr-defined]
+            assert engine.sync_engine.pool.checkedout() == 0
+            gate = getattr(engine, "gate", None)
+            if gate is not None:
+                assert gate.semaphore()._value == 2
+
+
+async def test_the_gate_admits_first_come_first_served() -> None:
+    """A released admission goes to the longest waiter, not to whoever asks next; a wait
+    longer than the pool timeout is a TimeoutError (answered 503)."""
+    gate = Gate(1, wait=5)
+    held = await gate.enter()
+    order: list[str] = []
+
+    async def take(name: str) -> None:
+        admitted = await gate.enter()
+        order.append(name)
+        await asyncio.sleep(0)
+        admitted.release()
+
+    waiting = [asyncio.ensure_future(take(name)) for name in ("first", "second")]
+    await asyncio.sleep(0)
+    held.release()
+    late = asyncio.ensure_future(take("late"))  # asks right after the release
+    await asyncio.gather(*waiting, late)
+    assert order == ["first", "second", "late"]
+
+    slow = Gate(1, wait=0.05)
+    held = await slow.enter()
+    with pytest.raises(sa_exc.TimeoutError):
+        await slow.enter()
+    held.release()
+    (await slow.enter()).release()

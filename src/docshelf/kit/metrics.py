@@ -40,6 +40,11 @@ RATE_LIMITED = Counter("docshelf_rate_limit_refusals", "Requests refused with 42
 BLOB_BYTES = Counter(
     "docshelf_blob_bytes", "Bytes handed to the blob store (put) or served from it (read).", ("op",)
 )
+COALESCED_READS = Counter(
+    "docshelf_db_coalesced_reads",
+    "Requests whose caller and first read another request's statement read for them "
+    "(PostgreSQL, kit.prepared).",
+)
 POOL_IN_USE = Gauge(
     "docshelf_db_pool_connections_in_use",
     "Database connections checked out of the pools, summed over live processes.",

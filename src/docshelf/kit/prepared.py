@@ -20,6 +20,8 @@ handlers (503 for contention) and connection invalidation behave exactly as else
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -30,6 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import visitors
 
+from docshelf.kit.metrics import COALESCED_READS
 from docshelf.kit.sqlite_inline import InlineConnection
 
 # Keys are result column names; `Any` so that a RowMapping (keyed by columns too) is one.
@@ -145,6 +148,8 @@ class Prepared:
     ) -> list[dict[str, Any]] | None:
         """The rows (at most one with `one`) read on the bare driver; None when the shortcut
         does not apply or the driver refused, for SQLAlchemy to run the statement instead."""
+        if conn.sync_connection is None:
+            await conn.start()  # a LazyRead (kit.db) that has not read yet
         driver = _driver_connection(conn)
         if driver is None:
             return None
@@ -191,6 +196,14 @@ class Chain:
     link: str
     column: str
     _forms: dict[str, _Fused] = field(default_factory=dict, repr=False)
+    _coalescer: _Coalescer | None = field(default=None, repr=False)
+
+    def coalescer(self) -> _Coalescer:
+        # One per event loop: state left by a loop that closed mid-read must not hold the next.
+        loop = asyncio.get_running_loop()
+        if self._coalescer is None or self._coalescer.loop is not loop:
+            self._coalescer = _Coalescer(loop)
+        return self._coalescer
 
     def form(self, dialect: sa.Dialect) -> _Fused:
         found = self._forms.get(dialect.name)
@@ -229,7 +242,67 @@ class Chain:
             # Named as each statement's rows are when it runs alone.
             lead_keys=self.lead._form(dialect).keys,
             follower_keys=self.follower._form(dialect).keys,
+            batch=_batch(fused, form, dialect) if dialect.name == "postgresql" else None,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """The fused statement for many requests at once (PostgreSQL): each request's parameters
+    an element of one array per parameter, the fused statement run once per element as a
+    LATERAL subquery, its rows tagged with the element's position. The parameters every
+    request binds to the same literal (`_Form.defaults`) stay scalar."""
+
+    sql: str
+    varying: tuple[int, ...]  # positions, in the fused form's arguments, of the arrays
+    constant: tuple[int, ...]  # positions of the scalar parameters after them
+
+    def args(self, each: list[list[Any]]) -> list[Any]:
+        return [[args[i] for args in each] for i in self.varying] + [
+            each[0][i] for i in self.constant
+        ]
+
+
+def _batch(fused: sa.Select[Any], form: _Form, dialect: sa.Dialect) -> _Batch:
+    binds = fused.compile(dialect=dialect).binds
+    casts = [_cast(binds[name].type, dialect) for name in form.names]
+    varying = tuple(i for i, name in enumerate(form.names) if name not in form.defaults)
+    constant = tuple(i for i, name in enumerate(form.names) if name in form.defaults)
+    placeholder = {
+        **{i + 1: f"b.p{k}" for k, i in enumerate(varying)},
+        **{i + 1: f"${len(varying) + k + 1}" for k, i in enumerate(constant)},
+    }
+    seen: list[int] = []
+
+    def renumber(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        if not match.string.startswith(casts[number - 1], match.end()):
+            raise ValueError(f"unexpected parameter ${number} in {form.sql!r}")
+        seen.append(number)
+        return placeholder[number]
+
+    inner = re.sub(r"\$(\d+)(?=::)", renumber, form.sql)
+    if sorted(seen) != list(range(1, len(form.names) + 1)):
+        raise ValueError(f"parameters of {form.sql!r} not all rendered once with their cast")
+    arrays = ", ".join(f"${k + 1}{casts[i]}[]" for k, i in enumerate(varying))
+    columns = ", ".join([*(f"p{k}" for k in range(len(varying))), "n"])
+    return _Batch(
+        sql=(
+            f"SELECT b.n, x.* FROM unnest({arrays}) WITH ORDINALITY AS b({columns}) "
+            f"CROSS JOIN LATERAL ({inner}) AS x"
+        ),
+        varying=varying,
+        constant=constant,
+    )
+
+
+def _cast(type_: Any, dialect: sa.Dialect) -> str:
+    """The cast SQLAlchemy renders after a positional parameter of this type, as `::VARCHAR`."""
+    sql = sa.select(sa.bindparam("v", type_=type_)).compile(dialect=dialect).string
+    found = re.search(r"\$1(::[^\n]*?) AS ", sql)
+    if found is None:
+        raise ValueError(f"no cast rendered for {type_!r}")
+    return found.group(1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +310,84 @@ class _Fused:
     form: _Form
     lead_keys: tuple[str, ...]
     follower_keys: tuple[str, ...]  # without the hit marker, the last column
+    batch: _Batch | None
+
+
+_LEAD: Any = object()
+
+
+class _Coalescer:
+    """Concurrent requests' fused reads of one chain, as one statement (PostgreSQL).
+
+    Why: on PostgreSQL the request path's own Python was the bound (the API process at 100 %
+    of a core, the database server at a few per cent), and a quarter of it was asyncpg
+    sending, awaiting and parsing one statement per request. One read is in flight per
+    process and chain; requests that arrive meanwhile wait, and the first of them then reads
+    for all of them, on its own connection, in one statement (`_Batch`). A request alone
+    reads at once, with the plain fused statement. Every request's read still starts after
+    the request arrived, so it sees everything committed before (a revoked token, a removed
+    member). If the statement fails, each waiting request reads on its own, as without a
+    chain (`_NOT_RUN`)."""
+
+    __slots__ = ("busy", "loop", "waiting")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.busy = False
+        self.waiting: list[tuple[list[Any], asyncio.Future[Any]]] = []
+
+    async def fetch(self, conn: AsyncConnection, fused: _Fused, args: list[Any]) -> Any:
+        """The raw fused row of these arguments, None if there is none, or _NOT_RUN. `conn`
+        is started (a connection taken) only if this request reads."""
+        if self.busy:
+            entry = (args, self.loop.create_future())
+            self.waiting.append(entry)
+            try:
+                outcome = await entry[1]
+            except asyncio.CancelledError:
+                if entry in self.waiting:
+                    self.waiting.remove(entry)
+                elif entry[1].done() and not entry[1].cancelled() and entry[1].result() is _LEAD:
+                    self._hand_on()
+                raise
+            if outcome is not _LEAD:
+                return outcome
+        self.busy = True
+        group, self.waiting = [(args, None), *self.waiting], []
+        rows: dict[int, tuple[Any, ...]] | None = None
+        try:
+            await conn.start()
+            driver = _driver_connection(conn)
+            if driver is None:
+                raise RuntimeError("not an autocommitting asyncpg connection")
+            connection = driver[1]
+            if len(group) == 1 or fused.batch is None:
+                found = await connection.fetchrow(fused.form.sql, *args)
+                rows = {} if found is None else {1: tuple(found)}
+            else:
+                records = await connection.fetch(
+                    fused.batch.sql, *fused.batch.args([each for each, _ in group])
+                )
+                rows = {record[0]: tuple(record)[1:] for record in records}
+                COALESCED_READS.inc(len(group) - 1)
+        except Exception:
+            rows = None  # each request reads on its own instead (the module docstring)
+        finally:
+            # Also when this request is cancelled: those it read for then read on their own.
+            self._hand_on()
+            for position, (_, future) in enumerate(group[1:], start=2):
+                if future is not None and not future.done():
+                    future.set_result(_NOT_RUN if rows is None else rows.get(position))
+        return _NOT_RUN if rows is None else rows.get(1)
+
+    def _hand_on(self) -> None:
+        """The read is done: the first waiting request reads next, for all who wait then."""
+        while self.waiting:
+            _, future = self.waiting.pop(0)
+            if not future.done():
+                future.set_result(_LEAD)
+                return
+        self.busy = False
 
 
 class _Plan:
@@ -266,18 +417,33 @@ class _Plan:
         """The lead's row (or None), read fused with the follower; _NOT_RUN if the fused read
         does not apply here (SQLite, a writing transaction) or the driver refused it."""
         self.ran = True
-        driver = _driver_connection(conn)
-        # SQLite has no round trip to save, and the fused form cost it more than it saved
-        # (3,200 req/s against 3,800 on benchmarks/load_reads.py).
-        if driver is None or driver[0] == "sqlite":
-            return _NOT_RUN
-        fused = self.chain.form(conn.dialect)
-        rows = await _fetch(driver, fused.form, {**self.params, **params}, one=True)
-        if rows is None:
-            return _NOT_RUN
-        if not rows:
-            return None
-        values = fused.form.values(rows[0])
+        if conn.sync_connection is None:
+            # A read that holds no connection yet (kit.db.LazyRead): it may wait for another
+            # request to read for it, and takes one only if it reads for the others.
+            fused = self.chain.form(conn.dialect)
+            if fused.batch is None:
+                return _NOT_RUN
+            try:
+                args = fused.form.args({**self.params, **params})
+            except Exception:
+                return _NOT_RUN
+            found = await self.chain.coalescer().fetch(conn, fused, args)
+        else:
+            # Holding a connection, it reads alone: waiting for a request that might wait for
+            # this connection could deadlock.
+            driver = _driver_connection(conn)
+            # SQLite has no round trip to save, and the fused form cost it more than it saved
+            # (3,200 req/s against 3,800 on benchmarks/load_reads.py).
+            if driver is None or driver[0] == "sqlite":
+                return _NOT_RUN
+            fused = self.chain.form(conn.dialect)
+            rows = await _fetch(driver, fused.form, {**self.params, **params}, one=True)
+            if rows is None:
+                return _NOT_RUN
+            found = rows[0] if rows else None
+        if found is _NOT_RUN or found is None:
+            return found
+        values = fused.form.values(found)
         split = len(fused.lead_keys)
         lead = dict(zip(fused.lead_keys, values[:split], strict=True))
         if values[-1] is not None:

@@ -38,6 +38,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
 from sqlalchemy.dialects.postgresql.base import PGDialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.kit.db import started
 from docshelf.models.search import SEARCH_CONFIG, search_sections
 
 MAX_SECTIONS = 5
@@ -231,7 +232,7 @@ async def custom_plans(conn: AsyncConnection) -> AsyncIterator[None]:
     where the primary key's order stops after 201 rows. Set for the session, not the
     transaction: reads run without one (SET LOCAL would do nothing), and it is reset after.
     Nested uses set it once (a caller running several searches wraps them all)."""
-    if not _is_postgres(conn) or conn.info.get(_CUSTOM_PLANS):
+    if not _is_postgres(conn) or (await started(conn)).info.get(_CUSTOM_PLANS):
         yield
         return
     await conn.execute(sa.text("SET plan_cache_mode = force_custom_plan"))
