@@ -95,7 +95,7 @@ class EdgeMiddleware:
                 await _error(exc.status, exc.message, exc.headers)(scope, receive, send)
                 return
             if verdict is not None:
-                extra = [(k.lower().encode(), v.encode()) for k, v in verdict.headers().items()]
+                extra = verdict.raw_headers()
 
         # The route templates only name the parameter in the message, on this rare path (the
         # one that builds the OpenAPI document in the API process, see ops.openapi).
@@ -247,6 +247,10 @@ def create_app(settings: Settings | None = None, *, direct_gets: bool = True) ->
         openapi_url=None,  # served by ops.openapi, built outside the API process
         docs_url=None,  # served offline by ops.endpoints
         redoc_url=None,
+        # FastAPI's own OpenTelemetry hooks asked the global providers (environment look-ups)
+        # on every request to learn they were unset: ~5 µs of each GET. Docshelf reports
+        # through its access log and Prometheus metrics instead (README, "Operations").
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     datadir.prepare(settings)  # also when an ASGI server loads the app without `docshelf serve`
     engine = create_engine(settings)

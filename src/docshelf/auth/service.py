@@ -24,8 +24,9 @@ async def authenticate(conn: AsyncConnection, token: str | None) -> Actor:
         raise Unauthorized()
     if not tokens.is_well_formed(token):
         raise Unauthorized("Invalid API token")
-    row = await repository.find_active_token(conn, tokens.hash_token(token))
-    if row is None or not tokens.matches(token, row["token_hash"]):
+    hashed = tokens.hash_token(token)
+    row = await repository.find_active_token(conn, hashed)
+    if row is None or not tokens.same_hash(hashed, row["token_hash"]):
         raise Unauthorized("Invalid or revoked API token")
     return Actor(
         user_id=row["user_id"],

@@ -24,10 +24,10 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def matches(token: str, stored_hash: str) -> bool:
+def same_hash(hashed: str, stored_hash: str) -> bool:
     # The look-up is by hash; the final comparison is constant-time so that no timing of the
     # comparison itself tells how much of a guess was right.
-    return hmac.compare_digest(hash_token(token), stored_hash)
+    return hmac.compare_digest(hashed, stored_hash)
 
 
 def display_prefix(token: str) -> str:

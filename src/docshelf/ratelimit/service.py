@@ -29,6 +29,14 @@ class Verdict:
     def allowed(self) -> bool:
         return self.remaining >= 0
 
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """`headers()` as ASGI header pairs, for the edge middleware's every answer."""
+        return [
+            (b"x-ratelimit-limit", b"%d" % self.limit),
+            (b"x-ratelimit-remaining", b"%d" % max(self.remaining, 0)),
+            (b"x-ratelimit-reset", b"%d" % self.reset),
+        ]
+
     def headers(self) -> dict[str, str]:
         return {
             "X-RateLimit-Limit": str(self.limit),

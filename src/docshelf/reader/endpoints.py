@@ -278,13 +278,13 @@ class ReaderMiddleware:
         if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
-        state = scope["app"].state
-        public: str = state.settings.resolved_public_url
-        prefix = urlsplit(public).path.rstrip("/")
         path: str = scope["path"]
         if path == "/v1" or path.startswith("/v1/"):
             await self.app(scope, receive, send)
             return
+        state = scope["app"].state
+        public: str = state.settings.resolved_public_url
+        prefix = urlsplit(public).path.rstrip("/")
         hostname = custom_host(scope, public, state.base_url)
         if hostname is not None:
             # A site's own host: the reader answers every GET outside /v1 (a page may be
