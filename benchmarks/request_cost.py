@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,19 +23,8 @@ from typing import Any
 
 import uvloop
 
-REPO = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-
-
-def cli(data_dir: Path, *words: str) -> str:
-    done = subprocess.run(
-        [str(BIN / "docshelf"), "--data-dir", str(data_dir), *words],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-    )
-    return done.stdout.strip().splitlines()[-1].strip()
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from load_orgs import clean_env, cli_bootstrap
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -44,9 +32,7 @@ async def run(args: argparse.Namespace) -> None:
     from docshelf.config import Settings
 
     data_dir = Path(tempfile.mkdtemp(prefix="docshelf-cost-"))
-    cli(data_dir, "user", "create", "--email", "bench@docshelf.local")
-    cli(data_dir, "org", "create", "--title", "Bench", "--owner", "bench@docshelf.local")
-    token = cli(data_dir, "token", "create", "--user", "bench@docshelf.local")
+    token, _ = cli_bootstrap(clean_env(), data_dir)
     # As load_reads.py runs the server: the limiter on (never reached), no access log lines.
     settings = Settings(data_dir=data_dir, rate_limit=1_000_000_000, access_log=False)
     app = create_app(settings)
