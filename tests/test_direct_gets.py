@@ -339,6 +339,17 @@ async def test_concurrent_reads_answer_each_caller_exactly(
                 for got, want in zip(done, alone * 2, strict=True):
                     assert isinstance(got, asyncio.CancelledError) or got == want
             assert await asyncio.gather(*(answer(p, h) for p, h in cases)) == alone
+
+            # A token revoked while reads are in flight: every request sent after the revoke
+            # is refused, whichever statement reads it.
+            org_path, victim = f"/v1/orgs/{org_id}", auth(reader)
+            before_revoke = [asyncio.ensure_future(answer(org_path, victim)) for _ in range(20)]
+            await asyncio.sleep(0)
+            async with unit_of_work(db) as conn:
+                await revoke_token(conn, reader.token)
+            after_revoke = await asyncio.gather(*(answer(org_path, victim) for _ in range(20)))
+            assert {status for status, _ in after_revoke} == {401}
+            assert {status for status, _ in await asyncio.gather(*before_revoke)} <= {200, 401}
             assert engine.sync_engine.pool.checkedout() == 0
             gate = getattr(engine, "gate", None)
             if gate is not None:
@@ -360,8 +371,11 @@ async def test_the_gate_admits_first_come_first_served() -> None:
 
     waiting = [asyncio.ensure_future(take(name)) for name in ("first", "second")]
     await asyncio.sleep(0)
+    assert order == []
+    # Scheduled before the release, so it asks before the woken waiter runs: an unfair gate
+    # (a free permit to whoever asks first, as the pool did) would let it in first.
+    late = asyncio.ensure_future(take("late"))
     held.release()
-    late = asyncio.ensure_future(take("late"))  # asks right after the release
     await asyncio.gather(*waiting, late)
     assert order == ["first", "second", "late"]
 
@@ -371,3 +385,35 @@ async def test_the_gate_admits_first_come_first_served() -> None:
         await slow.enter()
     held.release()
     (await slow.enter()).release()
+
+
+async def test_reads_past_a_full_pool_answer_503_or_read_inline(
+    settings: Settings, db: AsyncEngine
+) -> None:
+    """With every connection taken for longer than the pool timeout, GETs waiting to be read
+    for answer 503 with Retry-After (PostgreSQL; the request that would read for them waited
+    its turn and timed out), and nothing stays taken. SQLite's reads run inline on their own
+    connections and never wait for a writer."""
+    org_id, (admin,) = await factories.org_with_members(db)
+    tight = settings.model_copy(update={"db_pool_size": 1, "lock_timeout": 0.2})
+    async with _client(tight, direct=True) as c:
+        engine = c._transport.app.state.engine  # type: ignore[attr-defined]
+        path, headers = f"/v1/orgs/{org_id}", {"Authorization": f"Bearer {admin.token}"}
+        # The install's first /v1 request writes its cursor key: done before the hold.
+        assert (await c.get(path, headers=headers)).status_code == 200
+        async with asyncio.timeout(60):
+            async with unit_of_work(engine):  # holds the only connection
+                answers = await asyncio.gather(*(c.get(path, headers=headers) for _ in range(8)))
+            if db.dialect.name == "postgresql":
+                assert {r.status_code for r in answers} == {503}
+                assert all(r.headers["retry-after"] == "1" for r in answers)
+                assert answers[0].json() == {
+                    "error": {
+                        "code": 503,
+                        "message": "The server is busy with other writes; retry shortly",
+                    }
+                }
+            else:
+                assert {r.status_code for r in answers} == {200}, answers[0].text
+            assert (await c.get(path, headers=headers)).status_code == 200
+        assert engine.sync_engine.pool.checkedout() == 0

@@ -290,12 +290,17 @@ class LazyRead(AsyncConnection):
     no I/O with asyncpg (its adapter begins transactions lazily, and a queued idle connection
     is taken without awaiting), so they run here directly instead of in one greenlet each. A
     checkout that must connect, and the close of a connection that ends (invalidated, or one
-    the full pool does not keep), go through SQLAlchemy's greenlet."""
+    the full pool does not keep), go through SQLAlchemy's greenlet.
+
+    Statements (`execute`, `exec_driver_sql`, `scalar`, `scalars`, `run_sync`) start it; what
+    reads the connection's own state (`info`, `in_transaction`, `stream`) needs `started()`
+    first, as `search.engine.custom_plans` does."""
 
     def __init__(self, engine: AsyncEngine, gate: Gate | None) -> None:
         super().__init__(engine)
         self._gate = gate
         self._admitted: asyncio.Semaphore | None = None
+        self._finished = False
 
     @property  # type: ignore[misc]
     def dialect(self) -> sa.Dialect:
@@ -304,6 +309,9 @@ class LazyRead(AsyncConnection):
     async def start(self, is_ctxmanager: bool = False) -> AsyncConnection:
         if self.sync_connection is not None:
             return self
+        if self._finished:
+            # A connection taken now would never be handed back.
+            raise sa.exc.InvalidRequestError("this read unit of work has ended")
         admitted = None if self._gate is None else await self._gate.enter()
         try:
             sync_engine = self.sync_engine
@@ -326,6 +334,7 @@ class LazyRead(AsyncConnection):
 
     async def finish(self) -> None:
         """Hands the connection back, if one was taken."""
+        self._finished = True
         sync_conn, self.sync_connection = self.sync_connection, None
         admitted, self._admitted = self._admitted, None
         try:

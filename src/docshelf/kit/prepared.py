@@ -21,6 +21,7 @@ handlers (503 for contention) and connection invalidation behave exactly as else
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -34,6 +35,8 @@ from sqlalchemy.sql import visitors
 
 from docshelf.kit.metrics import COALESCED_READS
 from docshelf.kit.sqlite_inline import InlineConnection
+
+log = logging.getLogger("docshelf")
 
 # Keys are result column names; `Any` so that a RowMapping (keyed by columns too) is one.
 Row = Mapping[Any, Any]
@@ -242,7 +245,7 @@ class Chain:
             # Named as each statement's rows are when it runs alone.
             lead_keys=self.lead._form(dialect).keys,
             follower_keys=self.follower._form(dialect).keys,
-            batch=_batch(fused, form, dialect) if dialect.name == "postgresql" else None,
+            batch=_batch_or_none(fused, form, dialect),
         )
 
 
@@ -261,6 +264,18 @@ class _Batch:
         return [[args[i] for args in each] for i in self.varying] + [
             each[0][i] for i in self.constant
         ]
+
+
+def _batch_or_none(fused: sa.Select[Any], form: _Form, dialect: sa.Dialect) -> _Batch | None:
+    """The batched form on PostgreSQL; None (each request reads on its own) elsewhere, or for
+    a statement shape `_batch` does not take apart."""
+    if dialect.name != "postgresql":
+        return None
+    try:
+        return _batch(fused, form, dialect)
+    except ValueError:
+        log.warning("no coalesced form for %r; its reads run one by one", form.sql[:200])
+        return None
 
 
 def _batch(fused: sa.Select[Any], form: _Form, dialect: sa.Dialect) -> _Batch:
@@ -282,8 +297,8 @@ def _batch(fused: sa.Select[Any], form: _Form, dialect: sa.Dialect) -> _Batch:
         return placeholder[number]
 
     inner = re.sub(r"\$(\d+)(?=::)", renumber, form.sql)
-    if sorted(seen) != list(range(1, len(form.names) + 1)):
-        raise ValueError(f"parameters of {form.sql!r} not all rendered once with their cast")
+    if set(seen) != set(range(1, len(form.names) + 1)):
+        raise ValueError(f"parameters of {form.sql!r} not all rendered with their cast")
     arrays = ", ".join(f"${k + 1}{casts[i]}[]" for k, i in enumerate(varying))
     columns = ", ".join([*(f"p{k}" for k in range(len(varying))), "n"])
     return _Batch(
@@ -344,7 +359,7 @@ class _Coalescer:
             self.waiting.append(entry)
             try:
                 outcome = await entry[1]
-            except asyncio.CancelledError:
+            except BaseException:  # cancelled, or closed with the loop: hand on what it holds
                 if entry in self.waiting:
                     self.waiting.remove(entry)
                 elif entry[1].done() and not entry[1].cancelled() and entry[1].result() is _LEAD:
@@ -355,8 +370,15 @@ class _Coalescer:
         self.busy = True
         group, self.waiting = [(args, None), *self.waiting], []
         rows: dict[int, tuple[Any, ...]] | None = None
+        busy: sa.exc.TimeoutError | None = None
         try:
-            await conn.start()
+            try:
+                await conn.start()
+            except sa.exc.TimeoutError as exc:
+                # No connection within the pool timeout: a 503 for all of them now, rather
+                # than each waiting its own turn for one again.
+                busy = exc
+                raise
             driver = _driver_connection(conn)
             if driver is None:
                 raise RuntimeError("not an autocommitting asyncpg connection")
@@ -371,12 +393,18 @@ class _Coalescer:
                 rows = {record[0]: tuple(record)[1:] for record in records}
                 COALESCED_READS.inc(len(group) - 1)
         except Exception:
+            if busy is not None:
+                raise
             rows = None  # each request reads on its own instead (the module docstring)
         finally:
             # Also when this request is cancelled: those it read for then read on their own.
             self._hand_on()
             for position, (_, future) in enumerate(group[1:], start=2):
-                if future is not None and not future.done():
+                if future is None or future.done():
+                    continue
+                if busy is not None:
+                    future.set_exception(sa.exc.TimeoutError(str(busy)))
+                else:
                     future.set_result(_NOT_RUN if rows is None else rows.get(position))
         return _NOT_RUN if rows is None else rows.get(1)
 
