@@ -84,6 +84,10 @@ class Snapshot:
     async def page(self, page_id: str) -> Record | None:
         if page_id == ROOT:
             return None
+        # Read or changed already (None: absent or deleted): presenting a search hit asks for
+        # the same few records hundreds of times, and each walk through `pages` cost ~10 µs.
+        if page_id in self._pages:
+            return self._pages[page_id]
         return (await self.pages([page_id])).get(page_id)
 
     async def root(self) -> Record:
