@@ -7,7 +7,7 @@ presenters turn into wire objects. No ORM identity map on the request path (see 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -280,6 +280,16 @@ async def started(conn: AsyncConnection) -> AsyncConnection:
     return conn
 
 
+def _starting(method: Callable[..., Awaitable[Any]]) -> Any:
+    """`method` of a `LazyRead`, taking its connection first."""
+
+    async def run(self: AsyncConnection, *args: Any, **kwargs: Any) -> Any:
+        await started(self)
+        return await method(self, *args, **kwargs)
+
+    return run
+
+
 class LazyRead(AsyncConnection):
     """A PostgreSQL read unit of work: autocommit, so no BEGIN or COMMIT reaches the server,
     and its connection is taken from the pool (through the engine's `Gate`) only when its
@@ -349,25 +359,11 @@ class LazyRead(AsyncConnection):
             if admitted is not None:
                 admitted.release()
 
-    async def execute(self, *args: Any, **kwargs: Any) -> Any:
-        await started(self)
-        return await super().execute(*args, **kwargs)
-
-    async def exec_driver_sql(self, *args: Any, **kwargs: Any) -> Any:
-        await started(self)
-        return await super().exec_driver_sql(*args, **kwargs)
-
-    async def scalar(self, *args: Any, **kwargs: Any) -> Any:
-        await started(self)
-        return await super().scalar(*args, **kwargs)
-
-    async def scalars(self, *args: Any, **kwargs: Any) -> Any:
-        await started(self)
-        return await super().scalars(*args, **kwargs)
-
-    async def run_sync(self, *args: Any, **kwargs: Any) -> Any:
-        await started(self)
-        return await super().run_sync(*args, **kwargs)
+    execute = _starting(AsyncConnection.execute)
+    exec_driver_sql = _starting(AsyncConnection.exec_driver_sql)
+    scalar = _starting(AsyncConnection.scalar)
+    scalars = _starting(AsyncConnection.scalars)
+    run_sync = _starting(AsyncConnection.run_sync)
 
 
 # SQLSTATEs that mean "not now" rather than "wrong": lock_not_available (lock_timeout),

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -33,6 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import visitors
 
+from docshelf.kit.db import started
 from docshelf.kit.metrics import COALESCED_READS
 from docshelf.kit.sqlite_inline import InlineConnection
 
@@ -151,9 +153,7 @@ class Prepared:
     ) -> list[dict[str, Any]] | None:
         """The rows (at most one with `one`) read on the bare driver; None when the shortcut
         does not apply or the driver refused, for SQLAlchemy to run the statement instead."""
-        if conn.sync_connection is None:
-            await conn.start()  # a LazyRead (kit.db) that has not read yet
-        driver = _driver_connection(conn)
+        driver = _driver_connection(await started(conn))
         if driver is None:
             return None
         form = self._form(conn.dialect)
@@ -349,7 +349,7 @@ class _Coalescer:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.busy = False
-        self.waiting: list[tuple[list[Any], asyncio.Future[Any]]] = []
+        self.waiting: deque[tuple[list[Any], asyncio.Future[Any]]] = deque()
 
     async def fetch(self, conn: AsyncConnection, fused: _Fused, args: list[Any]) -> Any:
         """The raw fused row of these arguments, None if there is none, or _NOT_RUN. `conn`
@@ -368,7 +368,7 @@ class _Coalescer:
             if outcome is not _LEAD:
                 return outcome
         self.busy = True
-        group, self.waiting = [(args, None), *self.waiting], []
+        group, self.waiting = [(args, None), *self.waiting], deque()
         rows: dict[int, tuple[Any, ...]] | None = None
         busy: sa.exc.TimeoutError | None = None
         try:
@@ -411,7 +411,7 @@ class _Coalescer:
     def _hand_on(self) -> None:
         """The read is done: the first waiting request reads next, for all who wait then."""
         while self.waiting:
-            _, future = self.waiting.pop(0)
+            _, future = self.waiting.popleft()
             if not future.done():
                 future.set_result(_LEAD)
                 return

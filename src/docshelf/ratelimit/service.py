@@ -29,20 +29,20 @@ class Verdict:
     def allowed(self) -> bool:
         return self.remaining >= 0
 
+    def _values(self) -> tuple[int, int, int]:
+        return self.limit, max(self.remaining, 0), self.reset
+
     def raw_headers(self) -> list[tuple[bytes, bytes]]:
         """`headers()` as ASGI header pairs, for the edge middleware's every answer."""
-        return [
-            (b"x-ratelimit-limit", b"%d" % self.limit),
-            (b"x-ratelimit-remaining", b"%d" % max(self.remaining, 0)),
-            (b"x-ratelimit-reset", b"%d" % self.reset),
-        ]
+        values = self._values()
+        return [(name, b"%d" % value) for name, value in zip(_RAW_NAMES, values, strict=True)]
 
     def headers(self) -> dict[str, str]:
-        return {
-            "X-RateLimit-Limit": str(self.limit),
-            "X-RateLimit-Remaining": str(max(self.remaining, 0)),
-            "X-RateLimit-Reset": str(self.reset),
-        }
+        return {name: str(value) for name, value in zip(_NAMES, self._values(), strict=True)}
+
+
+_NAMES = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+_RAW_NAMES = tuple(name.lower().encode() for name in _NAMES)
 
 
 class StoreUnreachable(Exception):
