@@ -143,6 +143,42 @@ async def test_section_hits_and_snippets(db: AsyncEngine) -> None:
     assert section.body in " ".join(long_body.split())
 
 
+async def test_snippets_are_cut_around_the_first_word_of_the_query_found(db: AsyncEngine) -> None:
+    (sid,) = await make_spaces(db, "Docs")
+    filler = "Lorem ipsum dolor sit amet. " * 20
+    bodies = {
+        "prefix": filler + "Then the Deployment starts. " + filler,
+        "parts": filler + "Read the v2 notes. " + filler,
+        "second": filler + "A canary here, " + filler + "and a canary there.",
+        "title": filler,
+    }
+    await index(
+        db,
+        sid,
+        {
+            pid: page("Page", (("Canary", body) if pid == "title" else (None, body)))
+            for pid, body in bodies.items()
+        },
+    )
+    plain = {pid: " ".join(body.split()) for pid, body in bodies.items()}
+
+    async def snippet_of(query: str, pid: str) -> str:
+        hits, _ = await find(db, query, [sid])
+        (section,) = {h.page_id: h for h in hits}[pid].sections
+        assert 100 <= len(section.body) <= engine.SNIPPET_CHARS
+        assert section.body in plain[pid]
+        return section.body
+
+    # The last word a prefix, matched whatever its case.
+    assert "Then the Deployment starts." in await snippet_of("deploy", "prefix")
+    # A word of two tokens: both required, either marks.
+    assert "Read the v2 notes." in await snippet_of("v2", "parts")
+    # The first of two matches, not a later one.
+    assert "A canary here," in await snippet_of("canary", "second")
+    # Only the section title held the word: the body's beginning.
+    assert plain["title"].startswith(await snippet_of("canary", "title"))
+
+
 async def test_reindex_replaces_and_none_removes(db: AsyncEngine) -> None:
     (sid,) = await make_spaces(db, "Docs")
     await index(
