@@ -50,3 +50,13 @@ class SizedLRU(Generic[K, V]):
     def clear(self) -> None:
         self._items.clear()
         self._size = 0
+
+
+def _one(_value: object) -> int:
+    return 1
+
+
+def counted(capacity: int) -> SizedLRU[K, V]:
+    """An LRU of at most `capacity` entries, for values of a bounded size each (a kept
+    structure, not arbitrary bytes)."""
+    return SizedLRU(capacity, _one)

@@ -4,18 +4,18 @@ worker process (kit/offload), a small one inline (the round trip would cost more
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
 
 from docshelf.content import html as reader_html
 from docshelf.kit import offload
+from docshelf.kit.lru import SizedLRU, counted
 
 # Pages (of text) above this are rendered off the event loop.
 OFFLOAD_CHARS = 20_000
 RENDER_SECONDS = 30
 _KEEP = 4096
-_kept: OrderedDict[tuple[str, str, str, Hashable], Body] = OrderedDict()
+_kept: SizedLRU[tuple[str, str, str, Hashable], Body] = counted(_KEEP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +50,7 @@ def _render(markdown: str, base_path: str, paths: dict[str, str]) -> Body:
 def kept(revision_id: str, page_id: str, base_path: str, variant: Hashable) -> Body | None:
     """`variant` names what the visitor may see that links in the body depend on."""
     key = (revision_id, page_id, base_path, variant)
-    body = _kept.get(key)
-    if body is not None:
-        _kept.move_to_end(key)
-    return body
+    return _kept.get(key)
 
 
 async def render(
@@ -70,7 +67,5 @@ async def render(
         )
     else:
         body = _render(markdown, base_path, paths)
-    _kept[(revision_id, page_id, base_path, variant)] = body
-    while len(_kept) > _KEEP:
-        _kept.popitem(last=False)
+    _kept.put((revision_id, page_id, base_path, variant), body)
     return body

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import OrderedDict
 from dataclasses import dataclass
 from email.utils import format_datetime
 from typing import Any
@@ -22,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import repository as content_repository
 from docshelf.content import reusable
+from docshelf.kit.lru import SizedLRU
 from docshelf.reader import render
 from docshelf.search import engine as search_engine
 from docshelf.site import nav as navs
@@ -38,8 +38,10 @@ SHARE_COOKIE = "docshelf_share"
 VISITOR_COOKIE = "docshelf_visitor"
 SEARCH_LIMIT = 20
 MAX_QUERY = 256
-_KEEP_PAGES = 2048
-_pages: OrderedDict[str, bytes] = OrderedDict()
+# Rendered pages, bounded by their bytes: a page carries its site's whole navigation, so a
+# count alone (2,048 before) let a large site's pages hold hundreds of MB.
+_KEEP_PAGES_MB = 32
+_pages: SizedLRU[str, bytes] = SizedLRU(_KEEP_PAGES_MB * 1024 * 1024, len)
 
 
 @dataclass
@@ -250,16 +252,11 @@ def _structure_key(place: Place) -> list[Any]:
 
 
 def kept_page(key: str) -> bytes | None:
-    body = _pages.get(key)
-    if body is not None:
-        _pages.move_to_end(key)
-    return body
+    return _pages.get(key)
 
 
 def keep_page(key: str, body: bytes) -> None:
-    _pages[key] = body
-    while len(_pages) > _KEEP_PAGES:
-        _pages.popitem(last=False)
+    _pages.put(key, body)
 
 
 # -- answers -----------------------------------------------------------------------------------

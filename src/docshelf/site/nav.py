@@ -4,7 +4,6 @@ visitor (hidden, condition). Pure data, no I/O past `load`."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,10 +11,11 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import repository as content_repository
+from docshelf.kit.lru import SizedLRU, counted
 from docshelf.site.conditions import shows
 
 _KEEP = 256
-_navs: OrderedDict[tuple[str, str], Nav] = OrderedDict()
+_navs: SizedLRU[tuple[str, str], Nav] = counted(_KEEP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +84,6 @@ async def load(conn: AsyncConnection, space_id: str, revision_id: str) -> Nav | 
     key = (space_id, revision_id)
     nav = _navs.get(key)
     if nav is not None:
-        _navs.move_to_end(key)
         return nav
     row = await content_repository.get(conn, space_id, revision_id)
     if row is None:
@@ -135,7 +134,5 @@ async def load(conn: AsyncConnection, space_id: str, revision_id: str) -> Nav | 
         pages_root=row["pages_root"],
         conditional=tuple((p.id, p.condition) for p in pages.values() if p.condition),
     )
-    _navs[key] = nav
-    while len(_navs) > _KEEP:
-        _navs.popitem(last=False)
+    _navs.put(key, nav)
     return nav

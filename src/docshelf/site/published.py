@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -26,6 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.authz.content import ContentScope
+from docshelf.kit.lru import SizedLRU, counted
 from docshelf.organization import repository as org_repository
 from docshelf.organization.policy import OrgAccess
 from docshelf.site import nav as navs
@@ -212,7 +212,7 @@ async def open_for_member(
 # structure routes, which may read inside a write, use `site_view`).
 
 _KEEP_STRUCTURES = 1024
-_structures: OrderedDict[tuple[str, int], tuple[list[Row], list[Row]]] = OrderedDict()
+_structures: SizedLRU[tuple[str, int], tuple[list[Row], list[Row]]] = counted(_KEEP_STRUCTURES)
 # GitBook's `SiteHostname`.
 HOSTNAME = re.compile(
     r"^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?[.]){2,}[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$"
@@ -252,7 +252,6 @@ async def _structure(conn: AsyncConnection, site: Row) -> tuple[list[Row], list[
     key = (str(site["id"]), int(site["structure_version"]))
     kept = _structures.get(key)
     if kept is not None:
-        _structures.move_to_end(key)
         return kept
     kept = (
         [dict(r) for r in await repository.sections(conn, key[0])],
@@ -262,9 +261,7 @@ async def _structure(conn: AsyncConnection, site: Row) -> tuple[list[Row], list[
     if sync is None or sync.get_execution_options().get("write"):
         # Read inside a write transaction: it may hold this version's rows uncommitted.
         return kept
-    _structures[key] = kept
-    while len(_structures) > _KEEP_STRUCTURES:
-        _structures.popitem(last=False)
+    _structures.put(key, kept)
     return kept
 
 
