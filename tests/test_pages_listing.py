@@ -4,17 +4,29 @@ not change), and the space in the key keeps two spaces with the same content apa
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import orjson
+import pytest
+import sqlalchemy as sa
+from prometheus_client import REGISTRY
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.config import Settings
+from docshelf.content import lifecycle
 from docshelf.content import listing as pieces
+from docshelf.content import repository as content_repository
 from docshelf.content import service as content_service
 from docshelf.content.limits import MAX_PAGE_DEPTH
 from docshelf.content.presenter import nest_pages
 from docshelf.content.snapshot import PAGE_DEFAULTS, ROOT
+from docshelf.kit.clock import clock, utcnow
+from docshelf.kit.db import unit_of_work
+from docshelf.models import listing_snapshots
+from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
 from tests.factories import Who
@@ -286,3 +298,142 @@ def test_pieces_are_kept_per_space_within_their_budget() -> None:
     small = pieces.PiecesCache(one.size - 1)  # a space larger than the budget is not kept
     small.put("s1", one)
     assert small.get("s1") is None and small.size == 0
+
+
+def test_stored_pieces_read_back_as_built_and_refuse_other_bytes() -> None:
+    prefix = "http://h/s/space/pages/"
+    for built in (pieces.build("r1", _records()), pieces.build(None, {})):
+        back = pieces.loads(pieces.dumps(built))
+        assert back == built
+        assert back is not None and pieces.encode(back, prefix) == pieces.encode(built, prefix)
+    stored = pieces.dumps(pieces.build("r1", _records()))
+    other_version = stored.replace(b"\x01", b"\x02", 1)
+    assert other_version != stored
+    for refused in (b"", b"\x00", b"garbage", stored[:-5], other_version, orjson.dumps([1])):
+        assert pieces.loads(refused) is None
+
+
+async def _stored(db: AsyncEngine, sid: str) -> tuple[str, bytes] | None:
+    async with unit_of_work(db, write=False) as conn:
+        row = await content_repository.listing_snapshot(conn, sid)
+    return None if row is None else (row["pages_root"], row["data"])
+
+
+def _builds() -> dict[str, float]:
+    return {
+        start: REGISTRY.get_sample_value("docshelf_listing_builds_total", {"start": start}) or 0.0
+        for start in ("memory", "stored", "pages")
+    }
+
+
+def _new_process() -> None:
+    """What a process that has just started keeps: nothing."""
+    content_service._listings.clear()
+    content_service._pieces.clear()
+
+
+@pytest.fixture
+def stored_from(settings: Settings) -> Iterator[Callable[[int], None]]:
+    """Spaces of at least so many pages keep stored pieces, for the test."""
+
+    def use(pages: int) -> None:
+        lifecycle.use_settings(settings.model_copy(update={"listing_snapshot_pages": pages}))
+
+    yield use
+    lifecycle.use_settings(settings)
+
+
+async def test_a_large_space_is_listed_from_its_stored_pieces_by_a_new_process(
+    client: httpx.AsyncClient, db: AsyncEngine, stored_from: Callable[[int], None]
+) -> None:
+    stored_from(3)
+    sid, admin = await live_space(client, db)
+    small, other = await live_space(client, db)
+    url = f"/v1/spaces/{sid}/content/pages"
+    await write_live(client, small, other, insert("x", title="X"), insert("y", title="Y"))
+    out = await write_live(
+        client,
+        sid,
+        admin,
+        *(insert(f"# {t}", title=t, ref=t) for t in ("A", "B", "C", "D")),
+    )
+    ids = {c["ref"]: c["page"]["id"] for c in out["changes"]}
+    assert await _stored(db, sid) is None  # written after commit, by the job
+    await JobRunner(db).drain()
+    stored = await _stored(db, sid)
+    assert stored is not None
+    assert await _stored(db, small) is None  # below the size that is worth storing
+    await write_live(client, small, other, insert("z", title="Z"))
+    await JobRunner(db).drain()
+    assert await _stored(db, small) is not None  # now at that size
+
+    # A process with nothing kept lists from the stored pieces, exactly as a fresh build.
+    _new_process()
+    before = _builds()
+    first = await listing(client, url, admin)
+    assert first == await built_fresh(client, f"/v1/spaces/{sid}/content", admin)
+    assert _builds() == {**before, "stored": before["stored"] + 1}
+
+    # A small change: the job leaves the stored pieces a few records behind main, and a new
+    # process lists main from them and the records the maps' diff names.
+    await write_live(
+        client,
+        sid,
+        admin,
+        {"operation": "update_page", "page": ids["B"], "title": "Bee"},
+        {"operation": "update_page", "page": ids["D"], "into": ids["A"], "at": 0},
+    )
+    await JobRunner(db).drain()
+    assert await _stored(db, sid) == stored
+    _new_process()
+    before = _builds()
+    moved = await listing(client, url, admin)
+    assert moved == await built_fresh(client, f"/v1/spaces/{sid}/content", admin)
+    assert [(p["title"], p["path"]) for p in orjson.loads(moved)["pages"][0]["pages"]] == [
+        ("D", "a/d")
+    ]
+    assert _builds() == {**before, "stored": before["stored"] + 1}
+
+    # Pieces of another format (or bytes that are not pieces) are not read: a whole build.
+    async with unit_of_work(db) as conn:
+        await content_repository.put_listing_snapshot(conn, sid, stored[0], b"\x00", utcnow())
+    _new_process()
+    before = _builds()
+    assert await listing(client, url, admin) == moved
+    assert _builds() == {**before, "pages": before["pages"] + 1}
+
+    # Purging the space takes its stored pieces with it.
+    r = await client.delete(f"/v1/spaces/{sid}", headers=admin.headers)
+    assert r.status_code == 205, r.text
+    clock.advance(timedelta(days=8))
+    await JobRunner(db).drain()
+    async with unit_of_work(db, write=False) as conn:
+        left = await conn.execute(sa.select(sa.func.count()).select_from(listing_snapshots))
+        assert left.scalar_one() == 1  # the small space's, kept
+        assert await content_repository.listing_snapshot(conn, sid) is None
+
+
+async def test_the_job_rewrites_stored_pieces_that_lag_main_by_many_records(
+    client: httpx.AsyncClient, db: AsyncEngine, stored_from: Callable[[int], None]
+) -> None:
+    stored_from(1)
+    sid, admin = await live_space(client, db)
+    await write_live(client, sid, admin, insert("a", title="A"))
+    await JobRunner(db).drain()
+    first = await _stored(db, sid)
+    assert first is not None
+    for batch in range(2):  # more records than the stored pieces may lag by
+        pages = (insert(f"p{i}", title=f"P{i}") for i in range(batch * 35, batch * 35 + 35))
+        await write_live(client, sid, admin, *pages)
+    await JobRunner(db).drain()
+    second = await _stored(db, sid)
+    assert second is not None and second[0] != first[0]
+    async with unit_of_work(db, write=False) as conn:
+        assert second[0] == await content_repository.main_pages_root(conn, sid)
+    rebuilt = pieces.loads(second[1])
+    assert rebuilt is not None and len(rebuilt.pages) == 71
+    _new_process()
+    url = f"/v1/spaces/{sid}/content/pages"
+    assert await listing(client, url, admin) == await built_fresh(
+        client, f"/v1/spaces/{sid}/content", admin
+    )

@@ -22,3 +22,4 @@ def configure(settings: Settings) -> None:
     """Hands the process's settings to the job kinds that read them (fetch allowances and
     deadlines), in whichever process runs jobs: the serving app's or a worker."""
     openapi_processing.use_settings(settings)
+    content_tasks.use_settings(settings)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 import docshelf.content.markdown as md
-from docshelf.content import hamt, parsing
+from docshelf.content import hamt, lifecycle, parsing
 from docshelf.content.snapshot import ROOT, Snapshot
 from docshelf.links import repository as links
 from docshelf.search import engine as search
@@ -21,6 +21,8 @@ async def main_moved(
 ) -> None:
     old_root = None if before is None else before.pages_root
     page_diff = await hamt.diff(after.store, old_root, after.pages_root)
+    if page_diff:
+        await lifecycle.listing_moved(conn, space_id, after)
     page_diff.pop(ROOT, None)
     old_files = None if before is None else before.files_root
     file_diff = await hamt.diff(after.store, old_files, after.files_root)

@@ -17,6 +17,7 @@ from docshelf.kit.ids import new_id
 from docshelf.models import (
     change_requests,
     import_stages,
+    listing_snapshots,
     pdf_exports,
     revisions,
     space_blobs,
@@ -213,3 +214,45 @@ async def lock_blob_keys(conn: AsyncConnection, keys: Iterable[str]) -> None:
             ),
             {"space": _BLOB_LOCK_SPACE, "ids": ids},
         )
+
+
+async def listing_snapshot(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:
+    """The space's stored listing pieces: pages_root and data."""
+    stmt = sa.select(listing_snapshots.c.pages_root, listing_snapshots.c.data).where(
+        listing_snapshots.c.space_id == space_id
+    )
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def listing_snapshot_root(conn: AsyncConnection, space_id: str) -> str | None:
+    stmt = sa.select(listing_snapshots.c.pages_root).where(listing_snapshots.c.space_id == space_id)
+    return (await conn.execute(stmt)).scalar_one_or_none()
+
+
+async def main_pages_root(conn: AsyncConnection, space_id: str) -> str | None:
+    """The pages map of the space's main head, None for a space gone or deleted."""
+    stmt = (
+        sa.select(revisions.c.pages_root)
+        .join(spaces, spaces.c.revision_id == revisions.c.id)
+        .where(spaces.c.id == space_id, spaces.c.deleted_at.is_(None))
+    )
+    return (await conn.execute(stmt)).scalar_one_or_none()
+
+
+async def put_listing_snapshot(
+    conn: AsyncConnection, space_id: str, pages_root: str, data: bytes, now: datetime
+) -> None:
+    """Stores the space's listing pieces in place of any earlier ones, unless the space is gone
+    (its rows deleted meanwhile: nothing to keep)."""
+    exists = sa.select(spaces.c.id).where(spaces.c.id == space_id)
+    if (await conn.execute(exists)).first() is None:
+        return
+    stmt = upsert_insert(conn.dialect.name, listing_snapshots).values(
+        space_id=space_id, pages_root=pages_root, data=data, created_at=now
+    )
+    await conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=[listing_snapshots.c.space_id],
+            set_={"pages_root": pages_root, "data": data, "created_at": now},
+        )
+    )

@@ -45,6 +45,12 @@ COALESCED_READS = Counter(
     "Requests whose caller and first read another request's statement read for them "
     "(PostgreSQL, kit.prepared).",
 )
+LISTING_BUILDS = Counter(
+    "docshelf_listing_builds",
+    "Page listings built (not served from kept bytes), by what they started from: this "
+    "process's pieces, the stored pieces of a large space, or every page.",
+    ("start",),
+)
 POOL_IN_USE = Gauge(
     "docshelf_db_pool_connections_in_use",
     "Database connections checked out of the pools, summed over live processes.",

@@ -7,6 +7,7 @@ from docshelf.models.comment import comment_reactions, comment_replies, comments
 from docshelf.models.content import (
     content_objects,
     import_stages,
+    listing_snapshots,
     page_link_stats,
     page_links,
     revisions,
@@ -56,6 +57,7 @@ __all__ = [
     "instance_settings",
     "invites",
     "jobs",
+    "listing_snapshots",
     "members",
     "openapi_spec_contents",
     "openapi_spec_versions",

@@ -43,6 +43,24 @@ content_objects = sa.Table(
     sa.Column("data", sa.LargeBinary(), nullable=False),
 )
 
+# The pieces of a large space's page listing (content/listing.py), as of one revision of its
+# main: a process that has none in memory lists any revision from these and the pages the maps'
+# diff names, instead of reading and encoding every page. Derived data, rewritten by a job as
+# main moves on (content.snapshot_listing); any row is a valid starting point.
+listing_snapshots = sa.Table(
+    "listing_snapshots",
+    metadata,
+    sa.Column(
+        "space_id",
+        sa.String(32),
+        sa.ForeignKey("spaces.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("pages_root", sa.String(32), nullable=False),
+    sa.Column("data", sa.LargeBinary(), nullable=False),
+    sa.Column("created_at", UTCDateTime(), nullable=False),
+)
+
 # Which spaces reference which blob (file bytes in the blob store, keyed by sha256): a blob is
 # deleted from storage only once no space references it.
 space_blobs = sa.Table(
