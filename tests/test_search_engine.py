@@ -179,6 +179,32 @@ async def test_snippets_are_cut_around_the_first_word_of_the_query_found(db: Asy
     assert plain["title"].startswith(await snippet_of("canary", "title"))
 
 
+def test_postgresql_marks_the_first_token_that_is_a_word_of_the_query() -> None:
+    pad = "x " * 110  # longer than a snippet: marked
+    cases = [
+        # (query, text after the padding, the marked token or None)
+        ("webhook", "a Webhook here, a webhook there", "Webhook"),
+        ("webh", "see webhooks", "webhooks"),  # the last word is a prefix
+        ("webhook", "awebhook webhooks", "webhooks"),  # a token's start, never its middle
+        ("webhook", "awebhook webhook_x", "webhook"),  # _ separates tokens
+        ("webhook now", "now a webhook", "now"),  # any word of the query, the first found
+        ("a:b", "c b a", "b"),  # a word of two tokens: either
+        ("İstanbul", "İSTANBUL İstanbul", None),  # lower-cased by tsquery as "i̇stanbul"
+        ("straße", "STRASSE Straße", "Straße"),  # read as is where lower-casing grows text
+        ("zyzzyva", "nothing here", None),
+    ]
+    for query, text, token in cases:
+        plan = engine._Postgres(engine._terms(query))
+        marked = plan.marked(pad + text)
+        if token is None:
+            assert marked == pad + text, query
+        else:
+            assert f"\x02{token}\x03" in marked, (query, marked[-40:])
+            assert marked.replace("\x02", "").replace("\x03", "") == pad + text
+    short = "a webhook"
+    assert engine._Postgres(engine._terms("webhook")).marked(short) == short
+
+
 async def test_reindex_replaces_and_none_removes(db: AsyncEngine) -> None:
     (sid,) = await make_spaces(db, "Docs")
     await index(

@@ -814,10 +814,20 @@ class _Postgres(_Plan):
     def marked(self, snippet: str) -> str:
         if len(snippet) <= SNIPPET_CHARS:
             return snippet  # its own snippet: nothing to centre
-        m = self._lexemes.search(snippet)
-        if m is None:
-            return snippet  # only the section title held a word: the body's beginning
-        return f"{snippet[: m.start()]}{_OPEN}{m.group()}{_CLOSE}{snippet[m.end() :]}"
+        # Searched in lower case (the lexemes are): a case-insensitive expression cost six
+        # times as much. Unless lower-casing moved the offsets (a letter whose lower case is
+        # two characters), which the case-insensitive one then reads as is.
+        text = snippet.lower()
+        pattern = self._lexemes
+        if len(text) != len(snippet):
+            text, pattern = snippet, re.compile(pattern.pattern, re.IGNORECASE)
+        for m in pattern.finditer(text):
+            # The start of a token: checked here, as a look-behind in the expression kept
+            # the regex engine from skipping ahead to a word's first letters.
+            if m.start() == 0 or not _WORD.match(text, m.start() - 1):
+                start, end = m.span()
+                return f"{snippet[:start]}{_OPEN}{snippet[start:end]}{_CLOSE}{snippet[end:]}"
+        return snippet  # only the section title held a word: the body's beginning
 
     @functools.cached_property
     def _lexemes(self) -> re.Pattern[str]:
@@ -831,7 +841,7 @@ class _Postgres(_Plan):
                 rest = r"[^\W_]*" if prefix and j == len(tokens) - 1 else ""
                 alternatives.append(re.escape(token) + rest)
         either = "|".join(alternatives) or "(?!)"  # no token at all: nothing to mark
-        return re.compile(rf"(?<![^\W_])(?:{either})(?![^\W_])", re.IGNORECASE)
+        return re.compile(rf"(?:{either})(?![^\W_])")
 
     def in_order(self, column: sa.ColumnElement[str]) -> sa.ColumnElement[str]:
         # Ids are mixed-case: byte order, as on SQLite, not the database's collation.
