@@ -4,11 +4,13 @@ not change), and the space in the key keeps two spaces with the same content apa
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
 import httpx
+import msgpack
 import orjson
 import pytest
 import sqlalchemy as sa
@@ -25,7 +27,7 @@ from docshelf.content.presenter import nest_pages
 from docshelf.content.snapshot import PAGE_DEFAULTS, ROOT
 from docshelf.kit.clock import clock, utcnow
 from docshelf.kit.db import unit_of_work
-from docshelf.models import listing_snapshots
+from docshelf.models import jobs, listing_snapshots
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
@@ -302,21 +304,38 @@ def test_pieces_are_kept_per_space_within_their_budget() -> None:
 
 def test_stored_pieces_read_back_as_built_and_refuse_other_bytes() -> None:
     prefix = "http://h/s/space/pages/"
-    for built in (pieces.build("r1", _records()), pieces.build(None, {})):
-        back = pieces.loads(pieces.dumps(built))
-        assert back == built
-        assert back is not None and pieces.encode(back, prefix) == pieces.encode(built, prefix)
-    stored = pieces.dumps(pieces.build("r1", _records()))
-    other_version = stored.replace(b"\x01", b"\x02", 1)
-    assert other_version != stored
-    for refused in (b"", b"\x00", b"garbage", stored[:-5], other_version, orjson.dumps([1])):
-        assert pieces.loads(refused) is None
+    built = pieces.build("r1", _records())
+    back = pieces.loads(pieces.dumps(built), "r1")
+    assert back == built
+    assert back is not None and pieces.encode(back, prefix) == pieces.encode(built, prefix)
+    stored = pieces.dumps(built)
+    envelopes = [
+        ("r2", 1, (b"", (), b"", b"", None, b""), []),  # another map's
+        ("r1", "1", (b"", (), b"", b"", None, b""), []),  # a size that is not one
+        ("r1", 1, (b"",), []),  # a root piece of another shape
+    ]
+    refused = [b"", b"\x00", b"garbage", stored[:-5], orjson.dumps([1])]
+    refused += [msgpack.packb(e) for e in envelopes]
+    for data in refused:
+        assert pieces.loads(data, "r1") is None
+    assert pieces.loads(stored, "r2") is None
+    assert pieces.build(None, {}) == pieces.loads(pieces.dumps(pieces.build(None, {})), None)  # type: ignore[arg-type]
+
+
+def test_the_stored_format_follows_what_pieces_are_made_of() -> None:
+    assert pieces._format() == pieces.FORMAT  # a function of the code alone
+    assert len(pieces.FORMAT) == 16
 
 
 async def _stored(db: AsyncEngine, sid: str) -> tuple[str, bytes] | None:
     async with unit_of_work(db, write=False) as conn:
-        row = await content_repository.listing_snapshot(conn, sid)
+        row = await content_repository.listing_snapshot(conn, sid, pieces.FORMAT)
     return None if row is None else (row["pages_root"], row["data"])
+
+
+async def _store(db: AsyncEngine, sid: str, root: str, data: bytes, format: str) -> None:
+    async with unit_of_work(db) as conn:
+        await content_repository.put_listing_snapshot(conn, sid, root, format, data, utcnow())
 
 
 def _builds() -> dict[str, float]:
@@ -394,13 +413,40 @@ async def test_a_large_space_is_listed_from_its_stored_pieces_by_a_new_process(
     ]
     assert _builds() == {**before, "stored": before["stored"] + 1}
 
-    # Pieces of another format (or bytes that are not pieces) are not read: a whole build.
-    async with unit_of_work(db) as conn:
-        await content_repository.put_listing_snapshot(conn, sid, stored[0], b"\x00", utcnow())
+    # So is a change request's head.
+    cr = await new_cr(client, sid, admin)
+    r = await write(client, sid, cr["id"], admin, insert("e", title="E"))
+    assert r.status_code == 200, r.text
+    cr_url = f"/v1/spaces/{sid}/change-requests/{cr['id']}/content"
     _new_process()
     before = _builds()
-    assert await listing(client, url, admin) == moved
-    assert _builds() == {**before, "pages": before["pages"] + 1}
+    in_cr = await listing(client, f"{cr_url}/pages", admin)
+    assert in_cr == await built_fresh(client, cr_url, admin)
+    assert [p["title"] for p in orjson.loads(in_cr)["pages"]][-1] == "E"
+    assert _builds() == {**before, "stored": before["stored"] + 1}
+
+    # Pieces stored in another format are not read, nor are bytes that are not pieces; pieces
+    # of another shape are answered by a whole build, not an error.
+    current = content_service._pieces.get(sid)
+    assert current is not None and current.pages_root is not None
+    _new_process()
+    await listing(client, url, admin)
+    current = content_service._pieces.get(sid)
+    assert current is not None and current.pages_root is not None
+    one = next(iter(current.pages))
+    misshapen = dataclasses.replace(current, pages={**current.pages, one: (b"x",)})  # type: ignore[dict-item]
+    damaged = [
+        (pieces.dumps(current), "0000000000000000"),
+        (b"\x00", pieces.FORMAT),
+        (pieces.dumps(current)[:-3], pieces.FORMAT),
+        (pieces.dumps(misshapen), pieces.FORMAT),
+    ]
+    for data, format in damaged:
+        await _store(db, sid, current.pages_root, data, format)
+        _new_process()
+        before = _builds()
+        assert await listing(client, url, admin) == moved
+        assert _builds() == {**before, "pages": before["pages"] + 1}
 
     # Purging the space takes its stored pieces with it.
     r = await client.delete(f"/v1/spaces/{sid}", headers=admin.headers)
@@ -408,17 +454,16 @@ async def test_a_large_space_is_listed_from_its_stored_pieces_by_a_new_process(
     clock.advance(timedelta(days=8))
     await JobRunner(db).drain()
     async with unit_of_work(db, write=False) as conn:
-        left = await conn.execute(sa.select(sa.func.count()).select_from(listing_snapshots))
-        assert left.scalar_one() == 1  # the small space's, kept
-        assert await content_repository.listing_snapshot(conn, sid) is None
+        left = await conn.execute(sa.select(listing_snapshots.c.space_id))
+        assert left.scalars().all() == [small]
 
 
-async def test_the_job_rewrites_stored_pieces_that_lag_main_by_many_records(
+async def test_the_job_rewrites_stored_pieces_that_lag_main_and_drops_those_of_a_small_space(
     client: httpx.AsyncClient, db: AsyncEngine, stored_from: Callable[[int], None]
 ) -> None:
     stored_from(1)
     sid, admin = await live_space(client, db)
-    await write_live(client, sid, admin, insert("a", title="A"))
+    out = await write_live(client, sid, admin, insert("a", title="A", ref="a"))
     await JobRunner(db).drain()
     first = await _stored(db, sid)
     assert first is not None
@@ -430,10 +475,35 @@ async def test_the_job_rewrites_stored_pieces_that_lag_main_by_many_records(
     assert second is not None and second[0] != first[0]
     async with unit_of_work(db, write=False) as conn:
         assert second[0] == await content_repository.main_pages_root(conn, sid)
-    rebuilt = pieces.loads(second[1])
+    rebuilt = pieces.loads(second[1], second[0])
     assert rebuilt is not None and len(rebuilt.pages) == 71
     _new_process()
     url = f"/v1/spaces/{sid}/content/pages"
     assert await listing(client, url, admin) == await built_fresh(
         client, f"/v1/spaces/{sid}/content", admin
     )
+
+    # Stored in another format: rewritten at the next move, however small.
+    await _store(db, sid, second[0], second[1], "0000000000000000")
+    await write_live(client, sid, admin, insert("b", title="B"))
+    await JobRunner(db).drain()
+    third = await _stored(db, sid)
+    assert third is not None and third[0] != second[0]
+
+    # A move while the job runs (its queued key then taken) is looked at by another pass.
+    plan = await lifecycle._prepare_snapshot(db, {"space_id": sid})
+    await write_live(
+        client, sid, admin, {"operation": "delete_page", "page": out["changes"][0]["page"]["id"]}
+    )
+    async with unit_of_work(db) as conn:
+        await conn.execute(sa.delete(jobs))  # the move's own job: as if its key had been taken
+        await lifecycle.snapshot_listing(conn, {"space_id": sid}, plan)
+        queued = (await conn.execute(sa.select(jobs.c.kind))).scalars().all()
+    assert queued == [lifecycle.SNAPSHOT_LISTING]
+
+    # A space that shrinks below the size drops its stored pieces.
+    stored_from(200)
+    await write_live(client, sid, admin, insert("c", title="C"))
+    await JobRunner(db).drain()
+    async with unit_of_work(db, write=False) as conn:
+        assert (await conn.execute(sa.select(listing_snapshots))).all() == []

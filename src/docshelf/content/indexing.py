@@ -22,7 +22,7 @@ async def main_moved(
     old_root = None if before is None else before.pages_root
     page_diff = await hamt.diff(after.store, old_root, after.pages_root)
     if page_diff:
-        await lifecycle.listing_moved(conn, space_id, after)
+        await lifecycle.listing_moved(conn, space_id, before, after)
     page_diff.pop(ROOT, None)
     old_files = None if before is None else before.files_root
     file_diff = await hamt.diff(after.store, old_files, after.files_root)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -192,52 +193,85 @@ def use_settings(settings: Settings) -> None:
 _LAG = 64
 
 
-async def listing_moved(conn: AsyncConnection, space_id: str, after: Snapshot) -> None:
-    """Main's pages changed: a large space's stored listing pieces are brought up to date by a
-    job, after commit (one pending per space)."""
-    if after.pages_root is None:
-        return
+async def keeps_stored_pieces(snap: Snapshot) -> bool:
+    """Whether the space of `snap` is large enough for stored listing pieces (one map node
+    read, the root's: cached like every object)."""
+    if snap.pages_root is None:
+        return False
     # The map holds the root's record too.
-    pages = await hamt.count(after.store, after.pages_root) - 1
-    if pages < (_settings or get_settings()).listing_snapshot_pages:
-        return
-    await enqueue(
-        conn, SNAPSHOT_LISTING, {"space_id": space_id}, dedupe_key=f"{SNAPSHOT_LISTING}:{space_id}"
-    )
+    pages = await hamt.count(snap.store, snap.pages_root) - 1
+    return pages >= (_settings or get_settings()).listing_snapshot_pages
 
 
-async def _prepare_snapshot(engine: AsyncEngine, payload: dict[str, Any]) -> Any:
-    """The pieces of main's pages to store, or None when the stored ones are close enough. Read
-    and built before the job's transaction opens: ~100-200 ms of work for 10,000 pages
-    from nothing, which no write lock waits on."""
+async def listing_moved(
+    conn: AsyncConnection, space_id: str, before: Snapshot | None, after: Snapshot
+) -> None:
+    """Main's pages changed: a large space's stored listing pieces are brought up to date by a
+    job after commit (one queued per space), and those of a space that shrank are dropped."""
+    if await keeps_stored_pieces(after) or (
+        before is not None and await keeps_stored_pieces(before)
+    ):
+        await enqueue(
+            conn,
+            SNAPSHOT_LISTING,
+            {"space_id": space_id},
+            dedupe_key=f"{SNAPSHOT_LISTING}:{space_id}",
+        )
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    root: str | None  # main's pages map when the job read it
+    data: bytes | None = None  # the pieces to store, if any
+    drop: bool = False  # the space is no longer large enough: its stored pieces go
+
+
+async def _prepare_snapshot(engine: AsyncEngine, payload: dict[str, Any]) -> _Snapshot:
+    """What to store for main's pages, if anything. Read and built before the job's
+    transaction opens (up to ~100-200 ms for 10,000 pages from nothing, which no write lock
+    waits on); stored pieces a few records behind main are left as they are, and their bytes
+    are only read when they are the base of a rewrite."""
     space_id = payload["space_id"]
     async with unit_of_work(engine, write=False) as conn:
         root = await repository.main_pages_root(conn, space_id)
         if root is None:
-            return None
+            return _Snapshot(None)  # a space gone or deleted: the purge drops the row
         store = objects.ObjectStore(conn, space_id)
+        snap = Snapshot(store, root, None, None)
+        if not await keeps_stored_pieces(snap):
+            return _Snapshot(root, drop=True)
+        stored = await repository.listing_snapshot_root(conn, space_id, listing.FORMAT)
         base = None
-        stored = await repository.listing_snapshot(conn, space_id)
         if stored is not None:
-            if stored["pages_root"] == root:
-                return None
-            base = listing.loads(stored["data"])
-            if base is not None:
-                try:
-                    lag = len(await hamt.diff(store, stored["pages_root"], root))
-                except KeyError:
-                    base = None  # its objects are gone (a rollback of history): rebuilt
-                else:
-                    if lag <= max(_LAG, await hamt.count(store, root) // 100):
-                        return None
-        pieces = await listing.pieces_of(store, root, base)
-    return root, listing.dumps(pieces)
+            if stored == root:
+                return _Snapshot(root)
+            try:
+                lag = len(await hamt.diff(store, stored, root))
+            except KeyError:
+                lag = None  # its objects are gone (a purged history): rebuilt from the pages
+            if lag is not None:
+                if lag <= max(_LAG, (await hamt.count(store, root)) // 100):
+                    return _Snapshot(root)
+                row = await repository.listing_snapshot(conn, space_id, listing.FORMAT)
+                base = None if row is None else listing.loads(row["data"], row["pages_root"])
+        try:
+            pieces = await listing.pieces_of(store, root, base)
+        except (ValueError, TypeError, IndexError):
+            log.warning("stored listing pieces of %s unreadable: rebuilt", space_id)
+            pieces = await listing.pieces_of(store, root, None)
+    return _Snapshot(root, listing.dumps(pieces))
 
 
 @task(SNAPSHOT_LISTING, prepare=_prepare_snapshot)
-async def snapshot_listing(
-    conn: AsyncConnection, payload: dict[str, Any], prepared: tuple[str, bytes] | None
-) -> None:
-    if prepared is not None:
-        root, data = prepared
-        await repository.put_listing_snapshot(conn, payload["space_id"], root, data, utcnow())
+async def snapshot_listing(conn: AsyncConnection, payload: dict[str, Any], plan: _Snapshot) -> None:
+    space_id = payload["space_id"]
+    if plan.drop:
+        await repository.drop_listing_snapshot(conn, space_id)
+    elif plan.root is not None and plan.data is not None:
+        await repository.put_listing_snapshot(
+            conn, space_id, plan.root, listing.FORMAT, plan.data, utcnow()
+        )
+    if plan.root is not None and await repository.main_pages_root(conn, space_id) != plan.root:
+        # Main moved while this job ran: its move found this job's key taken and queued
+        # nothing, so another pass looks (no key: this one still holds it).
+        await enqueue(conn, SNAPSHOT_LISTING, {"space_id": space_id})

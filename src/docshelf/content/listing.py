@@ -19,6 +19,7 @@ escaped path, "/" and its escaped slug, and a URL the escaped prefix and the esc
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -230,32 +231,78 @@ def encode(pieces: Pieces, url_prefix: str, max_depth: int = MAX_PAGE_DEPTH) -> 
     return b"".join(out)
 
 
-# The stored form's version: a change of Piece's layout (or of what `piece` puts in it) bumps it,
-# and stored pieces of another version are not read.
-_FORMAT = 1
+# What `encode` reads pieces as: bumped by hand when it reads them differently (what `piece`
+# writes is fingerprinted by itself, below).
+_READ_AS = 1
+
+
+def _format() -> str:
+    """The stored form's version: a digest of the pieces `piece` makes of records with every
+    optional field and page type, and of how `encode` reads them. Stored pieces of another
+    version are never read, so a change of the presenter's page shape, which `piece` mirrors,
+    takes stored pieces out of use without anyone having to remember them (their unchanged
+    pages would otherwise keep the old shape, as each new revision's pieces start from them)."""
+    records: dict[str, Record] = {
+        "d": {
+            "id": "d",
+            "type": "document",
+            "title": "Doc",
+            "slug": "doc",
+            "children": [["g", "grp"], ["l", "lnk"]],
+            "emoji": "1f600",
+            "icon": "book",
+            "description": "About",
+            "condition": "visitor.x",
+            "createdAt": "2026-01-01T00:00:00.000Z",
+            "updatedAt": "2026-01-02T00:00:00.000Z",
+            "hidden": True,
+            "noIndex": False,
+            "noRobotsIndex": True,
+            "markdown": "abc",
+        },
+        "g": {"id": "g", "type": "group", "title": "Grp", "slug": "grp", "children": []},
+        "l": {
+            "id": "l",
+            "type": "link",
+            "title": "Lnk",
+            "slug": "lnk",
+            "href": "https://example.com",
+            "children": [],
+        },
+    }
+    probe = [piece(pid, rec) for pid, rec in records.items()]
+    made = orjson.dumps(
+        [_READ_AS, [[v.hex() if type(v) is bytes else v for v in p] for p in probe]]
+    )
+    return hashlib.sha256(made).hexdigest()[:16]
+
+
+FORMAT = _format()
 
 
 def dumps(pieces: Pieces) -> bytes:
-    """`pieces` as stored between processes (listing_snapshots): msgpack, which keeps the
-    byte strings and tuples as they are, so `loads` is one C call and no re-encoding."""
+    """`pieces` as stored between processes (listing_snapshots, with FORMAT in a column of its
+    own): msgpack, which keeps the byte strings and tuples as they are, so `loads` is one C
+    call and no re-encoding."""
     pages = [(pid, *p) for pid, p in pieces.pages.items()]
-    return bytes(
-        msgpack.packb(
-            (_FORMAT, pieces.pages_root, pieces.size, pieces.top, pages), use_bin_type=True
-        )
-    )
+    return bytes(msgpack.packb((pieces.pages_root, pieces.size, pieces.top, pages)))
 
 
-def loads(data: bytes) -> Pieces | None:
-    """What `dumps` stored, or None for bytes of another format version or none at all."""
+def loads(data: bytes, pages_root: str) -> Pieces | None:
+    """What `dumps` stored for the map at `pages_root`, or None for bytes that are not that.
+    Only the envelope is checked here (10,000 pages checked one by one cost what unpacking
+    does): `encode` raises ValueError or TypeError on a piece of another shape, which the
+    caller reading stored pieces answers with a whole build."""
     try:
-        version, pages_root, size, top, pages = msgpack.unpackb(
-            data, use_list=False, raw=False, strict_map_key=True
-        )
-        if version != _FORMAT:
+        root, size, top, pages = msgpack.unpackb(data, use_list=False, strict_map_key=True)
+        if (
+            root != pages_root
+            or type(size) is not int
+            or not (type(top) is tuple and len(top) == 6)
+        ):
             return None
-        return Pieces(pages_root, {p[0]: p[1:] for p in pages}, top, size)
-    except (ValueError, TypeError, msgpack.UnpackException):
+        return Pieces(root, {p[0]: p[1:] for p in pages}, top, size)
+    except (ValueError, TypeError, IndexError, msgpack.UnpackException):
         return None
 
 

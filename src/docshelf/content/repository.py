@@ -216,16 +216,21 @@ async def lock_blob_keys(conn: AsyncConnection, keys: Iterable[str]) -> None:
         )
 
 
-async def listing_snapshot(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:
-    """The space's stored listing pieces: pages_root and data."""
+async def listing_snapshot(
+    conn: AsyncConnection, space_id: str, format: str
+) -> sa.RowMapping | None:
+    """The space's stored listing pieces (pages_root, data), if stored in this format."""
     stmt = sa.select(listing_snapshots.c.pages_root, listing_snapshots.c.data).where(
-        listing_snapshots.c.space_id == space_id
+        listing_snapshots.c.space_id == space_id, listing_snapshots.c.format == format
     )
     return (await conn.execute(stmt)).mappings().first()
 
 
-async def listing_snapshot_root(conn: AsyncConnection, space_id: str) -> str | None:
-    stmt = sa.select(listing_snapshots.c.pages_root).where(listing_snapshots.c.space_id == space_id)
+async def listing_snapshot_root(conn: AsyncConnection, space_id: str, format: str) -> str | None:
+    """The pages map the space's stored listing pieces are of, if stored in this format."""
+    stmt = sa.select(listing_snapshots.c.pages_root).where(
+        listing_snapshots.c.space_id == space_id, listing_snapshots.c.format == format
+    )
     return (await conn.execute(stmt)).scalar_one_or_none()
 
 
@@ -240,19 +245,19 @@ async def main_pages_root(conn: AsyncConnection, space_id: str) -> str | None:
 
 
 async def put_listing_snapshot(
-    conn: AsyncConnection, space_id: str, pages_root: str, data: bytes, now: datetime
+    conn: AsyncConnection, space_id: str, pages_root: str, format: str, data: bytes, now: datetime
 ) -> None:
     """Stores the space's listing pieces in place of any earlier ones, unless the space is gone
     (its rows deleted meanwhile: nothing to keep)."""
     exists = sa.select(spaces.c.id).where(spaces.c.id == space_id)
     if (await conn.execute(exists)).first() is None:
         return
-    stmt = upsert_insert(conn.dialect.name, listing_snapshots).values(
-        space_id=space_id, pages_root=pages_root, data=data, created_at=now
-    )
+    values = {"pages_root": pages_root, "format": format, "data": data, "created_at": now}
+    stmt = upsert_insert(conn.dialect.name, listing_snapshots).values(space_id=space_id, **values)
     await conn.execute(
-        stmt.on_conflict_do_update(
-            index_elements=[listing_snapshots.c.space_id],
-            set_={"pages_root": pages_root, "data": data, "created_at": now},
-        )
+        stmt.on_conflict_do_update(index_elements=[listing_snapshots.c.space_id], set_=values)
     )
+
+
+async def drop_listing_snapshot(conn: AsyncConnection, space_id: str) -> None:
+    await conn.execute(sa.delete(listing_snapshots).where(listing_snapshots.c.space_id == space_id))

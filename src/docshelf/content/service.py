@@ -8,6 +8,7 @@ import base64
 import binascii
 import contextlib
 import gc
+import logging
 import posixpath
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator
@@ -31,6 +32,7 @@ from docshelf.content import (
     downloads,
     hamt,
     indexing,
+    lifecycle,
     listing,
     parsing,
     repository,
@@ -151,6 +153,8 @@ async def get_revision(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
     )
 
 
+log = logging.getLogger("docshelf.content")
+
 # A revision's pages never change, so a listing keyed by its pages map's root hash (and what
 # else shapes the answer: the space in every URL, the base URL) is valid as long as it is kept.
 # The encoded bytes are kept rather than the tree: a 10,000-page listing is 6.3 MB of JSON but
@@ -176,19 +180,30 @@ async def _pages_json(ctx: Ctx, space_id: str, snap: Snapshot) -> bytes:
 async def _build_pages_json(ctx: Ctx, space_id: str, snap: Snapshot) -> bytes:
     base = _pieces.get(space_id)
     start = "memory"
-    if base is None and snap.pages_root is not None:
+    if base is None and await lifecycle.keeps_stored_pieces(snap):
         # None kept in this process: a large space's stored pieces (content.lifecycle), which
         # a few records away from this revision cost ~25 ms to list against ~100-180.
-        stored = await repository.listing_snapshot(ctx.conn, space_id)
+        stored = await repository.listing_snapshot(ctx.conn, space_id, listing.FORMAT)
         if stored is not None:
-            base = listing.loads(stored["data"])
+            base = listing.loads(stored["data"], stored["pages_root"])
         start = "stored"
     if base is None:
         start = "pages"
+    try:
+        pieces = await listing.pieces_of(snap.store, snap.pages_root, base)
+        data = listing.encode(pieces, _page_app_url(ctx, space_id, ""))
+    except (ValueError, TypeError, IndexError):
+        if start != "stored":
+            raise
+        # Stored bytes that unpack but are not pieces (FORMAT guards against our own
+        # changes, not against a damaged value): what a space without them gets.
+        log.warning("stored listing pieces of %s unreadable: built from the pages", space_id)
+        start = "pages"
+        pieces = await listing.pieces_of(snap.store, snap.pages_root, None)
+        data = listing.encode(pieces, _page_app_url(ctx, space_id, ""))
     metrics.LISTING_BUILDS.labels(start).inc()
-    pieces = await listing.pieces_of(snap.store, snap.pages_root, base)
     _pieces.put(space_id, pieces)
-    return listing.encode(pieces, _page_app_url(ctx, space_id, ""))
+    return data
 
 
 @contextlib.contextmanager

@@ -57,6 +57,8 @@ listing_snapshots = sa.Table(
         primary_key=True,
     ),
     sa.Column("pages_root", sa.String(32), nullable=False),
+    # listing.FORMAT when written: pieces of another are not read, nor their bytes fetched.
+    sa.Column("format", sa.String(16), nullable=False),
     sa.Column("data", sa.LargeBinary(), nullable=False),
     sa.Column("created_at", UTCDateTime(), nullable=False),
 )

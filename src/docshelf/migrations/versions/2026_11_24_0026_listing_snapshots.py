@@ -23,6 +23,7 @@ def upgrade() -> None:
         "listing_snapshots",
         sa.Column("space_id", sa.String(length=32), nullable=False),
         sa.Column("pages_root", sa.String(length=32), nullable=False),
+        sa.Column("format", sa.String(length=16), nullable=False),
         sa.Column("data", sa.LargeBinary(), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.ForeignKeyConstraint(
