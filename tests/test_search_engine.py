@@ -203,6 +203,16 @@ def test_postgresql_marks_the_first_token_that_is_a_word_of_the_query() -> None:
             assert marked.replace("\x02", "").replace("\x03", "") == pad + text
     short = "a webhook"
     assert engine._Postgres(engine._terms("webhook")).marked(short) == short
+    # Token by token (lexemes too long for one expression) marks the same tokens.
+    for query, text, _ in cases:
+        plan = engine._Postgres(engine._terms(query))
+        if text.isascii():
+            assert plan._marked_token_by_token(pad + text) == plan.marked(pad + text), query
+    long_word = "a" * 300
+    plan = engine._Postgres(engine._terms(f"x {long_word}"))
+    assert plan._lexemes is None
+    text = "b" * 5000 + " " + "a" * 299 + " " + long_word + "aa"
+    assert plan.marked(text) == text.replace(long_word + "aa", f"\x02{long_word}aa\x03")
 
 
 async def test_reindex_replaces_and_none_removes(db: AsyncEngine) -> None:

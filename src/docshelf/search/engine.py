@@ -62,6 +62,11 @@ _SECTION_WEIGHT = 1.0
 
 # Snippets come back from the engines with the matches between these, so that they can be cut
 # around the first match; they cannot occur in indexed text, which is stripped of them.
+# A PostgreSQL snippet is cut from this much of its section's body (see _Postgres.snippet).
+_MARKED_CHARS = 10_000
+# Total length of the lexemes searched with one regular expression (see _Postgres._lexemes).
+_REGEX_LEXEMES = 64
+
 _OPEN = "\x02"
 _CLOSE = "\x03"
 _UNINDEXABLE = str.maketrans("", "", "\x00\x02\x03")  # and PostgreSQL refuses NUL in text
@@ -808,8 +813,10 @@ class _Postgres(_Plan):
     def snippet(self) -> sa.ColumnElement[str]:
         # The body, marked here (`marked`): ts_headline parsed every body again and weighed
         # its fragments, ~35 µs a section on the server, 3.8 of an organization search's 8 ms
-        # there (110 sections); finding the first word of the query in Python costs a third.
-        return _t.c.body
+        # there (110 sections); finding the first word of the query in Python costs a tenth.
+        # Its beginning only: a section may hold 100,000 characters, and a first match past
+        # _MARKED_CHARS is rare enough to show the beginning instead.
+        return sa.func.substr(_t.c.body, 1, _MARKED_CHARS)
 
     def marked(self, snippet: str) -> str:
         if len(snippet) <= SNIPPET_CHARS:
@@ -819,6 +826,8 @@ class _Postgres(_Plan):
         # two characters), which the case-insensitive one then reads as is.
         text = snippet.lower()
         pattern = self._lexemes
+        if pattern is None:
+            return self._marked_token_by_token(snippet)
         if len(text) != len(snippet):
             text, pattern = snippet, re.compile(pattern.pattern, re.IGNORECASE)
         for m in pattern.finditer(text):
@@ -829,19 +838,43 @@ class _Postgres(_Plan):
                 return f"{snippet[:start]}{_OPEN}{snippet[start:end]}{_CLOSE}{snippet[end:]}"
         return snippet  # only the section title held a word: the body's beginning
 
+    def _marked_token_by_token(self, snippet: str) -> str:
+        exact, prefixes = self._lexeme_sets
+        for m in _TOKEN.finditer(snippet):
+            token = m.group().lower()
+            if token in exact or token.startswith(prefixes):
+                start, end = m.span()
+                return f"{snippet[:start]}{_OPEN}{snippet[start:end]}{_CLOSE}{snippet[end:]}"
+        return snippet
+
     @functools.cached_property
-    def _lexemes(self) -> re.Pattern[str]:
-        # A token (a run of letters and digits, as `_tokens` reads text) that is one of the
-        # query's lexemes as tsquery reads the words: each of a word's tokens a lexeme of its
-        # own (the simple configuration only lower-cases), the last one a prefix where the
-        # word is. One expression: the regex engine looks for all of them in one pass.
-        alternatives = []
+    def _lexeme_sets(self) -> tuple[frozenset[str], tuple[str, ...]]:
+        # As tsquery reads the words: each of a word's tokens a lexeme of its own (the simple
+        # configuration only lower-cases), the last one a prefix where the word is.
+        exact: set[str] = set()
+        prefixes: list[str] = []
         for tokens, prefix in self.words:
             for j, token in enumerate(tokens):
-                rest = r"[^\W_]*" if prefix and j == len(tokens) - 1 else ""
-                alternatives.append(re.escape(token) + rest)
-        either = "|".join(alternatives) or "(?!)"  # no token at all: nothing to mark
-        return re.compile(rf"(?:{either})(?![^\W_])")
+                if prefix and j == len(tokens) - 1:
+                    prefixes.append(token)
+                else:
+                    exact.add(token)
+        return frozenset(exact), tuple(prefixes)
+
+    @functools.cached_property
+    def _lexemes(self) -> re.Pattern[str] | None:
+        """A token that is one of the query's lexemes, as one expression: the regex engine
+        looks for all of them in one pass. None for lexemes too long for one: it tries each
+        alternative at every position of a token, so its cost grows with their total length
+        (a 500-letter word against a 10,000-letter run of the same letter is millions of
+        steps); they are then matched token by token, linear in the text."""
+        exact, prefixes = self._lexeme_sets
+        if sum(map(len, exact)) + sum(map(len, prefixes)) > _REGEX_LEXEMES:
+            return None
+        either = "|".join(
+            [*map(re.escape, sorted(exact)), *(re.escape(p) + r"[^\W_]*" for p in prefixes)]
+        )
+        return re.compile(rf"(?:{either or '(?!)'})(?![^\W_])")
 
     def in_order(self, column: sa.ColumnElement[str]) -> sa.ColumnElement[str]:
         # Ids are mixed-case: byte order, as on SQLite, not the database's collation.
