@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     # instead of reading and encoding every page (~100-180 ms for 10,000).
     listing_snapshot_pages: int = Field(default=2000, ge=1)
     markdown_memo_mb: int = Field(default=48, ge=3)
+    # The published reader's rendered page bodies and whole answers, each bounded by bytes.
+    reader_cache_mb: int = Field(default=16, ge=1)
     server: str = "granian"
     workers: int = 1
     log_level: str = "info"

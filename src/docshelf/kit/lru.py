@@ -57,6 +57,6 @@ def _one(_value: object) -> int:
 
 
 def counted(capacity: int) -> SizedLRU[K, V]:
-    """An LRU of at most `capacity` entries, for values of a bounded size each (a kept
-    structure, not arbitrary bytes)."""
+    """An LRU of at most `capacity` entries, whatever their size: for kept structures that a
+    count bounds well enough (bytes and rendered text are bounded by their length instead)."""
     return SizedLRU(capacity, _one)

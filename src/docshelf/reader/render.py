@@ -7,15 +7,19 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
+from docshelf.config import Settings
 from docshelf.content import html as reader_html
 from docshelf.kit import offload
-from docshelf.kit.lru import SizedLRU, counted
+from docshelf.kit.lru import SizedLRU
 
 # Pages (of text) above this are rendered off the event loop.
 OFFLOAD_CHARS = 20_000
 RENDER_SECONDS = 30
-_KEEP = 4096
-_kept: SizedLRU[tuple[str, str, str, Hashable], Body] = counted(_KEEP)
+# Bounded by the HTML's length: a body can be ~1 MB (a 512 KB page of markdown), so a count
+# (4,096 before) bounded nothing.
+_kept: SizedLRU[tuple[str, str, str, Hashable], Body] = SizedLRU(
+    Settings().reader_cache_mb * 1024 * 1024, lambda body: len(body.html)
+)
 
 
 @dataclass(frozen=True, slots=True)

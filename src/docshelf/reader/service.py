@@ -19,6 +19,7 @@ from urllib.parse import urlencode, urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.config import Settings
 from docshelf.content import repository as content_repository
 from docshelf.content import reusable
 from docshelf.kit.lru import SizedLRU
@@ -38,10 +39,9 @@ SHARE_COOKIE = "docshelf_share"
 VISITOR_COOKIE = "docshelf_visitor"
 SEARCH_LIMIT = 20
 MAX_QUERY = 256
-# Rendered pages, bounded by their bytes: a page carries its site's whole navigation, so a
-# count alone (2,048 before) let a large site's pages hold hundreds of MB.
-_KEEP_PAGES_MB = 32
-_pages: SizedLRU[str, bytes] = SizedLRU(_KEEP_PAGES_MB * 1024 * 1024, len)
+# Whole answers, bounded by their bytes: a page carries its site's whole navigation, so a count
+# alone (2,048 before) let a large site's pages hold hundreds of MB.
+_pages: SizedLRU[str, bytes] = SizedLRU(Settings().reader_cache_mb * 1024 * 1024, len)
 
 
 @dataclass
