@@ -41,13 +41,16 @@ from typing import Any
 
 import httpx
 import orjson
+import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from content import BASE, git_state, pct
 from docshelf.app import create_app
 from docshelf.config import Settings
 from docshelf.content import objects, service
+from docshelf.kit.db import unit_of_work
 from docshelf.kit.migrate import upgrade
+from docshelf.models import listing_snapshots
 from docshelf.worker.runner import JobRunner
 
 
@@ -132,6 +135,9 @@ async def run(args: argparse.Namespace, state: dict[str, str]) -> bytes:
                 parent = rng.choice(parents)
                 return rng.choice(parent["pages"]), rng.choice(parents)
 
+            if args.no_stored:  # none left by an earlier run on this data dir either
+                async with unit_of_work(app.state.engine) as conn:
+                    await conn.execute(sa.delete(listing_snapshots))
             for n in range(args.repeat):
                 await merge_changes(client, space, headers, pick, n)
                 if not args.no_stored:
