@@ -231,8 +231,8 @@ def encode(pieces: Pieces, url_prefix: str, max_depth: int = MAX_PAGE_DEPTH) -> 
     return b"".join(out)
 
 
-# What `encode` reads pieces as: bumped by hand when it reads them differently (what `piece`
-# writes is fingerprinted by itself, below).
+# How pieces are stored and read: bumped by hand when `dumps` lays them out or `encode` reads
+# them differently (what `piece` writes is fingerprinted by itself, below).
 _READ_AS = 1
 
 
@@ -284,8 +284,8 @@ def dumps(pieces: Pieces) -> bytes:
     """`pieces` as stored between processes (listing_snapshots, with FORMAT in a column of its
     own): msgpack, which keeps the byte strings and tuples as they are, so `loads` is one C
     call and no re-encoding."""
-    pages = [(pid, *p) for pid, p in pieces.pages.items()]
-    return bytes(msgpack.packb((pieces.pages_root, pieces.size, pieces.top, pages)))
+    # The pages as a map: unpacked as the dict `encode` reads.
+    return bytes(msgpack.packb((pieces.pages_root, pieces.size, pieces.top, pieces.pages)))
 
 
 def loads(data: bytes, pages_root: str) -> Pieces | None:
@@ -299,9 +299,10 @@ def loads(data: bytes, pages_root: str) -> Pieces | None:
             root != pages_root
             or type(size) is not int
             or not (type(top) is tuple and len(top) == 6)
+            or type(pages) is not dict
         ):
             return None
-        return Pieces(root, {p[0]: p[1:] for p in pages}, top, size)
+        return Pieces(root, pages, top, size)
     except (ValueError, TypeError, IndexError, msgpack.UnpackException):
         return None
 
