@@ -507,3 +507,41 @@ async def test_the_job_rewrites_stored_pieces_that_lag_main_and_drops_those_of_a
     await JobRunner(db).drain()
     async with unit_of_work(db, write=False) as conn:
         assert (await conn.execute(sa.select(listing_snapshots))).all() == []
+
+
+async def test_the_sweep_queues_stored_pieces_for_large_spaces_that_have_none(
+    client: httpx.AsyncClient, db: AsyncEngine, stored_from: Callable[[int], None]
+) -> None:
+    stored_from(100)
+    sid, admin = await live_space(client, db)
+    small, other = await live_space(client, db)
+    await write_live(client, sid, admin, *(insert(t, title=t) for t in ("A", "B", "C")))
+    await write_live(client, small, other, insert("x", title="X"))
+    await JobRunner(db).drain()
+    assert await _stored(db, sid) is None  # too small then
+
+    async def sweep() -> None:
+        found = await lifecycle._large_spaces_unstored(db, {})
+        async with unit_of_work(db) as conn:
+            await lifecycle.sweep_listing_snapshots(conn, {}, found)
+        await JobRunner(db).drain()
+
+    stored_from(3)  # large enough now (an upgrade, a lower setting), not edited since
+    await sweep()
+    stored = await _stored(db, sid)
+    assert stored is not None and await _stored(db, small) is None
+    _new_process()
+    before = _builds()
+    url = f"/v1/spaces/{sid}/content/pages"
+    assert await listing(client, url, admin) == await built_fresh(
+        client, f"/v1/spaces/{sid}/content", admin
+    )
+    assert _builds() == {**before, "stored": before["stored"] + 1}
+
+    # Stored in a format this code does not read (an upgrade changed it): stored again.
+    await _store(db, sid, stored[0], stored[1], "0000000000000000")
+    await sweep()
+    assert await _stored(db, sid) == stored
+    async with unit_of_work(db, write=False) as conn:
+        formats = (await conn.execute(sa.select(listing_snapshots.c.format))).scalars().all()
+    assert formats == [pieces.FORMAT]

@@ -261,3 +261,27 @@ async def put_listing_snapshot(
 
 async def drop_listing_snapshot(conn: AsyncConnection, space_id: str) -> None:
     await conn.execute(sa.delete(listing_snapshots).where(listing_snapshots.c.space_id == space_id))
+
+
+async def spaces_without_listing_snapshot(
+    conn: AsyncConnection, format: str, after: str, limit: int
+) -> list[tuple[str, str]]:
+    """(space id, main's pages map) of live spaces with pages whose listing pieces are not
+    stored in this format, by id after `after`."""
+    stored = sa.and_(
+        listing_snapshots.c.space_id == spaces.c.id, listing_snapshots.c.format == format
+    )
+    stmt = (
+        sa.select(spaces.c.id, revisions.c.pages_root)
+        .join(revisions, revisions.c.id == spaces.c.revision_id)
+        .outerjoin(listing_snapshots, stored)
+        .where(
+            spaces.c.deleted_at.is_(None),
+            revisions.c.pages_root.is_not(None),
+            listing_snapshots.c.space_id.is_(None),
+            spaces.c.id > after,
+        )
+        .order_by(spaces.c.id)
+        .limit(limit)
+    )
+    return [(r.id, r.pages_root) for r in await conn.execute(stmt)]
