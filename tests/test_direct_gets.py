@@ -284,25 +284,22 @@ async def test_concurrent_reads_answer_each_caller_exactly(
     async with unit_of_work(db) as conn:
         await revoke_token(conn, revoked.token)
 
-    def auth(who: factories.Who) -> dict[str, str]:
-        return {"Authorization": f"Bearer {who.token}"}
-
     cases = [
-        (f"/v1/orgs/{org_id}", auth(admin)),
-        (f"/v1/orgs/{org_id}", auth(reader)),
-        (f"/v1/orgs/{org_id}", auth(stranger)),
-        (f"/v1/orgs/{other_org}", auth(stranger)),
-        (f"/v1/orgs/{other_org}", auth(admin)),
-        (f"/v1/orgs/{org_id}", auth(revoked)),
+        (f"/v1/orgs/{org_id}", admin.headers),
+        (f"/v1/orgs/{org_id}", reader.headers),
+        (f"/v1/orgs/{org_id}", stranger.headers),
+        (f"/v1/orgs/{other_org}", stranger.headers),
+        (f"/v1/orgs/{other_org}", admin.headers),
+        (f"/v1/orgs/{org_id}", revoked.headers),
         (f"/v1/orgs/{org_id}", {"Authorization": "Bearer gb_api_unknown"}),
-        ("/v1/orgs/missing", auth(admin)),
-        (f"/v1/spaces/{public['id']}", auth(reader)),
-        (f"/v1/spaces/{public['id']}", auth(stranger)),
-        (f"/v1/spaces/{private['id']}", auth(guest)),
-        (f"/v1/spaces/{private['id']}", auth(admin)),
-        (f"/v1/spaces/{theirs['id']}", auth(stranger)),
-        (f"/v1/spaces/{theirs['id']}", auth(admin)),
-        (f"/v1/spaces/{public['id']}", auth(revoked)),
+        ("/v1/orgs/missing", admin.headers),
+        (f"/v1/spaces/{public['id']}", reader.headers),
+        (f"/v1/spaces/{public['id']}", stranger.headers),
+        (f"/v1/spaces/{private['id']}", guest.headers),
+        (f"/v1/spaces/{private['id']}", admin.headers),
+        (f"/v1/spaces/{theirs['id']}", stranger.headers),
+        (f"/v1/spaces/{theirs['id']}", admin.headers),
+        (f"/v1/spaces/{public['id']}", revoked.headers),
     ]
     # Fewer connections than requests in flight: the rest wait for one, first come first served.
     async with _client(settings.model_copy(update={"db_pool_size": 2}), direct=True) as c:
@@ -342,7 +339,7 @@ async def test_concurrent_reads_answer_each_caller_exactly(
 
             # A token revoked while reads are in flight: every request sent after the revoke
             # is refused, whichever statement reads it.
-            org_path, victim = f"/v1/orgs/{org_id}", auth(reader)
+            org_path, victim = f"/v1/orgs/{org_id}", reader.headers
             before_revoke = [asyncio.ensure_future(answer(org_path, victim)) for _ in range(20)]
             await asyncio.sleep(0)
             async with unit_of_work(db) as conn:

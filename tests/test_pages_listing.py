@@ -351,6 +351,19 @@ def _new_process() -> None:
     content_service._pieces.clear()
 
 
+async def first_listing(
+    client: httpx.AsyncClient, content_url: str, who: Who, start: str = "stored"
+) -> bytes:
+    """The listing a process that has just started gives, checked equal to the fresh build
+    and started from `start` (docshelf_listing_builds_total)."""
+    _new_process()
+    before = _builds()
+    listed = await listing(client, f"{content_url}/pages", who)
+    assert listed == await built_fresh(client, content_url, who)
+    assert _builds() == {**before, start: before[start] + 1}
+    return listed
+
+
 @pytest.fixture
 def stored_from(settings: Settings) -> Iterator[Callable[[int], None]]:
     """Spaces of at least so many pages keep stored pieces, for the test."""
@@ -387,11 +400,7 @@ async def test_a_large_space_is_listed_from_its_stored_pieces_by_a_new_process(
     assert await _stored(db, small) is not None  # now at that size
 
     # A process with nothing kept lists from the stored pieces, exactly as a fresh build.
-    _new_process()
-    before = _builds()
-    first = await listing(client, url, admin)
-    assert first == await built_fresh(client, f"/v1/spaces/{sid}/content", admin)
-    assert _builds() == {**before, "stored": before["stored"] + 1}
+    await first_listing(client, f"/v1/spaces/{sid}/content", admin)
 
     # A small change: the job leaves the stored pieces a few records behind main, and a new
     # process lists main from them and the records the maps' diff names.
@@ -404,31 +413,21 @@ async def test_a_large_space_is_listed_from_its_stored_pieces_by_a_new_process(
     )
     await JobRunner(db).drain()
     assert await _stored(db, sid) == stored
-    _new_process()
-    before = _builds()
-    moved = await listing(client, url, admin)
-    assert moved == await built_fresh(client, f"/v1/spaces/{sid}/content", admin)
+    moved = await first_listing(client, f"/v1/spaces/{sid}/content", admin)
     assert [(p["title"], p["path"]) for p in orjson.loads(moved)["pages"][0]["pages"]] == [
         ("D", "a/d")
     ]
-    assert _builds() == {**before, "stored": before["stored"] + 1}
 
     # So is a change request's head.
     cr = await new_cr(client, sid, admin)
     r = await write(client, sid, cr["id"], admin, insert("e", title="E"))
     assert r.status_code == 200, r.text
     cr_url = f"/v1/spaces/{sid}/change-requests/{cr['id']}/content"
-    _new_process()
-    before = _builds()
-    in_cr = await listing(client, f"{cr_url}/pages", admin)
-    assert in_cr == await built_fresh(client, cr_url, admin)
+    in_cr = await first_listing(client, cr_url, admin)
     assert [p["title"] for p in orjson.loads(in_cr)["pages"]][-1] == "E"
-    assert _builds() == {**before, "stored": before["stored"] + 1}
 
     # Pieces stored in another format are not read, nor are bytes that are not pieces; pieces
     # of another shape are answered by a whole build, not an error.
-    current = content_service._pieces.get(sid)
-    assert current is not None and current.pages_root is not None
     _new_process()
     await listing(client, url, admin)
     current = content_service._pieces.get(sid)
@@ -443,10 +442,7 @@ async def test_a_large_space_is_listed_from_its_stored_pieces_by_a_new_process(
     ]
     for data, format in damaged:
         await _store(db, sid, current.pages_root, data, format)
-        _new_process()
-        before = _builds()
-        assert await listing(client, url, admin) == moved
-        assert _builds() == {**before, "pages": before["pages"] + 1}
+        assert await first_listing(client, f"/v1/spaces/{sid}/content", admin, "pages") == moved
 
     # Purging the space takes its stored pieces with it.
     r = await client.delete(f"/v1/spaces/{sid}", headers=admin.headers)
@@ -530,13 +526,7 @@ async def test_the_sweep_queues_stored_pieces_for_large_spaces_that_have_none(
     await sweep()
     stored = await _stored(db, sid)
     assert stored is not None and await _stored(db, small) is None
-    _new_process()
-    before = _builds()
-    url = f"/v1/spaces/{sid}/content/pages"
-    assert await listing(client, url, admin) == await built_fresh(
-        client, f"/v1/spaces/{sid}/content", admin
-    )
-    assert _builds() == {**before, "stored": before["stored"] + 1}
+    await first_listing(client, f"/v1/spaces/{sid}/content", admin)
 
     # Stored in a format this code does not read (an upgrade changed it): stored again.
     await _store(db, sid, stored[0], stored[1], "0000000000000000")

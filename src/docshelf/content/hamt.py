@@ -160,6 +160,11 @@ async def count(reader: ObjectReader, root: str | None) -> int:
     return (await _load(reader, [root]))[root].count
 
 
+def count_of(node: bytes) -> int:
+    """The entries of the map whose root node's bytes these are."""
+    return _decode(node).count
+
+
 # Either side of a diff at some position: an unread node, the entries of a leaf (possibly
 # pushed down from a shallower level to meet the other side's branch), or nothing.
 _Side = str | dict[str, str] | None

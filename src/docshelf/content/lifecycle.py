@@ -198,9 +198,12 @@ async def keeps_stored_pieces(snap: Snapshot) -> bool:
     read, the root's: cached like every object)."""
     if snap.pages_root is None:
         return False
-    # The map holds the root's record too.
-    pages = await hamt.count(snap.store, snap.pages_root) - 1
-    return pages >= (_settings or get_settings()).listing_snapshot_pages
+    return _large(await hamt.count(snap.store, snap.pages_root))
+
+
+def _large(entries: int) -> bool:
+    # The pages map holds the root's record too.
+    return entries - 1 >= (_settings or get_settings()).listing_snapshot_pages
 
 
 async def listing_moved(
@@ -229,37 +232,30 @@ class _Snapshot:
 
 async def _prepare_snapshot(engine: AsyncEngine, payload: dict[str, Any]) -> _Snapshot:
     """What to store for main's pages, if anything. Read and built before the job's
-    transaction opens (up to ~100-200 ms for 10,000 pages from nothing, which no write lock
-    waits on); stored pieces a few records behind main are left as they are, and their bytes
-    are only read when they are the base of a rewrite."""
+    transaction opens (~100-200 ms for 10,000 pages, which no write lock waits on); stored
+    pieces a few records behind main are left as they are. A rewrite is built from the pages
+    themselves, never from the stored bytes: a damaged value is then replaced, not carried
+    on, and it happens once every few dozen changed records, in the worker."""
     space_id = payload["space_id"]
     async with unit_of_work(engine, write=False) as conn:
         root = await repository.main_pages_root(conn, space_id)
         if root is None:
             return _Snapshot(None)  # a space gone or deleted: the purge drops the row
         store = objects.ObjectStore(conn, space_id)
-        snap = Snapshot(store, root, None, None)
-        if not await keeps_stored_pieces(snap):
+        entries = await hamt.count(store, root)
+        if not _large(entries):
             return _Snapshot(root, drop=True)
         stored = await repository.listing_snapshot_root(conn, space_id, listing.FORMAT)
-        base = None
+        if stored == root:
+            return _Snapshot(root)
         if stored is not None:
-            if stored == root:
-                return _Snapshot(root)
             try:
                 lag = len(await hamt.diff(store, stored, root))
             except KeyError:
-                lag = None  # its objects are gone (a purged history): rebuilt from the pages
-            if lag is not None:
-                if lag <= max(_LAG, (await hamt.count(store, root)) // 100):
-                    return _Snapshot(root)
-                row = await repository.listing_snapshot(conn, space_id, listing.FORMAT)
-                base = None if row is None else listing.loads(row["data"], row["pages_root"])
-        try:
-            pieces = await listing.pieces_of(store, root, base)
-        except (ValueError, TypeError, IndexError):
-            log.warning("stored listing pieces of %s unreadable: rebuilt", space_id)
-            pieces = await listing.pieces_of(store, root, None)
+                lag = None  # its objects are gone (a purged history)
+            if lag is not None and lag <= max(_LAG, entries // 100):
+                return _Snapshot(root)
+        pieces = await listing.pieces_of(store, root, None)
     return _Snapshot(root, listing.dumps(pieces))
 
 
@@ -283,7 +279,8 @@ _SWEEP_BATCH = 500
 
 
 async def _large_spaces_unstored(engine: AsyncEngine, _payload: dict[str, Any]) -> list[str]:
-    # Read before the job's transaction opens: one map node a space, for every space.
+    # Read before the job's transaction opens: each space's pages-map root node, read with the
+    # space in one statement a batch (the node holds the map's entry count).
     found: list[str] = []
     after = ""
     async with unit_of_work(engine, write=False) as conn:
@@ -291,10 +288,7 @@ async def _large_spaces_unstored(engine: AsyncEngine, _payload: dict[str, Any]) 
             batch = await repository.spaces_without_listing_snapshot(
                 conn, listing.FORMAT, after, _SWEEP_BATCH
             )
-            for space_id, root in batch:
-                snap = Snapshot(objects.ObjectStore(conn, space_id), root, None, None)
-                if await keeps_stored_pieces(snap):
-                    found.append(space_id)
+            found += [space_id for space_id, node in batch if _large(hamt.count_of(node))]
             if len(batch) < _SWEEP_BATCH:
                 return found
             after = batch[-1][0]

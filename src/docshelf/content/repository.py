@@ -16,6 +16,7 @@ from docshelf.kit.errors import Forbidden
 from docshelf.kit.ids import new_id
 from docshelf.models import (
     change_requests,
+    content_objects,
     import_stages,
     listing_snapshots,
     pdf_exports,
@@ -265,23 +266,27 @@ async def drop_listing_snapshot(conn: AsyncConnection, space_id: str) -> None:
 
 async def spaces_without_listing_snapshot(
     conn: AsyncConnection, format: str, after: str, limit: int
-) -> list[tuple[str, str]]:
-    """(space id, main's pages map) of live spaces with pages whose listing pieces are not
-    stored in this format, by id after `after`."""
+) -> list[tuple[str, bytes]]:
+    """(space id, the root node of main's pages map) of live spaces with pages whose listing
+    pieces are not stored in this format, by id after `after`."""
     stored = sa.and_(
         listing_snapshots.c.space_id == spaces.c.id, listing_snapshots.c.format == format
     )
+    root_node = sa.and_(
+        content_objects.c.space_id == spaces.c.id,
+        content_objects.c.hash == revisions.c.pages_root,
+    )
     stmt = (
-        sa.select(spaces.c.id, revisions.c.pages_root)
+        sa.select(spaces.c.id, content_objects.c.data)
         .join(revisions, revisions.c.id == spaces.c.revision_id)
+        .join(content_objects, root_node)
         .outerjoin(listing_snapshots, stored)
         .where(
             spaces.c.deleted_at.is_(None),
-            revisions.c.pages_root.is_not(None),
             listing_snapshots.c.space_id.is_(None),
             spaces.c.id > after,
         )
         .order_by(spaces.c.id)
         .limit(limit)
     )
-    return [(r.id, r.pages_root) for r in await conn.execute(stmt)]
+    return [(r.id, bytes(r.data)) for r in await conn.execute(stmt)]

@@ -60,13 +60,13 @@ COUNT_SECTIONS = 100_000
 _TITLE_WEIGHT = 2.0
 _SECTION_WEIGHT = 1.0
 
-# Snippets come back from the engines with the matches between these, so that they can be cut
-# around the first match; they cannot occur in indexed text, which is stripped of them.
 # A PostgreSQL snippet is cut from this much of its section's body (see _Postgres.snippet).
 _MARKED_CHARS = 10_000
 # Total length of the lexemes searched with one regular expression (see _Postgres._lexemes).
 _REGEX_LEXEMES = 64
 
+# Snippets come back from the engines with the matches between these, so that they can be cut
+# around the first match; they cannot occur in indexed text, which is stripped of them.
 _OPEN = "\x02"
 _CLOSE = "\x03"
 _UNINDEXABLE = str.maketrans("", "", "\x00\x02\x03")  # and PostgreSQL refuses NUL in text
@@ -430,6 +430,11 @@ def _snippet(marked: str) -> str:
         space = plain.rfind(" ", at, end)
         end = space if space > at else end
     return plain[start:end]
+
+
+def _mark(text: str, start: int, end: int) -> str:
+    """`text` with the match at `start:end` between _OPEN and _CLOSE, as the engines mark it."""
+    return f"{text[:start]}{_OPEN}{text[start:end]}{_CLOSE}{text[end:]}"
 
 
 def _is_postgres(conn: AsyncConnection) -> bool:
@@ -821,21 +826,20 @@ class _Postgres(_Plan):
     def marked(self, snippet: str) -> str:
         if len(snippet) <= SNIPPET_CHARS:
             return snippet  # its own snippet: nothing to centre
+        pattern = self._lexemes
+        if pattern is None:
+            return self._marked_token_by_token(snippet)
         # Searched in lower case (the lexemes are): a case-insensitive expression cost six
         # times as much. Unless lower-casing moved the offsets (a letter whose lower case is
         # two characters), which the case-insensitive one then reads as is.
         text = snippet.lower()
-        pattern = self._lexemes
-        if pattern is None:
-            return self._marked_token_by_token(snippet)
         if len(text) != len(snippet):
             text, pattern = snippet, re.compile(pattern.pattern, re.IGNORECASE)
         for m in pattern.finditer(text):
             # The start of a token: checked here, as a look-behind in the expression kept
             # the regex engine from skipping ahead to a word's first letters.
             if m.start() == 0 or not _WORD.match(text, m.start() - 1):
-                start, end = m.span()
-                return f"{snippet[:start]}{_OPEN}{snippet[start:end]}{_CLOSE}{snippet[end:]}"
+                return _mark(snippet, *m.span())
         return snippet  # only the section title held a word: the body's beginning
 
     def _marked_token_by_token(self, snippet: str) -> str:
@@ -843,8 +847,7 @@ class _Postgres(_Plan):
         for m in _TOKEN.finditer(snippet):
             token = m.group().lower()
             if token in exact or token.startswith(prefixes):
-                start, end = m.span()
-                return f"{snippet[:start]}{_OPEN}{snippet[start:end]}{_CLOSE}{snippet[end:]}"
+                return _mark(snippet, *m.span())
         return snippet
 
     @functools.cached_property
