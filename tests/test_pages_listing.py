@@ -326,6 +326,14 @@ def test_the_stored_format_follows_what_pieces_are_made_of() -> None:
     assert pieces._format() == pieces.FORMAT  # a function of the code alone
     assert len(pieces.FORMAT) == 16
 
+    def with_a_field_more(pid: str, rec: dict[str, Any]) -> pieces.Piece:
+        head, *rest = pieces.piece(pid, rec)
+        return (head + b',"new":1', *rest)  # type: ignore[return-value]
+
+    # A page shape that changes, or a change of how pieces are laid out, is another format.
+    assert pieces._format(make=with_a_field_more) != pieces.FORMAT
+    assert pieces._format(read_as=pieces._READ_AS + 1) != pieces.FORMAT
+
 
 async def _stored(db: AsyncEngine, sid: str) -> tuple[str, bytes] | None:
     async with unit_of_work(db, write=False) as conn:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,7 +236,7 @@ def encode(pieces: Pieces, url_prefix: str, max_depth: int = MAX_PAGE_DEPTH) -> 
 _READ_AS = 1
 
 
-def _format() -> str:
+def _format(read_as: int = _READ_AS, make: Callable[[str, Record], Piece] = piece) -> str:
     """The stored form's version: a digest of the pieces `piece` makes of records with every
     optional field and page type, and of how `encode` reads them. Stored pieces of another
     version are never read, so a change of the presenter's page shape, which `piece` mirrors,
@@ -270,10 +270,8 @@ def _format() -> str:
             "children": [],
         },
     }
-    probe = [piece(pid, rec) for pid, rec in records.items()]
-    made = orjson.dumps(
-        [_READ_AS, [[v.hex() if type(v) is bytes else v for v in p] for p in probe]]
-    )
+    probe = [make(pid, rec) for pid, rec in records.items()]
+    made = orjson.dumps([read_as, [[v.hex() if type(v) is bytes else v for v in p] for p in probe]])
     return hashlib.sha256(made).hexdigest()[:16]
 
 
