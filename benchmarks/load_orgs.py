@@ -710,6 +710,7 @@ def start_docshelf(
     rate_limit: int,
     workers: int = 1,
     log_level: str = "warning",
+    extra_env: dict[str, str] | None = None,
 ) -> Server:
     """`docshelf serve` on a free port, stopped when `stack` closes; ready when returned."""
     port = free_port()
@@ -723,6 +724,7 @@ def start_docshelf(
     )
     if database_url:
         env["DOCSHELF_DATABASE_URL"] = database_url
+    env.update(extra_env or {})
     command = [str(BIN / "docshelf"), "serve", "--host", HOST, "--port", str(port)]
     docshelf = Server("docshelf", [*command, "--data-dir", str(data_dir)], env, port, work)
     stack.callback(docshelf.stop)

@@ -11,7 +11,12 @@ Targets (the read-path issue): Docshelf >= 0.20 x the floor, >= the raw-driver a
 at 64 connections, on both routes and both engines.
 
     python benchmarks/load_reads.py --db sqlite --rounds 3 --duration 10
+    python benchmarks/load_reads.py --db sqlite --rounds 3 --duration 10 --answer-cache-mb 0
     python benchmarks/load_reads.py --db postgres --rounds 3 --duration 10
+
+On SQLite the server sends a caller's unchanged answer again while nothing was committed
+(kit.routing.Answers), which a read-only load always hits; `--answer-cache-mb 0` measures
+every GET reading, authenticating and presenting (PostgreSQL always does).
 
 Everything is throwaway and on 127.0.0.1 (a temporary data directory and, for PostgreSQL, a
 temporary cluster); each load run is bounded in time. Needs wrk (apt-get install wrk) and
@@ -96,6 +101,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "duration_s": args.duration,
         "rounds": args.rounds,
         "rate_limit": args.rate_limit,
+        "answer_cache_mb": args.answer_cache_mb,
         "cpus": os.cpu_count(),
         "git": git_state(),
         "background_cpu_percent": round(cpu_busy_percent(), 1),
@@ -108,7 +114,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             database_url = stack.enter_context(postgres_cluster(free_port(), False))
 
         docshelf = start_docshelf(
-            stack, work, data_dir, database_url, server=args.server, rate_limit=args.rate_limit
+            stack,
+            work,
+            data_dir,
+            database_url,
+            server=args.server,
+            rate_limit=args.rate_limit,
+            extra_env={"DOCSHELF_ANSWER_CACHE_MB": str(args.answer_cache_mb)},
         )
         port = docshelf.port
         token = (data_dir / "admin-token").read_text().strip()
@@ -219,6 +231,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def render(report: dict[str, Any]) -> str:
     rows = [
         f"db={report['db']} docshelf server={report['server']} rate limit={report['rate_limit']}"
+        f" answer cache={report['answer_cache_mb']} MB"
         f" wrk -t{report['wrk_threads']} -c{report['connections']} {report['duration_s']}s x "
         f"{report['rounds']} alternating rounds, git {report['git']}, background CPU "
         f"{report['background_cpu_percent']}%",
@@ -267,6 +280,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--threads", type=int, default=2, help="wrk threads")
     p.add_argument("--rate-limit", type=int, default=1_000_000_000, help="on, never reached")
+    p.add_argument(
+        "--answer-cache-mb",
+        type=int,
+        default=4,
+        help="DOCSHELF_ANSWER_CACHE_MB of the server (its default; 0: every GET reads)",
+    )
     p.add_argument("--database-url", default="", help="a PostgreSQL to use instead of a temp one")
     p.add_argument("--profile", type=float, default=0, help="py-spy for N seconds at the end")
     p.add_argument("--profile-route", choices=ROUTES, default="spaces")

@@ -273,7 +273,12 @@ def create_app(settings: Settings | None = None, *, direct_gets: bool = True) ->
     mount_ops(app)
     ops_openapi.install(app)
     if direct_gets:
-        install_direct_gets(app, DIRECT_GETS)
+        install_direct_gets(
+            app,
+            DIRECT_GETS,
+            caller=scope_bearer_token,
+            answer_bytes=settings.answer_cache_mb * 1024 * 1024,
+        )
     return app
 
 

@@ -45,6 +45,11 @@ COALESCED_READS = Counter(
     "Requests whose caller and first read another request's statement read for them "
     "(PostgreSQL, kit.prepared).",
 )
+ANSWERS_REUSED = Counter(
+    "docshelf_answers_reused",
+    "GET answers sent again as read before, the database unchanged since (SQLite, "
+    "kit.routing.Answers).",
+)
 LISTING_BUILDS = Counter(
     "docshelf_listing_builds",
     "Page listings built (not served from kept bytes), by what they started from: this "

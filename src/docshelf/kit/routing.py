@@ -17,7 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from docshelf.kit import metrics, sqlite_inline
 from docshelf.kit.db import unit_of_work
+from docshelf.kit.lru import SizedLRU
 from docshelf.kit.prepared import Ahead
 
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -66,6 +68,46 @@ def domain_router(**kwargs: Any) -> APIRouter:
 
 
 @dataclass(frozen=True, slots=True)
+class _Kept:
+    seen: tuple[object, int, int]  # sqlite_inline.seen when the answer was read
+    state: tuple[tuple[str, Any], ...]  # what the dependencies left in the request's state
+    status: int
+    headers: tuple[tuple[bytes, bytes], ...]
+    body: bytes
+
+
+def _kept_size(kept: _Kept) -> int:
+    return len(kept.body) + sum(len(k) + len(v) for k, v in kept.headers) + 512
+
+
+class Answers:
+    """The direct routes' last answers per caller and path, sent again while the database is
+    provably unchanged since they were read (SQLite only, `sqlite_inline.seen`).
+
+    Why: on SQLite a read is a handful of indexed look-ups, so the request is mostly Python
+    (authentication, the policy, the presenter, JSON); one `PRAGMA data_version` (~2 µs) says
+    whether anything at all was committed since, by this process or any other. If not, the
+    answer the same caller got for the same path is still the answer: the same token, rows,
+    role and grants give the same bytes (these routes read nothing else of the request, and
+    their answers depend on no clock). Any commit anywhere, a revoked token or a removed
+    member as much as an unrelated edit, makes every kept answer miss, so nothing the API
+    promises can be outrun. Only 200 answers are kept: refusals are read every time."""
+
+    __slots__ = ("_kept", "caller")
+
+    def __init__(self, caller: Callable[[Scope], str | None], capacity: int) -> None:
+        self.caller = caller
+        self._kept: SizedLRU[tuple[str, str], _Kept] = SizedLRU(capacity, _kept_size)
+
+    def get(self, key: tuple[str, str], seen: tuple[object, int, int]) -> _Kept | None:
+        kept = self._kept.get(key)
+        return kept if kept is not None and kept.seen == seen else None
+
+    def put(self, key: tuple[str, str], kept: _Kept) -> None:
+        self._kept.put(key, kept)
+
+
+@dataclass(frozen=True, slots=True)
 class _Direct:
     """One GET route whose only input is its last path segment, with what FastAPI would solve
     for it: its dependencies, each a function of the request alone, in FastAPI's order."""
@@ -76,6 +118,7 @@ class _Direct:
     dependencies: tuple[tuple[str | None, Callable[[Request], Coroutine[Any, Any, Any]]], ...]
     # The caller's token and the route's first read as one statement (kit.prepared.Chain).
     ahead: Ahead | None = None
+    answers: Answers | None = None
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, value: str) -> None:
         if self.ahead is None:
@@ -88,14 +131,47 @@ class _Direct:
         scope["route"] = self.route
         scope["path_params"] = {self.param: value}
         request = Request(scope, receive)
-        async with request_unit_of_work(request):
-            arguments: dict[str, Any] = {self.param: value}
-            for name, call in self.dependencies:
-                result = await call(request)
-                if name is not None:
-                    arguments[name] = result
-            response = await self.endpoint(**arguments)
-        await response(scope, receive, send)
+        answers, key, kept = self.answers, None, None
+        async with request_unit_of_work(request) as conn:
+            seen = sqlite_inline.seen(conn) if answers is not None else None
+            if seen is not None:
+                assert answers is not None
+                caller = answers.caller(scope)
+                if caller is not None:
+                    key = (scope["path"], caller)
+                    kept = answers.get(key, seen)
+            if kept is None:
+                state = scope["state"]
+                before = set(state)
+                arguments: dict[str, Any] = {self.param: value}
+                for name, call in self.dependencies:
+                    result = await call(request)
+                    if name is not None:
+                        arguments[name] = result
+                response = await self.endpoint(**arguments)
+                if (
+                    key is not None
+                    and response.status_code == 200
+                    and response.background is None
+                    and type(response).__call__ is Response.__call__
+                    # Nothing committed while it was read: the answer is the one of `seen`.
+                    and sqlite_inline.seen(conn) == seen
+                ):
+                    assert answers is not None and seen is not None
+                    left = tuple((k, v) for k, v in state.items() if k not in before)
+                    answers.put(
+                        key,
+                        _Kept(seen, left, 200, tuple(response.raw_headers), bytes(response.body)),
+                    )
+        if kept is None:
+            await response(scope, receive, send)
+            return
+        metrics.ANSWERS_REUSED.inc()
+        scope["state"].update(kept.state)
+        await send(
+            {"type": "http.response.start", "status": kept.status, "headers": [*kept.headers]}
+        )
+        await send({"type": "http.response.body", "body": kept.body})
 
 
 class DirectGets:
@@ -147,18 +223,27 @@ def _route_contexts(routes: Iterable[BaseRoute]) -> Iterator[Any]:
             yield route
 
 
-def install_direct_gets(app: FastAPI, endpoints: Mapping[Callable[..., Any], Ahead | None]) -> None:
+def install_direct_gets(
+    app: FastAPI,
+    endpoints: Mapping[Callable[..., Any], Ahead | None],
+    *,
+    caller: Callable[[Scope], str | None] | None = None,
+    answer_bytes: int = 0,
+) -> None:
     """Puts `DirectGets` in front of the app's router for these endpoints, each with the chain
     that reads the caller and its first statement in one round trip, if any. Called once every
     route is mounted; refuses (at start-up) any route it could not serve exactly as FastAPI
-    would, and any other route FastAPI could match for the same paths."""
+    would, and any other route FastAPI could match for the same paths. With `caller` (what
+    names the caller in the request: the routes' answers depend on it, the path and the
+    database alone) and a budget, answers are kept and sent again while unchanged (`Answers`)."""
+    answers = Answers(caller, answer_bytes) if caller is not None and answer_bytes > 0 else None
     wanted = set(endpoints)
     contexts = list(_route_contexts(app.router.routes))
     table: dict[str, _Direct] = {}
     for context in contexts:
         if getattr(context, "endpoint", None) not in wanted:
             continue
-        direct = _direct(context, endpoints[context.endpoint])
+        direct = _direct(context, endpoints[context.endpoint], answers)
         prefix = context.path.rsplit("/", 1)[0] + "/"
         table[prefix] = direct
         wanted.discard(context.endpoint)
@@ -177,7 +262,7 @@ def install_direct_gets(app: FastAPI, endpoints: Mapping[Callable[..., Any], Ahe
     app.router.middleware_stack = DirectGets(app.router.middleware_stack, app, table)
 
 
-def _direct(context: Any, ahead: Ahead | None) -> _Direct:
+def _direct(context: Any, ahead: Ahead | None, answers: Answers | None) -> _Direct:
     dependant = context.dependant
     path = str(context.path)
     last = path.rsplit("/", 1)[1]
@@ -214,4 +299,5 @@ def _direct(context: Any, ahead: Ahead | None) -> _Direct:
         param=params[0].name,
         dependencies=tuple(dependencies),
         ahead=ahead,
+        answers=answers,
     )

@@ -80,6 +80,20 @@ class InlineConnection(AsyncConnection):
         return self._proxied.execute(statement, parameters, execution_options=execution_options)
 
 
+def seen(conn: AsyncConnection) -> tuple[object, int, int] | None:
+    """What a read connection of this dialect sees of the database, as a value that changes
+    whenever anything it could read has changed: SQLite's `data_version`, which moves on every
+    commit by any other connection (the writer pool, the worker, another process, the CLI),
+    the connection's own row changes (`total_changes`: its rare write does not move the first),
+    and the connection itself, since each counts on its own. Kept answers hold the connection,
+    so a closed one's identity cannot pass for a new one's. None for any other connection."""
+    if not isinstance(conn, InlineConnection):
+        return None
+    raw: Any = conn.sync_connection.connection.dbapi_connection  # type: ignore[union-attr]
+    (version,) = raw.execute("PRAGMA data_version").fetchone()
+    return raw, version, raw.total_changes
+
+
 def _satisfy_greenlet() -> None:
     if in_greenlet():
         await_only(_done())
