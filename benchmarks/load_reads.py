@@ -16,7 +16,8 @@ at 64 connections, on both routes and both engines.
 
 On SQLite the server sends a caller's unchanged answer again while nothing was committed
 (kit.routing.Answers), which a read-only load always hits; `--answer-cache-mb 0` measures
-every GET reading, authenticating and presenting (PostgreSQL always does).
+every GET reading, authenticating and presenting (PostgreSQL always does), and
+`--writes-per-second N` commits N changes a second to the measured organization meanwhile.
 
 Everything is throwaway and on 127.0.0.1 (a temporary data directory and, for PostgreSQL, a
 temporary cluster); each load run is bounded in time. Needs wrk (apt-get install wrk) and
@@ -26,6 +27,7 @@ uvloop + httptools (`pip install -e .[bench]`).
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -33,6 +35,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -78,6 +81,44 @@ def http_post(port: int, path: str, token: str, body: dict[str, Any]) -> tuple[i
         conn.close()
 
 
+class Writer:
+    """Commits `rate` writes a second to the server while a load runs: the organization's title
+    toggled between two of the same length, so every commit changes the answers measured and
+    kept answers must be read again (the SQLite server's kit.routing.Answers)."""
+
+    def __init__(self, port: int, path: str, token: str, rate: float) -> None:
+        self.port, self.path, self.token, self.rate = port, path, token, rate
+        self.statuses: collections.Counter[int] = collections.Counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Writer:
+        if self.rate > 0:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        import http.client
+
+        conn = http.client.HTTPConnection(HOST, self.port, timeout=10)
+        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
+        started, n = time.monotonic(), 0
+        while not self._stop.is_set():
+            body = json.dumps({"title": "Bench A" if n % 2 else "Bench B"})
+            conn.request("PATCH", self.path, body=body, headers=headers)
+            response = conn.getresponse()
+            response.read()
+            self.statuses[response.status] += 1
+            n += 1
+            self._stop.wait(max(0.0, started + n / self.rate - time.monotonic()))
+        conn.close()
+
+
 def measure(url: str, token: str | None, args: argparse.Namespace) -> dict[str, Any]:
     if args.warmup > 0:
         run_wrk(url, token, args.connections, args.threads, args.warmup)
@@ -102,6 +143,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rounds": args.rounds,
         "rate_limit": args.rate_limit,
         "answer_cache_mb": args.answer_cache_mb,
+        "writes_per_second": args.writes_per_second,
         "cpus": os.cpu_count(),
         "git": git_state(),
         "background_cpu_percent": round(cpu_busy_percent(), 1),
@@ -215,7 +257,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for route, path in paths.items():
                 for target in TARGETS:
                     url = f"http://{HOST}:{ports[target]}{path}"
-                    result = measure(url, None if target == "floor" else token, args)
+                    rate = args.writes_per_second if target == "docshelf" else 0
+                    with Writer(port, paths["orgs"], token, rate) as writer:
+                        result = measure(url, None if target == "floor" else token, args)
+                    if rate:
+                        result["writes"] = dict(writer.statuses)
+                        log(f"writes during the run, by status: {dict(writer.statuses)}")
                     runs[route][target].append(result)
                     log(
                         f"round {round_no} {route:6} {target:8} {result['rps']:8.0f} req/s  "
@@ -231,7 +278,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def render(report: dict[str, Any]) -> str:
     rows = [
         f"db={report['db']} docshelf server={report['server']} rate limit={report['rate_limit']}"
-        f" answer cache={report['answer_cache_mb']} MB"
+        f" answer cache={report['answer_cache_mb']} MB,"
+        f" {report['writes_per_second']} writes/s during its runs,"
         f" wrk -t{report['wrk_threads']} -c{report['connections']} {report['duration_s']}s x "
         f"{report['rounds']} alternating rounds, git {report['git']}, background CPU "
         f"{report['background_cpu_percent']}%",
@@ -285,6 +333,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=4,
         help="DOCSHELF_ANSWER_CACHE_MB of the server (its default; 0: every GET reads)",
+    )
+    p.add_argument(
+        "--writes-per-second",
+        type=float,
+        default=0,
+        help="PATCH the organization this often while Docshelf is measured (commits under load)",
     )
     p.add_argument("--database-url", default="", help="a PostgreSQL to use instead of a temp one")
     p.add_argument("--profile", type=float, default=0, help="py-spy for N seconds at the end")

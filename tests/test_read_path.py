@@ -1,8 +1,10 @@
 """The read path keeps every promise on every process: two app instances (two API processes of
 one install) on the same database; a change made through one is obeyed by the other on the
-very next request. Nothing on the read path is cached across requests (ARCHITECTURE.md, "A
-request"), and these tests hold any future cache to the same promise. The last test runs
-them all across two real `docshelf serve` processes."""
+very next request. Nothing on the read path is kept across requests unless a read of that
+request proves it current (on SQLite, kept answers under `data_version`: ARCHITECTURE.md,
+"What a read costs"), and these tests hold every such cache to the same promise: each read
+before a change below is made twice, so the one after it follows a kept answer. The last test
+runs them all across two real `docshelf serve` processes."""
 
 from __future__ import annotations
 
@@ -22,6 +24,15 @@ from tests.helpers import error, second_app
 from tests.server import Server
 
 
+async def twice(client: httpx.AsyncClient, path: str, headers: dict[str, str]) -> httpx.Response:
+    """Reads twice and insists on the same answer: the second is a kept answer where the
+    engine keeps one, so the read after the next change follows it."""
+    first = await client.get(path, headers=headers)
+    again = await client.get(path, headers=headers)
+    assert (again.status_code, again.content) == (first.status_code, first.content)
+    return again
+
+
 @pytest.fixture
 async def other(settings: Settings, app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """A second API process of the same install (its own engine and connections)."""
@@ -35,11 +46,11 @@ async def test_a_revoked_token_is_refused_by_the_other_process_at_once(
     org_id, (admin, reader) = await factories.org_with_members(db, "read")
     space = await factories.api_space(client, org_id, admin, visibility="public")
     for path in (f"/v1/orgs/{org_id}", f"/v1/spaces/{space['id']}"):
-        assert (await other.get(path, headers=reader.headers)).status_code == 200
+        assert (await twice(other, path, headers=reader.headers)).status_code == 200
     async with unit_of_work(db) as conn:
         await revoke_token(conn, reader.token)
     for path in (f"/v1/orgs/{org_id}", f"/v1/spaces/{space['id']}"):
-        r = await other.get(path, headers=reader.headers)
+        r = await twice(other, path, headers=reader.headers)
         assert (r.status_code, r.json()) == (401, error(401, "Invalid or revoked API token"))
 
 
@@ -48,13 +59,15 @@ async def test_a_removed_member_is_refused_by_the_other_process_at_once(
 ) -> None:
     org_id, (admin, editor) = await factories.org_with_members(db, "edit")
     space = await factories.api_space(client, org_id, admin, visibility="public")
-    assert (await other.get(f"/v1/orgs/{org_id}", headers=editor.headers)).status_code == 200
-    assert (await other.get(f"/v1/spaces/{space['id']}", headers=editor.headers)).status_code == 200
+    assert (await twice(other, f"/v1/orgs/{org_id}", headers=editor.headers)).status_code == 200
+    assert (
+        await twice(other, f"/v1/spaces/{space['id']}", headers=editor.headers)
+    ).status_code == 200
     r = await client.delete(f"/v1/orgs/{org_id}/members/{editor.id}", headers=admin.headers)
     assert r.status_code == 204, r.text
-    r = await other.get(f"/v1/orgs/{org_id}", headers=editor.headers)
+    r = await twice(other, f"/v1/orgs/{org_id}", headers=editor.headers)
     assert (r.status_code, r.json()) == (404, error(404, "Organization not found"))
-    r = await other.get(f"/v1/spaces/{space['id']}", headers=editor.headers)
+    r = await twice(other, f"/v1/spaces/{space['id']}", headers=editor.headers)
     assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
 
 
@@ -63,16 +76,16 @@ async def test_a_changed_role_is_obeyed_by_the_other_process_at_once(
 ) -> None:
     org_id, (admin, member) = await factories.org_with_members(db, "read")
     space = await factories.api_space(client, org_id, admin, visibility="public")
-    before_org = (await other.get(f"/v1/orgs/{org_id}", headers=member.headers)).json()
-    before_space = (await other.get(f"/v1/spaces/{space['id']}", headers=member.headers)).json()
+    before_org = (await twice(other, f"/v1/orgs/{org_id}", headers=member.headers)).json()
+    before_space = (await twice(other, f"/v1/spaces/{space['id']}", headers=member.headers)).json()
     assert before_org["permissions"]["admin"] is False
     assert before_space["permissions"]["admin"] is False
     r = await client.patch(
         f"/v1/orgs/{org_id}/members/{member.id}", json={"role": "admin"}, headers=admin.headers
     )
     assert r.status_code == 200, r.text
-    after_org = (await other.get(f"/v1/orgs/{org_id}", headers=member.headers)).json()
-    after_space = (await other.get(f"/v1/spaces/{space['id']}", headers=member.headers)).json()
+    after_org = (await twice(other, f"/v1/orgs/{org_id}", headers=member.headers)).json()
+    after_space = (await twice(other, f"/v1/spaces/{space['id']}", headers=member.headers)).json()
     assert after_org["permissions"]["admin"] is True
     assert after_space["permissions"]["admin"] is True
     # And back down: a lowered role is obeyed as promptly as a raised one.
@@ -80,8 +93,8 @@ async def test_a_changed_role_is_obeyed_by_the_other_process_at_once(
         f"/v1/orgs/{org_id}/members/{member.id}", json={"role": "read"}, headers=admin.headers
     )
     assert r.status_code == 200, r.text
-    assert (await other.get(f"/v1/orgs/{org_id}", headers=member.headers)).json() == before_org
-    r = await other.get(f"/v1/spaces/{space['id']}", headers=member.headers)
+    assert (await twice(other, f"/v1/orgs/{org_id}", headers=member.headers)).json() == before_org
+    r = await twice(other, f"/v1/spaces/{space['id']}", headers=member.headers)
     assert r.json() == before_space
 
 
@@ -90,10 +103,12 @@ async def test_a_deleted_space_is_refused_by_the_other_process_at_once(
 ) -> None:
     org_id, (admin, reader) = await factories.org_with_members(db, "read")
     space = await factories.api_space(client, org_id, admin, visibility="public")
-    assert (await other.get(f"/v1/spaces/{space['id']}", headers=reader.headers)).status_code == 200
+    assert (
+        await twice(other, f"/v1/spaces/{space['id']}", headers=reader.headers)
+    ).status_code == 200
     r = await client.delete(f"/v1/spaces/{space['id']}", headers=admin.headers)
     assert r.status_code == 205, r.text
-    r = await other.get(f"/v1/spaces/{space['id']}", headers=reader.headers)
+    r = await twice(other, f"/v1/spaces/{space['id']}", headers=reader.headers)
     assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
 
 
@@ -105,11 +120,11 @@ async def test_a_removed_grant_is_obeyed_by_the_other_process_at_once(
     url = f"/v1/spaces/{space['id']}/permissions"
     r = await client.post(url, json={"users": [guest.id], "role": "edit"}, headers=admin.headers)
     assert r.status_code == 204, r.text
-    r = await other.get(f"/v1/spaces/{space['id']}", headers=guest.headers)
+    r = await twice(other, f"/v1/spaces/{space['id']}", headers=guest.headers)
     assert (r.status_code, r.json()["permissions"]["edit"]) == (200, True)
     r = await client.post(url, json={"users": [guest.id], "role": None}, headers=admin.headers)
     assert r.status_code == 204, r.text
-    r = await other.get(f"/v1/spaces/{space['id']}", headers=guest.headers)
+    r = await twice(other, f"/v1/spaces/{space['id']}", headers=guest.headers)
     assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
 
 
@@ -141,34 +156,34 @@ async def test_two_real_server_processes_keep_every_promise(
             grants = f"{space_path}/permissions"
             edit = {"users": [guest.id, reader.id], "role": "edit"}
             assert (await on_a.post(grants, json=edit, headers=admin.headers)).status_code == 204
-            assert (await on_b.get(space_path, headers=guest.headers)).status_code == 200
-            assert (await on_b.get(org_path, headers=gone.headers)).status_code == 200
-            r = await on_b.get(org_path, headers=member.headers)
+            assert (await twice(on_b, space_path, headers=guest.headers)).status_code == 200
+            assert (await twice(on_b, org_path, headers=gone.headers)).status_code == 200
+            r = await twice(on_b, org_path, headers=member.headers)
             assert r.json()["permissions"]["admin"] is False
 
             async with unit_of_work(db) as conn:
                 await revoke_token(conn, gone.token)
-            r = await on_b.get(org_path, headers=gone.headers)
+            r = await twice(on_b, org_path, headers=gone.headers)
             assert (r.status_code, r.json()) == (401, error(401, "Invalid or revoked API token"))
 
             member_path = f"{org_path}/members/{member.id}"
             r = await on_a.patch(member_path, json={"role": "admin"}, headers=admin.headers)
             assert r.status_code == 200, r.text
-            r = await on_b.get(org_path, headers=member.headers)
+            r = await twice(on_b, org_path, headers=member.headers)
             assert r.json()["permissions"]["admin"] is True
 
             revoke = {"users": [guest.id], "role": None}
             assert (await on_a.post(grants, json=revoke, headers=admin.headers)).status_code == 204
-            r = await on_b.get(space_path, headers=guest.headers)
+            r = await twice(on_b, space_path, headers=guest.headers)
             assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
 
             assert (await on_a.delete(member_path, headers=admin.headers)).status_code == 204
-            r = await on_b.get(org_path, headers=member.headers)
+            r = await twice(on_b, org_path, headers=member.headers)
             assert (r.status_code, r.json()) == (404, error(404, "Organization not found"))
 
-            assert (await on_b.get(space_path, headers=reader.headers)).status_code == 200
+            assert (await twice(on_b, space_path, headers=reader.headers)).status_code == 200
             assert (await on_a.delete(space_path, headers=admin.headers)).status_code == 205
-            r = await on_b.get(space_path, headers=reader.headers)
+            r = await twice(on_b, space_path, headers=reader.headers)
             assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
     finally:
         for server in servers:
