@@ -17,7 +17,8 @@ at 64 connections, on both routes and both engines.
 On SQLite the server sends a caller's unchanged answer again while nothing was committed
 (kit.routing.Answers), which a read-only load always hits; `--answer-cache-mb 0` measures
 every GET reading, authenticating and presenting (PostgreSQL always does), and
-`--writes-per-second N` commits N changes a second to the measured organization meanwhile.
+`--writes-per-second N` commits up to N changes a second to the measured organization
+meanwhile (one PATCH at a time: the run prints how many were made).
 
 Everything is throwaway and on 127.0.0.1 (a temporary data directory and, for PostgreSQL, a
 temporary cluster); each load run is bounded in time. Needs wrk (apt-get install wrk) and
@@ -82,9 +83,10 @@ def http_post(port: int, path: str, token: str, body: dict[str, Any]) -> tuple[i
 
 
 class Writer:
-    """Commits `rate` writes a second to the server while a load runs: the organization's title
-    toggled between two of the same length, so every commit changes the answers measured and
-    kept answers must be read again (the SQLite server's kit.routing.Answers)."""
+    """Commits up to `rate` writes a second to the server while a load runs, one at a time:
+    the organization's title toggled between two of the same length. Each commit changes the
+    organization's answer and, like any commit, makes every kept answer (the SQLite server's
+    kit.routing.Answers) be read again."""
 
     def __init__(self, port: int, path: str, token: str, rate: float) -> None:
         self.port, self.path, self.token, self.rate = port, path, token, rate

@@ -6,6 +6,7 @@ answer for every path is compared with the answer of an app that reads every tim
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -19,9 +20,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from docshelf.auth.service import revoke_token
 from docshelf.config import Settings
 from docshelf.kit import sqlite_inline
-from docshelf.kit.db import create_engine, unit_of_work
+from docshelf.kit.db import Engine, create_engine, unit_of_work
 from docshelf.kit.errors import Unauthorized
+from docshelf.kit.migrate import upgrade
 from tests import factories
+from tests.conftest import BASE
 from tests.helpers import error, second_app
 
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
@@ -71,6 +74,64 @@ async def test_refusals_are_read_every_time(client: httpx.AsyncClient, db: Async
             r = await client.get(path, headers=who.headers if who else {})
             assert (r.status_code, r.json()) == (status, error(status, message))
     assert _reused() == before
+
+
+async def test_kept_answers_carry_this_request_s_limit_and_id(
+    settings: Settings, db: AsyncEngine
+) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    path = f"/v1/orgs/{org_id}"
+    limited = {"rate_limit": 3, "rate_limit_window": 3600}
+    async with (
+        second_app(settings, **limited) as kept,
+        second_app(settings, **limited, answer_cache_mb=0) as fresh,
+    ):
+        statuses = []
+        for i in range(4):
+            headers = {**admin.headers, "X-Request-Id": f"request-{i}"}
+            got = await kept.get(path, headers=headers)
+            want = await fresh.get(path, headers=headers)
+            assert (got.status_code, got.headers.raw, got.content) == (
+                want.status_code,
+                want.headers.raw,
+                want.content,
+            )
+            assert got.headers["X-Request-Id"] == f"request-{i}"
+            statuses.append((got.status_code, got.headers["X-RateLimit-Remaining"]))
+    assert statuses == [(200, "2"), (200, "1"), (200, "0"), (429, "0")]
+
+
+async def test_a_locked_database_is_a_503_with_kept_answers_as_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What SQLite raises to a read that waited out its busy timeout (WAL recovery, a non-WAL
+    database: kit/db.py), on every statement of the read connections, before and after an
+    answer is kept. On its own SQLite install, whatever the suite's engine."""
+    own = Settings(data_dir=tmp_path, database_url="", base_url=BASE, rate_limit=0)
+    await asyncio.to_thread(upgrade, own)  # migrations run their own event loop
+    async with second_app(own) as kept, second_app(own, answer_cache_mb=0) as fresh:
+        db = create_engine(own)
+        try:
+            org_id, (admin,) = await factories.org_with_members(db)
+        finally:
+            await db.dispose()
+        path = f"/v1/orgs/{org_id}"
+        assert (await kept.get(path, headers=admin.headers)).status_code == 200
+
+        def locked(*_: object, **__: object) -> object:
+            raise sqlite3.OperationalError("database is locked")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(sqlite_inline._Connection, "execute", locked)
+            patched.setattr(sqlite_inline._Cursor, "execute", locked)
+            for client in (fresh, kept):
+                r = await client.get(path, headers=admin.headers)
+                assert (r.status_code, r.headers["Retry-After"], r.json()) == (
+                    503,
+                    "1",
+                    error(503, "The server is busy with other writes; retry shortly"),
+                )
+        assert (await kept.get(path, headers=admin.headers)).status_code == 200
 
 
 async def test_no_budget_keeps_nothing(
@@ -127,27 +188,20 @@ async def test_every_change_is_obeyed_on_the_next_request(
         ("token revoked", revoke),
         ("space deleted", lambda: api("DELETE", paths[2], None, 205)),
     ]  # fmt: skip
-    reused = 0.0
+    kept = 1 if db.dialect.name == "sqlite" else 0  # PostgreSQL reads every time
     async with second_app(settings, answer_cache_mb=0) as fresh:
         for name, change in changes:
-            for who in callers:  # read twice: the second is a kept answer where one is kept
+            for who in callers:  # the read before each change is a kept answer where kept
                 for path in paths:
-                    await client.get(path, headers=who.headers)
+                    first = await _answer(client, path, who)
                     before = _reused()
-                    await client.get(path, headers=who.headers)
-                    reused += _reused() - before
+                    assert await _answer(client, path, who) == first
+                    assert _reused() - before == (kept if first[0] == 200 else 0), name
             await change()
             for who in callers:
                 for path in paths:
-                    got = await client.get(path, headers=who.headers)
-                    want = await fresh.get(path, headers=who.headers)
-                    assert (got.status_code, got.json()) == (want.status_code, want.json()), (
-                        name,
-                        who,
-                        path,
-                    )
-    # The comparison above is only worth something if answers were kept in between.
-    assert (reused > 0) == (db.dialect.name == "sqlite")
+                    got = await _answer(client, path, who)
+                    assert got == await _answer(fresh, path, who), (name, who, path)
 
 
 async def test_what_a_read_connection_sees_moves_with_every_commit(
@@ -188,5 +242,22 @@ async def test_what_a_read_connection_sees_moves_with_every_commit(
             fourth = sqlite_inline.seen(conn)
             assert fourth is not None and moved(third, fourth)
         assert not moved(fourth, await seen())
+
+        # Two connections count on their own: one opened after a commit can show the very
+        # numbers another showed before it, so the connection is part of what was seen.
+        assert isinstance(engine, Engine) and engine.reader is not None
+        for idle in engine.idle_readers:  # only new connections from here on
+            idle.close()
+        engine.idle_readers.clear()
+        await engine.reader.dispose()
+        async with unit_of_work(engine, write=False) as held:
+            before = sqlite_inline.seen(held)
+            async with unit_of_work(engine) as conn:
+                await conn.execute(sa.text("INSERT INTO t VALUES (5)"))
+            async with unit_of_work(engine, write=False) as opened:
+                after = sqlite_inline.seen(opened)
+        assert before is not None and after is not None
+        assert after[1:] == before[1:]
+        assert after != before
     finally:
         await engine.dispose()

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
+from prometheus_client import REGISTRY
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.auth.service import revoke_token
@@ -25,12 +26,22 @@ from tests.server import Server
 
 
 async def twice(client: httpx.AsyncClient, path: str, headers: dict[str, str]) -> httpx.Response:
-    """Reads twice and insists on the same answer: the second is a kept answer where the
-    engine keeps one, so the read after the next change follows it."""
+    """Reads twice and insists on the same answer. In this process (an app of `second_app`)
+    on SQLite the second of two 200s must be a kept answer, so the read after the next change
+    follows one; PostgreSQL reads every time."""
     first = await client.get(path, headers=headers)
+    before = _reused()
     again = await client.get(path, headers=headers)
     assert (again.status_code, again.content) == (first.status_code, first.content)
+    engine = client.headers.get("X-Engine")
+    if engine is not None:
+        kept = engine.startswith("sqlite") and first.status_code == 200
+        assert _reused() - before == (1 if kept else 0)
     return again
+
+
+def _reused() -> float:
+    return REGISTRY.get_sample_value("docshelf_answers_reused_total") or 0.0
 
 
 @pytest.fixture

@@ -104,6 +104,13 @@ DIRECT_GETS: dict[Callable[..., Any], Ahead | None] = {
     get_space: Ahead(caller_then(space_repository.WITH_MEMBERSHIP, user="uid"), path="sid"),
 }
 
+# Of those, the GETs whose 200 answers are kept per caller and sent again while SQLite shows
+# nothing committed since (kit.routing.Answers). Only for an answer that depends on the token,
+# the path and the database alone: no clock (an expiring link), no other header, nothing the
+# process keeps that can change. A route added here without that property would serve stale
+# answers; tests/test_kept_answers.py compares every kept answer with a fresh read.
+KEPT_GETS: frozenset[Callable[..., Any]] = frozenset({get_organization, get_space})
+
 
 def mount_v1(app: FastAPI) -> None:
     """Each domain router is included once, straight under /v1: one level of routing to match."""

@@ -20,8 +20,8 @@ from docshelf import (
     datadir,
     tasks,  # registers every job kind
 )
-from docshelf.api import DIRECT_GETS, mount_v1
-from docshelf.auth.header import scope_bearer_token
+from docshelf.api import DIRECT_GETS, KEPT_GETS, mount_v1
+from docshelf.auth.header import scope_bearer_token, scope_caller_key
 from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
 from docshelf.content.lifecycle import use_blob_store
@@ -276,7 +276,10 @@ def create_app(settings: Settings | None = None, *, direct_gets: bool = True) ->
         install_direct_gets(
             app,
             DIRECT_GETS,
-            caller=scope_bearer_token,
+            keep=KEPT_GETS,
+            caller=scope_caller_key,
+            # The actor the dependencies resolved: the access line names the caller.
+            replay=("actor",),
             answer_bytes=settings.answer_cache_mb * 1024 * 1024,
         )
     return app

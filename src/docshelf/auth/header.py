@@ -4,6 +4,7 @@ which header, or which bytes of it, name the caller."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, MutableMapping
 from typing import Any
@@ -42,3 +43,10 @@ def scope_bearer_token(scope: MutableMapping[str, Any]) -> str | None:
         state[_STATE_KEY] = bearer_token(scope["headers"])
     token: str | None = state[_STATE_KEY]
     return token
+
+
+def scope_caller_key(scope: MutableMapping[str, Any]) -> str | None:
+    """The request's token as a key for what is kept in memory across requests: its SHA-256,
+    so no token (a revoked one included) outlives its request in the process."""
+    token = scope_bearer_token(scope)
+    return None if token is None else hashlib.sha256(token.encode()).hexdigest()

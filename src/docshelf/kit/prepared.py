@@ -34,6 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import visitors
 
+from docshelf.kit import sqlite_inline
 from docshelf.kit.db import started
 from docshelf.kit.metrics import COALESCED_READS
 from docshelf.kit.sqlite_inline import InlineConnection
@@ -99,7 +100,7 @@ def _compile(stmt: sa.Select[Any], dialect: sa.Dialect) -> _Form:
 def _driver_connection(conn: AsyncConnection) -> tuple[str, Any] | None:
     """The bare driver connection of a read unit of work, or None."""
     if isinstance(conn, InlineConnection):
-        return "sqlite", conn.sync_connection.connection.dbapi_connection  # type: ignore[union-attr]
+        return "sqlite", sqlite_inline.driver_connection(conn)
     if conn.dialect.name != "postgresql":
         return None
     adapted = conn.sync_connection.connection.dbapi_connection  # type: ignore[union-attr]

@@ -6,7 +6,15 @@ schedules separately."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Collection,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -69,42 +77,84 @@ def domain_router(**kwargs: Any) -> APIRouter:
 
 @dataclass(frozen=True, slots=True)
 class _Kept:
-    seen: tuple[object, int, int]  # sqlite_inline.seen when the answer was read
-    state: tuple[tuple[str, Any], ...]  # what the dependencies left in the request's state
-    status: int
+    """A 200 answer as sent (a kept answer is only ever a 200)."""
+
+    seen: tuple[object, int, int]  # sqlite_inline.seen before it was read
+    state: tuple[tuple[str, Any], ...]  # the replayed keys of the request's state
     headers: tuple[tuple[bytes, bytes], ...]
     body: bytes
 
 
+# Beyond the body and headers: the key (a path and a token digest), the replayed state and the
+# objects around them, so that many small answers are not counted as nearly free.
+_KEPT_OVERHEAD = 512
+
+
 def _kept_size(kept: _Kept) -> int:
-    return len(kept.body) + sum(len(k) + len(v) for k, v in kept.headers) + 512
+    return len(kept.body) + sum(len(k) + len(v) for k, v in kept.headers) + _KEPT_OVERHEAD
+
+
+_Ticket = tuple[tuple[str, str], tuple[object, int, int]]  # key, what the read connection saw
 
 
 class Answers:
-    """The direct routes' last answers per caller and path, sent again while the database is
+    """The kept routes' last answers per caller and path, sent again while the database is
     provably unchanged since they were read (SQLite only, `sqlite_inline.seen`).
 
     Why: on SQLite a read is a handful of indexed look-ups, so the request is mostly Python
     (authentication, the policy, the presenter, JSON); one `PRAGMA data_version` (~2 µs) says
     whether anything at all was committed since, by this process or any other. If not, the
     answer the same caller got for the same path is still the answer: the same token, rows,
-    role and grants give the same bytes (these routes read nothing else of the request, and
-    their answers depend on no clock). Any commit anywhere, a revoked token or a removed
-    member as much as an unrelated edit, makes every kept answer miss, so nothing the API
-    promises can be outrun. Only 200 answers are kept: refusals are read every time."""
+    role and grants give the same bytes, for routes declared to read nothing else (no clock,
+    no other header, nothing of the process that changes). Any commit anywhere, a revoked
+    token or a removed member as much as an unrelated edit, makes every kept answer miss, so
+    nothing the API promises can be outrun. Only 200 answers are kept: refusals are read
+    every time. A commit that lands while an answer is read needs no second look: the reads
+    that met it moved the connection's `data_version` past the `seen` the answer is kept
+    under, so it can never match."""
 
-    __slots__ = ("_kept", "caller")
+    __slots__ = ("_kept", "caller", "replay")
 
-    def __init__(self, caller: Callable[[Scope], str | None], capacity: int) -> None:
-        self.caller = caller
+    def __init__(
+        self, caller: Callable[[Scope], str | None], capacity: int, replay: tuple[str, ...]
+    ) -> None:
+        self.caller = caller  # the caller's key (a digest of its token), None: keep nothing
+        self.replay = replay  # what of the request's state a kept answer sets again
         self._kept: SizedLRU[tuple[str, str], _Kept] = SizedLRU(capacity, _kept_size)
 
-    def get(self, key: tuple[str, str], seen: tuple[object, int, int]) -> _Kept | None:
+    def look(self, scope: Scope, conn: AsyncConnection) -> tuple[_Ticket | None, _Kept | None]:
+        """The kept answer for this request, or else the ticket to keep the one it reads."""
+        caller = self.caller(scope)
+        if caller is None:
+            return None, None
+        seen = sqlite_inline.seen(conn)
+        if seen is None:
+            return None, None
+        key = (scope["path"], caller)
         kept = self._kept.get(key)
-        return kept if kept is not None and kept.seen == seen else None
+        if kept is not None and kept.seen == seen:
+            return None, kept
+        return (key, seen), None
 
-    def put(self, key: tuple[str, str], kept: _Kept) -> None:
-        self._kept.put(key, kept)
+    def keep(self, ticket: _Ticket, scope: Scope, response: Response) -> None:
+        if (
+            response.status_code != 200
+            or response.background is not None
+            or type(response).__call__ is not Response.__call__
+        ):
+            return
+        state = scope["state"]
+        replayed = tuple((name, state[name]) for name in self.replay if name in state)
+        headers = tuple(response.raw_headers)
+        self._kept.put(ticket[0], _Kept(ticket[1], replayed, headers, bytes(response.body)))
+
+    @staticmethod
+    async def send(kept: _Kept, scope: Scope, send: Send) -> None:
+        metrics.ANSWERS_REUSED.inc()
+        scope["state"].update(kept.state)
+        # What Starlette's Response sends, with a fresh header list for the middlewares.
+        await send({"type": "http.response.start", "status": 200, "headers": [*kept.headers]})
+        await send({"type": "http.response.body", "body": kept.body})
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,47 +181,23 @@ class _Direct:
         scope["route"] = self.route
         scope["path_params"] = {self.param: value}
         request = Request(scope, receive)
-        answers, key, kept = self.answers, None, None
+        answers, ticket, kept = self.answers, None, None
         async with request_unit_of_work(request) as conn:
-            seen = sqlite_inline.seen(conn) if answers is not None else None
-            if seen is not None:
-                assert answers is not None
-                caller = answers.caller(scope)
-                if caller is not None:
-                    key = (scope["path"], caller)
-                    kept = answers.get(key, seen)
+            if answers is not None:
+                ticket, kept = answers.look(scope, conn)
             if kept is None:
-                state = scope["state"]
-                before = set(state)
                 arguments: dict[str, Any] = {self.param: value}
                 for name, call in self.dependencies:
                     result = await call(request)
                     if name is not None:
                         arguments[name] = result
                 response = await self.endpoint(**arguments)
-                if (
-                    key is not None
-                    and response.status_code == 200
-                    and response.background is None
-                    and type(response).__call__ is Response.__call__
-                    # Nothing committed while it was read: the answer is the one of `seen`.
-                    and sqlite_inline.seen(conn) == seen
-                ):
-                    assert answers is not None and seen is not None
-                    left = tuple((k, v) for k, v in state.items() if k not in before)
-                    answers.put(
-                        key,
-                        _Kept(seen, left, 200, tuple(response.raw_headers), bytes(response.body)),
-                    )
-        if kept is None:
+                if answers is not None and ticket is not None:
+                    answers.keep(ticket, scope, response)
+        if kept is not None:
+            await Answers.send(kept, scope, send)
+        else:
             await response(scope, receive, send)
-            return
-        metrics.ANSWERS_REUSED.inc()
-        scope["state"].update(kept.state)
-        await send(
-            {"type": "http.response.start", "status": kept.status, "headers": [*kept.headers]}
-        )
-        await send({"type": "http.response.body", "body": kept.body})
 
 
 class DirectGets:
@@ -227,23 +253,31 @@ def install_direct_gets(
     app: FastAPI,
     endpoints: Mapping[Callable[..., Any], Ahead | None],
     *,
+    keep: Collection[Callable[..., Any]] = (),
     caller: Callable[[Scope], str | None] | None = None,
+    replay: tuple[str, ...] = (),
     answer_bytes: int = 0,
 ) -> None:
     """Puts `DirectGets` in front of the app's router for these endpoints, each with the chain
     that reads the caller and its first statement in one round trip, if any. Called once every
     route is mounted; refuses (at start-up) any route it could not serve exactly as FastAPI
-    would, and any other route FastAPI could match for the same paths. With `caller` (what
-    names the caller in the request: the routes' answers depend on it, the path and the
-    database alone) and a budget, answers are kept and sent again while unchanged (`Answers`)."""
-    answers = Answers(caller, answer_bytes) if caller is not None and answer_bytes > 0 else None
+    would, and any other route FastAPI could match for the same paths. The answers of the
+    routes in `keep` (whose answers depend on the caller `caller` names, the path and the
+    database alone) are kept within `answer_bytes` and sent again while unchanged, setting
+    the `replay` keys of the request's state as they were (`Answers`)."""
+    if not set(keep) <= set(endpoints):
+        raise RuntimeError("a kept GET must be a direct GET")
+    answers = None
+    if keep and caller is not None and answer_bytes > 0:
+        answers = Answers(caller, answer_bytes, replay)
     wanted = set(endpoints)
     contexts = list(_route_contexts(app.router.routes))
     table: dict[str, _Direct] = {}
     for context in contexts:
         if getattr(context, "endpoint", None) not in wanted:
             continue
-        direct = _direct(context, endpoints[context.endpoint], answers)
+        kept = answers if context.endpoint in keep else None
+        direct = _direct(context, endpoints[context.endpoint], kept)
         prefix = context.path.rsplit("/", 1)[0] + "/"
         table[prefix] = direct
         wanted.discard(context.endpoint)

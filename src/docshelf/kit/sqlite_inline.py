@@ -80,17 +80,28 @@ class InlineConnection(AsyncConnection):
         return self._proxied.execute(statement, parameters, execution_options=execution_options)
 
 
+def driver_connection(conn: InlineConnection) -> Any:
+    """The bare `sqlite3` connection under a read unit of work's connection."""
+    return conn.sync_connection.connection.dbapi_connection  # type: ignore[union-attr]
+
+
 def seen(conn: AsyncConnection) -> tuple[object, int, int] | None:
     """What a read connection of this dialect sees of the database, as a value that changes
-    whenever anything it could read has changed: SQLite's `data_version`, which moves on every
-    commit by any other connection (the writer pool, the worker, another process, the CLI),
-    the connection's own row changes (`total_changes`: its rare write does not move the first),
-    and the connection itself, since each counts on its own. Kept answers hold the connection,
-    so a closed one's identity cannot pass for a new one's. None for any other connection."""
+    whenever anything it could read has changed: SQLite's `data_version`, which moves as soon
+    as one of its reads meets a commit by any other connection (the writer pool, the worker,
+    another process, the CLI), the connection's own row changes (`total_changes`: its rare
+    write does not move the first), and the connection itself, since each counts on its own
+    (a new connection can start at another's values). Kept answers hold the connection, so a
+    closed one's identity cannot pass for a new one's. None for any other connection, and
+    when the statement fails: the request then reads, and its own statements meet the same
+    error through SQLAlchemy, which maps it (a lock is a 503)."""
     if not isinstance(conn, InlineConnection):
         return None
-    raw: Any = conn.sync_connection.connection.dbapi_connection  # type: ignore[union-attr]
-    (version,) = raw.execute("PRAGMA data_version").fetchone()
+    raw = driver_connection(conn)
+    try:
+        (version,) = raw.execute("PRAGMA data_version").fetchone()
+    except sqlite3.Error:
+        return None
     return raw, version, raw.total_changes
 
 
