@@ -163,3 +163,28 @@ async def test_schedules_and_maintenance_purge(db: AsyncEngine) -> None:
     async with db.connect() as conn:
         left = (await conn.execute(sa.select(jobs.c.id).where(jobs.c.kind == "test.old"))).all()
     assert [r.id for r in left] == ["fresh"]
+
+
+async def test_a_starting_runner_queues_a_kind_s_first_run_closer(db: AsyncEngine) -> None:
+    from docshelf.content import lifecycle
+    from docshelf.worker import tasks  # noqa: F401
+
+    async def pending() -> dict[str, Any]:
+        async with db.connect() as conn:
+            rows = await conn.execute(
+                sa.select(jobs.c.kind, jobs.c.run_at).where(jobs.c.status == "queued")
+            )
+            return {kind: run_at - clock.now() for kind, run_at in rows}
+
+    runner = JobRunner(db)
+    await runner.ensure_schedules(starting=True)
+    await runner.ensure_schedules(starting=True)  # a restart brings none closer
+    await runner.ensure_schedules()
+    assert await pending() == {
+        s.kind: s.first if s.first is not None else s.every for s in registry.schedules()
+    }
+    assert (await pending())[lifecycle.SWEEP_LISTINGS] == timedelta(minutes=1)
+    clock.advance(timedelta(minutes=1))
+    assert await runner.drain() == 1  # the sweep (no large space: it queues nothing)
+    await runner.ensure_schedules()
+    assert (await pending())[lifecycle.SWEEP_LISTINGS] == timedelta(hours=6)

@@ -294,7 +294,14 @@ async def _large_spaces_unstored(engine: AsyncEngine, _payload: dict[str, Any]) 
             after = batch[-1][0]
 
 
-@task(SWEEP_LISTINGS, every=timedelta(hours=6), prepare=_large_spaces_unstored)
+# A minute after a worker starts (when none is pending), so the large spaces an upgrade left
+# without stored pieces get them then rather than up to 6 hours later.
+@task(
+    SWEEP_LISTINGS,
+    every=timedelta(hours=6),
+    first=timedelta(minutes=1),
+    prepare=_large_spaces_unstored,
+)
 async def sweep_listing_snapshots(
     conn: AsyncConnection, _payload: dict[str, Any], spaces_found: list[str]
 ) -> None:

@@ -20,6 +20,8 @@ Prepare = Callable[[AsyncEngine, dict[str, Any]], Awaitable[Any]]
 class Schedule:
     kind: str
     every: timedelta
+    # How far away the run queued when a runner starts is, if none is pending (else `every`).
+    first: timedelta | None = None
 
 
 @dataclass(frozen=True)
@@ -39,10 +41,13 @@ def task(
     kind: str,
     *,
     every: timedelta | None = None,
+    first: timedelta | None = None,
     prepare: Prepare | None = None,
     on_give_up: Handler | None = None,
 ) -> Callable[[Handler], Handler]:
-    """`prepare(engine, payload)` runs before the job's transaction opens and its result is
+    """A kind with `every` runs periodically, one run pending at a time; `first` brings the
+    run queued when a runner starts closer, for sweeps that catch up after an upgrade.
+    `prepare(engine, payload)` runs before the job's transaction opens and its result is
     passed to the handler. `on_give_up` runs, in the transaction that marks the job failed,
     once its last attempt has failed: the place to release what the job held (its handler's
     writes rolled back)."""
@@ -52,7 +57,7 @@ def task(
             raise RuntimeError(f"job kind {kind!r} registered twice")
         _KINDS[kind] = Kind(fn, prepare, on_give_up)
         if every is not None:
-            _SCHEDULES.append(Schedule(kind, every))
+            _SCHEDULES.append(Schedule(kind, every, first))
         return fn
 
     return register

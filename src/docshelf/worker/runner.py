@@ -145,15 +145,19 @@ class JobRunner:
             async with unit_of_work(self.engine) as conn:
                 await conn.execute(sa.update(jobs).where(mine).values(**values))
 
-    async def ensure_schedules(self) -> None:
+    async def ensure_schedules(self, *, starting: bool = False) -> None:
         async with unit_of_work(self.engine) as conn:
             for schedule in registry.schedules():
-                # The next run is one period away; the dedupe key keeps one pending at a time.
+                # The next run is one period away (a kind's `first` when the runner starts);
+                # the dedupe key keeps one pending at a time, so a restart brings none closer.
+                wait = schedule.every
+                if starting and schedule.first is not None:
+                    wait = schedule.first
                 await enqueue(
                     conn,
                     schedule.kind,
                     {},
-                    run_at=utcnow() + schedule.every,
+                    run_at=utcnow() + wait,
                     dedupe_key=f"schedule:{schedule.kind}",
                 )
 
@@ -169,9 +173,11 @@ class JobRunner:
 
     async def run_forever(self) -> None:
         log.info("job runner %s started", self.worker_id)
+        starting = True
         while not self._stop.is_set():
             try:
-                await self.ensure_schedules()
+                await self.ensure_schedules(starting=starting)
+                starting = False
                 while not self._stop.is_set() and await self.run_once():
                     pass
             except Exception:
