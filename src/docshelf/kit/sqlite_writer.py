@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import deque
+from threading import Thread
 from typing import Any
 
 from sqlalchemy.dialects import registry
@@ -75,8 +76,10 @@ class _Connection(AsyncAdapt_aiosqlite_connection):
 class _DBAPI(AsyncAdapt_aiosqlite_dbapi):
     def connect(self, *arg: Any, **kw: Any) -> AsyncAdapt_aiosqlite_connection:
         connection = self.aiosqlite.connect(*arg, **kw)
-        # As the adapter does: the connection's thread must not keep the process alive.
-        connection._thread.daemon = True
+        # As the adapter does: the connection's thread must not keep the process alive (before
+        # aiosqlite 0.22 the connection was the thread itself).
+        thread = connection if isinstance(connection, Thread) else connection._thread
+        thread.daemon = True
         return _Connection(self, await_only(connection))
 
 
