@@ -189,9 +189,13 @@ async def _build_pages_json(ctx: Ctx, space_id: str, snap: Snapshot) -> bytes:
         start = "stored"
     if base is None:
         start = "pages"
-    try:
+
+    async def build(base: listing.Pieces | None) -> tuple[listing.Pieces, bytes]:
         pieces = await listing.pieces_of(snap.store, snap.pages_root, base)
-        data = listing.encode(pieces, _page_app_url(ctx, space_id, ""))
+        return pieces, listing.encode(pieces, _page_app_url(ctx, space_id, ""))
+
+    try:
+        pieces, data = await build(base)
     except (ValueError, TypeError, IndexError):
         if start != "stored":
             raise
@@ -199,8 +203,7 @@ async def _build_pages_json(ctx: Ctx, space_id: str, snap: Snapshot) -> bytes:
         # changes, not against a damaged value): what a space without them gets.
         log.warning("stored listing pieces of %s unreadable: built from the pages", space_id)
         start = "pages"
-        pieces = await listing.pieces_of(snap.store, snap.pages_root, None)
-        data = listing.encode(pieces, _page_app_url(ctx, space_id, ""))
+        pieces, data = await build(None)
     metrics.LISTING_BUILDS.labels(start).inc()
     _pieces.put(space_id, pieces)
     return data
