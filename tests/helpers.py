@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -142,3 +146,21 @@ async def second_app(settings: Settings, **update: Any) -> AsyncIterator[httpx.A
     finally:
         await app.state.limiter.aclose()
         await app.state.engine.dispose()
+
+
+DOCSHELF = str(Path(sys.executable).parent / "docshelf")
+
+
+def cli_env(settings: Settings, data_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment of a `docshelf` command run by a user on the suite's database."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
+    env.update(
+        DOCSHELF_DATA_DIR=str(data_dir),
+        DOCSHELF_DATABASE_URL=settings.resolved_database_url,
+        **extra,
+    )
+    return env
+
+
+def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DOCSHELF, *args], env=env, capture_output=True, text=True, timeout=120)

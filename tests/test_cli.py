@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,40 +12,25 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.config import Settings
-
-DOCSHELF = str(Path(sys.executable).parent / "docshelf")
-
-
-def _env(settings: Settings, data_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
-    env.update(
-        DOCSHELF_DATA_DIR=str(data_dir),
-        DOCSHELF_DATABASE_URL=settings.resolved_database_url,
-        **extra,
-    )
-    return env
-
-
-def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([DOCSHELF, *args], env=env, capture_output=True, text=True, timeout=120)
+from tests.helpers import DOCSHELF, cli_env, run_cli
 
 
 async def test_admin_commands(
     db: AsyncEngine, settings: Settings, tmp_path: Path, client: httpx.AsyncClient
 ) -> None:
-    env = _env(settings, tmp_path)
-    assert _run(env, "db", "upgrade").stdout.strip().endswith("Database is up to date.")
-    created = _run(env, "user", "create", "--email", "Ada@Example.com", "--name", "Ada")
+    env = cli_env(settings, tmp_path)
+    assert run_cli(env, "db", "upgrade").stdout.strip().endswith("Database is up to date.")
+    created = run_cli(env, "user", "create", "--email", "Ada@Example.com", "--name", "Ada")
     assert created.returncode == 0, created.stderr
     user_id = created.stdout.strip()
-    dup = _run(env, "user", "create", "--email", "ada@example.com")
+    dup = run_cli(env, "user", "create", "--email", "ada@example.com")
     assert dup.returncode == 1 and "already exists" in dup.stderr
-    org = _run(env, "org", "create", "--title", "Ada's Docs", "--owner", "ada@example.com")
+    org = run_cli(env, "org", "create", "--title", "Ada's Docs", "--owner", "ada@example.com")
     assert org.returncode == 0, org.stderr
     org_id = org.stdout.strip()
-    missing = _run(env, "org", "create", "--title", "Nope", "--owner", "ghost@example.com")
+    missing = run_cli(env, "org", "create", "--title", "Nope", "--owner", "ghost@example.com")
     assert missing.returncode == 1 and "No user with e-mail ghost@example.com" in missing.stderr
-    tok = _run(env, "token", "create", "--user", "ada@example.com")
+    tok = run_cli(env, "token", "create", "--user", "ada@example.com")
     assert tok.returncode == 0, tok.stderr
     token = tok.stdout.strip().splitlines()[-1]
     assert token.startswith("dsk_")
@@ -59,10 +42,10 @@ async def test_admin_commands(
     ]
     assert (await client.get("/v1/user", headers=h)).json()["id"] == user_id
 
-    revoked = _run(env, "token", "revoke", token)
+    revoked = run_cli(env, "token", "revoke", token)
     assert revoked.returncode == 0, revoked.stderr
     assert (await client.get("/v1/orgs", headers=h)).status_code == 401
-    again = _run(env, "token", "revoke", token)
+    again = run_cli(env, "token", "revoke", token)
     assert again.returncode == 1 and "No active API token matches" in again.stderr
 
 
@@ -105,7 +88,7 @@ def _stop(proc: subprocess.Popen[str]) -> str:
 
 async def test_serve_bootstraps_once(db: AsyncEngine, settings: Settings, tmp_path: Path) -> None:
     port = _free_port()
-    env = _env(settings, tmp_path, DOCSHELF_PORT=str(port))
+    env = cli_env(settings, tmp_path, DOCSHELF_PORT=str(port))
     proc, _ = _serve_until_ready(env, port)
     token_file = tmp_path / "admin-token"
     try:
@@ -162,7 +145,7 @@ async def test_worker_process_runs_queued_jobs(
     # Enqueued as a request would; the worker picks it up (run_at is the frozen past).
     async with unit_of_work(db) as conn:
         await enqueue(conn, "maintenance.purge", {})
-    proc = _spawn(_env(settings, tmp_path), "worker")
+    proc = _spawn(cli_env(settings, tmp_path), "worker")
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -197,7 +180,7 @@ async def test_serve_keeps_the_data_directory_private(
 ) -> None:
     port = _free_port()
     data = tmp_path / "data"
-    env = _env(settings, data, DOCSHELF_PORT=str(port))
+    env = cli_env(settings, data, DOCSHELF_PORT=str(port))
     del env["DOCSHELF_DATABASE_URL"]  # SQLite inside the data directory, whatever the suite uses
     db_file = data / "docshelf.db"
     private = [data, db_file, Path(f"{db_file}-wal"), Path(f"{db_file}-shm"), data / "blobs"]

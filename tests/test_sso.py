@@ -5,21 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from saml2 import BINDING_HTTP_POST
 from saml2.md import entity_descriptor_from_string
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.auth.service import create_token
 from docshelf.config import Settings
 from docshelf.kit.db import unit_of_work
 from docshelf.member import repository as member_repository
 from docshelf.user import repository as user_repository
 from tests import factories
 from tests.conftest import BASE
-from tests.helpers import TS, error, second_app, snapshot, team_body
+from tests.helpers import TS, cli_env, error, run_cli, second_app, snapshot, team_body
 from tests.saml_idp import (
     IdentityProvider,
     KeyPair,
@@ -32,6 +35,7 @@ from tests.saml_idp import (
 )
 
 IDP_ENTITY = "https://idp.example.test/metadata"
+SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin"}
 IDP_SSO = "https://idp.example.test/sso"
 KEYS = key_pair()
 
@@ -261,10 +265,15 @@ class Login:
         self.provider = r.json()["id"]
         self.idp = IdentityProvider(IDP_ENTITY, IDP_SSO, keys, r.json()["service"])
 
-    async def start(self, next_path: str | None = None) -> str:
-        """Our AuthnRequest's id, as the identity provider reads it from the redirect."""
-        params = {"next": next_path} if next_path else None
-        r = await self.client.get(f"/sso/saml/{self.provider}/start", params=params)
+    async def start(self, next_path: str | None = None, link: str | None = None) -> str:
+        """Our AuthnRequest's id, as the identity provider reads it from the redirect. The
+        browser follows a login link on one of our pages (same origin)."""
+        params = {"next": next_path} if next_path else {}
+        if link is not None:
+            params["link"] = link
+        r = await self.client.get(
+            f"/sso/saml/{self.provider}/start", params=params, headers=SAME_ORIGIN
+        )
         assert r.status_code == 303, r.text
         request = self.idp.read_request(r.headers["location"])
         assert request.message.assertion_consumer_service_url in (None, self.acs_url)
@@ -341,17 +350,275 @@ async def test_login_creates_member_and_session(client: httpx.AsyncClient, db: A
     assert r.json()["error"]["message"].startswith("No live SSO session")
 
 
-async def test_existing_user_becomes_sso_member(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_an_existing_account_is_never_reached_by_its_e_mail(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """The account takeover the audit found: anyone can create an organization and a provider
+    with a certificate of their own and assert an existing user's e-mail. Refused: no session,
+    no membership, no token; the victim's organizations stay out of reach."""
+    victim = await factories.user(db, email="admin@docshelf.local")
+    victim_org = await factories.organization(db, owner=victim, title="Victim's docs")
+    attacker = await factories.user(db, email=ATTACKER)
+    r = await client.post("/v1/orgs", json={"title": "Evil"}, headers=attacker.headers)
+    assert r.status_code == 201, r.text
+    login = Login(client, r.json()["id"], attacker)
+    await login.setup(defaultRole="admin")
+    request_id = await login.start()
+    before = await snapshot(db)
+    r = await login.post(login.idp.respond(request_id, "Admin@Docshelf.local"))
+    assert r.status_code == 403, r.text
+    assert r.json() == error(
+        403,
+        "SAML login refused: an account with this e-mail address already exists and is not "
+        "linked to Okta. Its owner can link it: with the account's API token, POST "
+        f"/v1/user/saml/{login.provider}/link and open the URL it answers",
+    )
+    assert "set-cookie" not in r.headers
+    assert await snapshot(db) == before
+    r = await client.post("/sso/token")
+    assert r.status_code == 401
+    r = await client.get(f"/v1/orgs/{login.org}/members/{victim.id}", headers=attacker.headers)
+    assert r.status_code == 404
+    r = await client.get(f"/v1/orgs/{victim_org}", headers=victim.headers)
+    assert r.status_code == 200
+
+
+async def test_the_owner_links_an_existing_account(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     login, admin = await _login_setup(client, db)
     someone = await factories.user(db, email="grace@example.com")
-    request_id = await login.start("//evil.test/phish")
-    r = await login.post(login.idp.respond(request_id, "grace@example.com"), "//evil.test/x")
-    assert r.status_code == 303
-    # Never redirected off the site.
-    assert r.headers["location"] == f"{BASE}/"
+    r = await client.post(f"/v1/user/saml/{login.provider}/link", headers=someone.headers)
+    assert r.status_code == 201, r.text
+    body = r.json()
+    code = body["url"].split("?link=", 1)[1]
+    assert body == {
+        "object": "saml-link",
+        "url": f"{BASE}/sso/saml/{login.provider}/start?link={code}",
+        "expiresAt": "2026-01-02T03:14:05.678Z",
+    }
+    # The identity the login asserts need not carry the account's e-mail.
+    r = await login.post(login.idp.respond(await login.start(link=code), "grace@corp.test"))
+    assert r.status_code == 303, r.text
     r = await client.get(f"/v1/orgs/{login.org}/members/{someone.id}", headers=admin.headers)
     assert r.status_code == 200
     assert (r.json()["role"], r.json()["sso"]) == (None, True)
+    # From then on the identity logs in to that account, without a link.
+    client.cookies.clear()
+    r = await login.post(login.idp.respond(await login.start(), "grace@corp.test"))
+    assert r.status_code == 303, r.text
+    r = await client.post("/sso/token")
+    assert r.status_code == 201, r.text
+    r = await client.get("/v1/user", headers={"Authorization": f"Bearer {r.json()['token']}"})
+    assert r.json()["id"] == someone.id
+    # A code is good once.
+    before = await snapshot(db)
+    r = await client.get(
+        f"/sso/saml/{login.provider}/start", params={"link": code}, headers=SAME_ORIGIN
+    )
+    assert r.status_code == 400
+    assert r.json() == error(
+        400,
+        "This link is unknown, already used or expired: ask for a new one "
+        f"(POST /v1/user/saml/{login.provider}/link)",
+    )
+    assert await snapshot(db) == before
+
+
+async def test_an_identity_links_to_one_account(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    login, _ = await _login_setup(client, db)
+    first = await factories.user(db)
+    second = await factories.user(db)
+    for who in (first, second):
+        r = await client.post(f"/v1/user/saml/{login.provider}/link", headers=who.headers)
+        code = r.json()["url"].split("?link=", 1)[1]
+        request_id = await login.start(link=code)
+        r = await login.post(login.idp.respond(request_id, "shared@corp.test"))
+        if who is first:
+            assert r.status_code == 303, r.text
+    assert r.status_code == 409
+    assert r.json() == error(
+        409, "SAML login refused: this identity of Okta is already linked to another account"
+    )
+
+
+async def test_a_verified_domain_links_its_accounts(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, tmp_path: Path
+) -> None:
+    """The operator vouches for an organization's e-mail domain: its provider then reaches
+    existing accounts at that domain, and no other organization's provider creates any."""
+    login, admin = await _login_setup(client, db)
+    someone = await factories.user(db, email="grace@corp.test")
+    env = cli_env(settings, tmp_path)
+    r = await client.patch(
+        f"/v1/orgs/{login.org}", json={"emailDomains": ["corp.test"]}, headers=admin.headers
+    )
+    assert r.status_code == 200, r.text
+    done = run_cli(env, "org", "verify-domain", login.org, "Corp.Test")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"corp.test is verified for organization {login.org}.\n"
+    r = await login.post(login.idp.respond(await login.start(), "grace@corp.test"))
+    assert r.status_code == 303, r.text
+    r = await client.get(f"/v1/orgs/{login.org}/members/{someone.id}", headers=admin.headers)
+    assert r.status_code == 200 and r.json()["sso"] is True
+
+    other, _ = await _login_setup(client, db)
+    response = other.idp.respond(await other.start(), "newcomer@corp.test")
+    before = await snapshot(db)
+    r = await other.post(response)
+    assert r.status_code == 403
+    assert r.json() == error(
+        403, "SAML login refused: the e-mail domain corp.test belongs to another organization"
+    )
+    assert await snapshot(db) == before
+    # The same domain cannot be verified for a second organization, nor one it does not list.
+    r = await client.patch(
+        f"/v1/orgs/{other.org}", json={"emailDomains": ["corp.test"]}, headers=other.admin.headers
+    )
+    refused = run_cli(env, "org", "verify-domain", other.org, "corp.test")
+    assert refused.returncode == 1
+    assert f"corp.test is verified for another organization ({login.org})" in refused.stderr
+    unlisted = run_cli(env, "org", "verify-domain", other.org, "else.test")
+    assert unlisted.returncode == 1 and "does not list else.test" in unlisted.stderr
+    done = run_cli(env, "org", "unverify-domain", login.org, "corp.test")
+    assert done.returncode == 0, done.stderr
+
+
+async def test_a_sso_token_acts_only_in_its_organization(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    login, _ = await _login_setup(client, db)
+    r = await login.post(login.idp.respond(await login.start(), VICTIM))
+    assert r.status_code == 303, r.text
+    r = await client.post("/sso/token")
+    assert r.status_code == 201, r.text
+    scoped = {"Authorization": f"Bearer {r.json()['token']}"}
+    r = await client.get(f"/v1/orgs/{login.org}", headers=scoped)
+    assert r.status_code == 200
+    # It cannot widen its own reach: no new organization, no joining another one.
+    before = await snapshot(db)
+    r = await client.post("/v1/orgs", json={"title": "Elsewhere"}, headers=scoped)
+    assert r.status_code == 403
+    scoped_only = (
+        "A token made from an organization's single sign-on acts only in that organization"
+    )
+    assert r.json() == error(403, scoped_only)
+    other_org, (other_admin,) = await factories.org_with_members(db)
+    r = await client.post(
+        f"/v1/orgs/{other_org}/link-invites", json={"role": "read"}, headers=other_admin.headers
+    )
+    assert r.status_code == 201, r.text
+    invite = r.json()["id"]
+    before = await snapshot(db)
+    r = await client.post(f"/v1/orgs/{other_org}/invites/{invite}", headers=scoped)
+    assert r.status_code == 403 and r.json() == error(403, scoped_only)
+    assert await snapshot(db) == before
+    # Once the account belongs to another organization (its owner joined with a token of its
+    # own), the SSO token acts no more, and the session makes no new one.
+    async with unit_of_work(db) as conn:
+        user = await user_repository.get_by_email(conn, VICTIM)
+        assert user is not None
+        own = await create_token(conn, user["id"])
+    r = await client.post(
+        f"/v1/orgs/{other_org}/invites/{invite}", headers={"Authorization": f"Bearer {own}"}
+    )
+    assert r.status_code == 200, r.text
+    r = await client.get(f"/v1/orgs/{login.org}", headers=scoped)
+    assert r.status_code == 401
+    assert r.json() == error(
+        401,
+        "This token was made from an organization's single sign-on, and its account now "
+        "belongs to other organizations too: it acts no more. Use an API token of the "
+        "account's own",
+    )
+    r = await client.post("/sso/token")
+    assert r.status_code == 403
+    assert r.json()["error"]["message"].startswith("This account belongs to other organizations")
+
+
+async def test_login_csrf_is_refused(
+    client: httpx.AsyncClient, db: AsyncEngine, app: FastAPI
+) -> None:
+    """A response is taken only from the browser that started its login: an attacker's own
+    response, posted by a victim's browser, logs nobody in."""
+    login, _ = await _login_setup(client, db)
+    request_id = await login.start()
+    response = login.idp.respond(request_id, ATTACKER)
+    before = await snapshot(db)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url=BASE) as victim:
+        # No login cookie at all: refused before any XML is read.
+        r = await victim.post(f"/sso/saml/{login.provider}/acs", data={"SAMLResponse": response})
+        assert r.status_code == 400
+        assert r.json() == error(
+            400,
+            "SAML response refused: this browser did not start a login here (its login "
+            "cookie is missing); start again from the organization's login link",
+        )
+        assert await snapshot(db) == before
+        # Its own login cookie, from a login of its own: not the one this response answers.
+        r = await victim.get(f"/sso/saml/{login.provider}/start", headers=SAME_ORIGIN)
+        assert r.status_code == 303
+        before = await snapshot(db)
+        r = await victim.post(f"/sso/saml/{login.provider}/acs", data={"SAMLResponse": response})
+        assert r.status_code == 400
+        assert r.json() == error(
+            400, "SAML response refused: it answers a login started in another browser"
+        )
+        assert "docshelf_session" not in victim.cookies
+        assert await snapshot(db) == before
+    # The browser that started it still can.
+    r = await login.post(response)
+    assert r.status_code == 303, r.text
+
+
+async def test_login_links_never_redirect_off_site_unasked(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """Any user can create an organization and point its SSO URL anywhere, so a start URL
+    opened from elsewhere shows where it leads and waits for a click; `next` stays a path of
+    ours, kept with the request (RelayState is not trusted)."""
+    login, _ = await _login_setup(client, db)
+    start = f"/sso/saml/{login.provider}/start"
+    before = await snapshot(db)
+    for headers in ({}, {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "none"}):
+        r = await client.get(start, params={"next": "//evil.test/x"}, headers=headers)
+        assert r.status_code == 200, r.text
+        assert "location" not in r.headers
+        assert r.headers["cache-control"] == "no-store"
+        assert "You are about to leave for <strong>idp.example.test</strong>" in r.text
+        assert f'<form method="post" action="{start}">' in r.text
+        assert '<input type="hidden" name="next" value="/">' in r.text
+    # The form's post must come from our own page.
+    for headers in ({}, {"Origin": "https://evil.test"}, {"Sec-Fetch-Site": "cross-site"}):
+        r = await client.post(start, data={"next": "/docs"}, headers=headers)
+        assert r.status_code == 403
+        assert r.json() == error(403, "A login continues only from this site's own page")
+    assert await snapshot(db) == before
+    r = await client.post(start, data={"next": "/docs"}, headers={"Origin": BASE})
+    assert r.status_code == 303
+    assert r.headers["location"].startswith(IDP_SSO)
+    request_id = str(login.idp.read_request(r.headers["location"]).message.id)
+    r = await login.post(login.idp.respond(request_id, VICTIM), relay_state="//evil.test/x")
+    assert r.status_code == 303, r.text
+    assert r.headers["location"] == f"{BASE}/docs"
+    for path in ("//evil.test/x", "/\\evil.test", "https://evil.test/", "evil.test"):
+        request_id = await login.start(path)
+        r = await login.post(login.idp.respond(request_id, VICTIM))
+        assert r.status_code == 303 and r.headers["location"] == f"{BASE}/", path
+
+
+async def test_an_oversized_saml_post_is_refused_before_any_xml(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    login, _ = await _login_setup(client, db)
+    await login.start()
+    before = await snapshot(db)
+    huge = "PD94" + "A" * (300 * 1024)
+    r = await login.post(huge)
+    assert r.status_code == 413
+    assert r.json() == error(413, "The form is larger than 256 KiB")
+    assert await snapshot(db) == before
 
 
 async def test_session_cookie_is_secure_on_https(
@@ -363,11 +630,20 @@ async def test_session_cookie_is_secure_on_https(
         login = Login(https, org, admin)
         await login.setup()
         assert login.idp.sp["acsURL"] == f"{base}/sso/saml/{login.provider}/acs"
-        r = await login.post(login.idp.respond(await login.start(), VICTIM))
+        start = await https.get(f"/sso/saml/{login.provider}/start", headers=SAME_ORIGIN)
+        request_id = str(login.idp.read_request(start.headers["location"]).message.id)
+        # The test client talks plain http, where a Secure cookie is not sent back.
+        https.cookies.set("docshelf_sso_browser", start.cookies["docshelf_sso_browser"])
+        r = await login.post(login.idp.respond(request_id, VICTIM))
         assert r.status_code == 303, r.text
         assert r.headers["location"] == f"{base}/"
         attributes = {p.strip().lower() for p in r.headers["set-cookie"].split(";")[1:]}
         assert {"httponly", "secure", "samesite=lax", "path=/"} <= attributes
+        # The login cookie must come back with the identity provider's cross-site POST.
+        cookie = start.headers["set-cookie"]
+        assert cookie.startswith("docshelf_sso_browser=")
+        attributes = {p.strip().lower() for p in cookie.split(";")[1:]}
+        assert {"httponly", "secure", "samesite=none", "path=/sso/saml/"} <= attributes
 
 
 async def test_service_provider_metadata(client: httpx.AsyncClient, db: AsyncEngine) -> None:
@@ -420,6 +696,8 @@ async def test_start_of_unknown_or_pending_provider(
     before = await snapshot(db)
     for pid in (pending, "nope"):
         r = await client.get(f"/sso/saml/{pid}/start")
+        assert r.status_code == 404 and r.json() == error(404, "SAML provider not found")
+        r = await client.get(f"/sso/saml/{pid}/start", headers=SAME_ORIGIN)
         assert r.status_code == 404 and r.json() == error(404, "SAML provider not found")
         r = await client.post(f"/sso/saml/{pid}/acs", data={"SAMLResponse": "PHg+"})
         assert r.status_code == 404

@@ -7,7 +7,18 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.kit.ids import new_id
 from docshelf.kit.prepared import Chain, Prepared, Row
-from docshelf.models import api_tokens, users
+from docshelf.models import api_tokens, members, users
+
+# A token made from an SSO session (organization_id set) acts only while its account belongs to
+# no other organization: an identity provider never mints reach beyond its organization. The
+# EXISTS runs for those tokens alone (CASE), on the members table's primary key.
+_out_of_scope = sa.case(
+    (api_tokens.c.organization_id.is_(None), sa.false()),
+    else_=sa.exists().where(
+        members.c.user_id == api_tokens.c.user_id,
+        members.c.organization_id != api_tokens.c.organization_id,
+    ),
+)
 
 # Every authenticated request runs it: compiled once, on the driver (kit/prepared.py).
 _by_hash = Prepared(
@@ -18,6 +29,8 @@ _by_hash = Prepared(
         users.c.email,
         users.c.display_name,
         users.c.photo_url,
+        api_tokens.c.organization_id.label("token_org"),
+        _out_of_scope.label("out_of_scope"),
     )
     .join(users, users.c.id == api_tokens.c.user_id)
     .where(api_tokens.c.token_hash == sa.bindparam("h"), api_tokens.c.revoked_at.is_(None))
@@ -35,14 +48,21 @@ async def find_active_token(conn: AsyncConnection, token_hash: str) -> Row | Non
 
 
 async def token_is_active(conn: AsyncConnection, token_id: str) -> bool:
-    stmt = sa.select(api_tokens.c.id).where(
+    stmt = sa.select(_out_of_scope).where(
         api_tokens.c.id == token_id, api_tokens.c.revoked_at.is_(None)
     )
-    return (await conn.execute(stmt)).first() is not None
+    row = (await conn.execute(stmt)).first()
+    return row is not None and not row[0]
 
 
 async def insert_token(
-    conn: AsyncConnection, *, user_id: str, token_hash: str, prefix: str, now: datetime
+    conn: AsyncConnection,
+    *,
+    user_id: str,
+    token_hash: str,
+    prefix: str,
+    now: datetime,
+    organization_id: str | None = None,
 ) -> str:
     token_id = new_id()
     await conn.execute(
@@ -52,6 +72,7 @@ async def insert_token(
             token_hash=token_hash,
             display_prefix=prefix,
             created_at=now,
+            organization_id=organization_id,
         )
     )
     return token_id

@@ -6,7 +6,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.auth import repository, tokens
 from docshelf.kit.clock import utcnow
-from docshelf.kit.errors import BadRequest, Unauthorized
+from docshelf.kit.context import Caller
+from docshelf.kit.errors import BadRequest, Forbidden, Unauthorized
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +17,14 @@ class Actor:
     email: str
     display_name: str
     photo_url: str | None
+    # The one organization a token made from an SSO session acts in; None for other tokens.
+    organization_id: str | None = None
+
+
+_OUT_OF_SCOPE = (
+    "This token was made from an organization's single sign-on, and its account now belongs to "
+    "other organizations too: it acts no more. Use an API token of the account's own"
+)
 
 
 async def authenticate(conn: AsyncConnection, token: str | None) -> Actor:
@@ -28,12 +37,15 @@ async def authenticate(conn: AsyncConnection, token: str | None) -> Actor:
     row = await repository.find_active_token(conn, hashed)
     if row is None or not tokens.same_hash(hashed, row["token_hash"]):
         raise Unauthorized("Invalid or revoked API token")
+    if row["out_of_scope"]:
+        raise Unauthorized(_OUT_OF_SCOPE)
     return Actor(
         user_id=row["user_id"],
         token_id=row["token_id"],
         email=row["email"],
         display_name=row["display_name"],
         photo_url=row["photo_url"],
+        organization_id=row["token_org"],
     )
 
 
@@ -43,7 +55,10 @@ async def still_authenticated(conn: AsyncConnection, token_id: str) -> None:
         raise Unauthorized("Invalid or revoked API token")
 
 
-async def create_token(conn: AsyncConnection, user_id: str) -> str:
+async def create_token(
+    conn: AsyncConnection, user_id: str, *, organization_id: str | None = None
+) -> str:
+    """`organization_id`: the token acts only in that organization (made from an SSO session)."""
     token = tokens.generate()
     await repository.insert_token(
         conn,
@@ -51,8 +66,18 @@ async def create_token(conn: AsyncConnection, user_id: str) -> str:
         token_hash=tokens.hash_token(token),
         prefix=tokens.display_prefix(token),
         now=utcnow(),
+        organization_id=organization_id,
     )
     return token
+
+
+def require_unscoped(actor: Caller, org_id: str | None = None) -> None:
+    """For what would give a token made by an organization's SSO reach beyond it: a new
+    organization, joining another one."""
+    if actor.organization_id is not None and actor.organization_id != org_id:
+        raise Forbidden(
+            "A token made from an organization's single sign-on acts only in that organization"
+        )
 
 
 async def revoke_token(conn: AsyncConnection, token: str) -> None:

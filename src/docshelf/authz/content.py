@@ -286,9 +286,10 @@ class ContentScope:
         parent = space["parent_id"]
         visibility = space["visibility"]
         level = space["default_level"]
-        if visibility == "private":
-            inherited = None
-        elif level == INHERIT or visibility == "in-collection":
+        # Visibility says who reads the space outside the organization; members' access comes
+        # from the default level alone (GitBook: `private` is "not public", and `inherit`
+        # gives members their organization role, capped by the collections above).
+        if level == INHERIT or visibility == "in-collection":
             inherited = self.parent_inherited(parent)
         else:
             inherited = cap(self.org_role, level) if self.is_member else None
@@ -329,22 +330,15 @@ class ContentScope:
             ors.append(in_ids(spaces.c.id, direct))
         if granted_parents:
             ors.append(in_ids(spaces.c.parent_id, granted_parents))
-        not_private = spaces.c.visibility != "private"
         inherits = sa.or_(spaces.c.default_level == INHERIT, spaces.c.visibility == "in-collection")
         if inheriting:
             in_parent = sa.or_(
                 in_ids(spaces.c.parent_id, [p for p in inheriting if p is not None]),
                 spaces.c.parent_id.is_(None) if None in inheriting else sa.false(),
             )
-            ors.append(sa.and_(not_private, inherits, in_parent))
+            ors.append(sa.and_(inherits, in_parent))
         if self.is_member and self.org_role is not None:
-            ors.append(
-                sa.and_(
-                    not_private,
-                    sa.not_(inherits),
-                    spaces.c.default_level.is_not(None),
-                )
-            )
+            ors.append(sa.and_(sa.not_(inherits), spaces.c.default_level.is_not(None)))
         return sa.or_(*ors) if ors else sa.false()
 
 

@@ -187,6 +187,33 @@ def org_create(settings: Settings, title: str, owner: str) -> None:
     click.echo(_in_transaction(settings, work))
 
 
+@org.command("verify-domain")
+@click.argument("org_id")
+@click.argument("domain")
+@click.pass_obj
+def org_verify_domain(settings: Settings, org_id: str, domain: str) -> None:
+    """Vouch that the organization owns an e-mail DOMAIN it lists: its SSO logins may then
+    reach existing accounts at that domain (see README, "Single sign-on")."""
+    from docshelf.organization.service import verify_email_domain
+
+    _migrate(settings)
+    _in_transaction(settings, lambda conn: verify_email_domain(conn, org_id, domain))
+    click.echo(f"{domain.strip().lower()} is verified for organization {org_id}.")
+
+
+@org.command("unverify-domain")
+@click.argument("org_id")
+@click.argument("domain")
+@click.pass_obj
+def org_unverify_domain(settings: Settings, org_id: str, domain: str) -> None:
+    """Withdraw a domain's verification; identities already linked stay linked."""
+    from docshelf.organization.service import unverify_email_domain
+
+    _migrate(settings)
+    _in_transaction(settings, lambda conn: unverify_email_domain(conn, org_id, domain))
+    click.echo(f"{domain.strip().lower()} is no longer verified for organization {org_id}.")
+
+
 @main.group()
 def token() -> None:
     """API tokens."""

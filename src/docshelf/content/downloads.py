@@ -99,3 +99,17 @@ async def open_token(conn: AsyncConnection, token: str) -> dict[str, Any]:
     if held.first() is None:
         raise NotFound("Download link not found")
     return claims
+
+
+# Raster images are the only user files shown inline. Anything else (HTML, SVG, JavaScript)
+# could run as a page or a script of our origin: it is sent as opaque bytes to download.
+_INLINE = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"})
+
+
+def served_type(content_type: str | None) -> tuple[str, bool]:
+    """(the Content-Type to send for a user's file, whether it is shown inline). Parameters
+    such as `; charset=utf-8` do not change what the type is."""
+    bare = (content_type or "").split(";", 1)[0].strip().lower()
+    if bare in _INLINE:
+        return bare, True
+    return "application/octet-stream", False

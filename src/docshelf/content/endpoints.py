@@ -8,6 +8,7 @@ from starlette.responses import Response, StreamingResponse
 from docshelf.auth.context import Context, StagedContext
 from docshelf.change_request.schemas import ChangeRequestOut
 from docshelf.content import service
+from docshelf.content.downloads import served_type
 from docshelf.content.schemas import (
     ChangesOut,
     ContentChanges,
@@ -251,13 +252,12 @@ async def download(token: str, request: Request) -> Response:
     blob, content_type, name = await service.download(
         request.app.state.engine, request.app.state.blobs, token
     )
-    # Only raster images render inline: anything else (HTML, SVG) could run script on our origin.
-    inline = content_type in _INLINE
+    media_type, inline = served_type(content_type)
     disposition = "inline" if inline else "attachment"
     # Streamed chunk by chunk: a download holds one chunk in memory, whatever the file's size.
     return StreamingResponse(
         blob.chunks,
-        media_type=content_type,
+        media_type=media_type,
         headers={
             "Content-Length": str(blob.size),
             "Content-Disposition": f"{disposition}; filename*=UTF-8''{quote(name, safe='')}",
@@ -266,6 +266,3 @@ async def download(token: str, request: Request) -> Response:
             "Cache-Control": "private, max-age=300",
         },
     )
-
-
-_INLINE = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"})

@@ -4,6 +4,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from docshelf.auth.service import require_unscoped
 from docshelf.authz import grants
 from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
@@ -185,6 +186,7 @@ async def join(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
     invite = await repository.get_any(ctx.conn, org_id, invite_id)
     if invite is None:
         not_found("Invite")
+    require_unscoped(ctx.actor, org_id)
     org = await org_repository.get(ctx.conn, org_id)
     assert org is not None
     if not org["invite_links"]:

@@ -119,3 +119,11 @@ async def user_ids_by_email(conn: AsyncConnection, org_id: str, emails: set[str]
         .where(members.c.organization_id == org_id, users.c.email.in_(emails))
     )
     return {row.email: row.id for row in await conn.execute(stmt)}
+
+
+async def belongs_elsewhere(conn: AsyncConnection, user_id: str, org_id: str) -> bool:
+    """Whether the user is a member of any organization but `org_id`."""
+    stmt = sa.select(
+        sa.exists().where(members.c.user_id == user_id, members.c.organization_id != org_id)
+    )
+    return bool((await conn.execute(stmt)).scalar())

@@ -22,7 +22,13 @@ from docshelf.models.openapi_spec import (
     openapi_spec_versions,
     openapi_specs,
 )
-from docshelf.models.organization import invites, members, organization_email_domains, organizations
+from docshelf.models.organization import (
+    invites,
+    members,
+    organization_email_domains,
+    organizations,
+    verified_email_domains,
+)
 from docshelf.models.permission import content_grants
 from docshelf.models.review import change_request_reviewers, change_request_reviews
 from docshelf.models.search import search_sections
@@ -34,7 +40,14 @@ from docshelf.models.site import (
     sites,
 )
 from docshelf.models.space import spaces
-from docshelf.models.sso import saml_assertions, saml_providers, saml_requests, user_sessions
+from docshelf.models.sso import (
+    saml_assertions,
+    saml_link_codes,
+    saml_providers,
+    saml_requests,
+    sso_identities,
+    user_sessions,
+)
 from docshelf.models.system import instance_settings
 from docshelf.models.team import team_members, teams
 from docshelf.models.translation import translation_settings
@@ -69,6 +82,7 @@ __all__ = [
     "pdf_exports",
     "revisions",
     "saml_assertions",
+    "saml_link_codes",
     "saml_providers",
     "saml_requests",
     "search_sections",
@@ -79,9 +93,11 @@ __all__ = [
     "sites",
     "space_blobs",
     "spaces",
+    "sso_identities",
     "team_members",
     "teams",
     "translation_settings",
     "user_sessions",
     "users",
+    "verified_email_domains",
 ]

@@ -25,5 +25,11 @@ api_tokens = sa.Table(
     sa.Column("display_prefix", sa.String(16), nullable=False),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.Column("revoked_at", UTCDateTime()),
+    # Set on tokens made from an SSO session: the token acts only while its account belongs to
+    # no organization but this one (auth.repository), so an identity provider never mints
+    # reach beyond its own organization.
+    sa.Column(
+        "organization_id", sa.String(32), sa.ForeignKey("organizations.id", ondelete="CASCADE")
+    ),
     sa.Index("ix_api_tokens_user_id", "user_id"),
 )

@@ -42,6 +42,23 @@ organization_email_domains = sa.Table(
     sa.Index("ix_organization_email_domains_org", "organization_id"),
 )
 
+# E-mail domains the install's operator verified as an organization's own (`docshelf org
+# verify-domain`): that organization's SSO providers may link existing accounts at the domain,
+# and no other organization's providers may create accounts there. One organization a domain.
+verified_email_domains = sa.Table(
+    "verified_email_domains",
+    metadata,
+    sa.Column("domain", sa.String(255), primary_key=True),
+    sa.Column(
+        "organization_id",
+        sa.String(32),
+        sa.ForeignKey("organizations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("verified_at", UTCDateTime(), nullable=False),
+    sa.Index("ix_verified_email_domains_org", "organization_id"),
+)
+
 members = sa.Table(
     "members",
     metadata,

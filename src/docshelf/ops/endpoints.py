@@ -46,19 +46,23 @@ async def readyz(request: Request) -> JSON:
 @router.get(
     "/metrics",
     summary="Prometheus metrics (text exposition format)",
-    description="Answers loopback callers, or others with `DOCSHELF_METRICS_TOKEN` as a bearer "
-    "token; 404 when `DOCSHELF_METRICS_ENABLED=false`.",
+    description="Answers loopback callers that no proxy forwarded (no `Forwarded`, "
+    "`X-Forwarded-For`, `X-Forwarded-Host` or `X-Real-IP`), or others with "
+    "`DOCSHELF_METRICS_TOKEN` as a bearer token; 404 when `DOCSHELF_METRICS_ENABLED=false`.",
     response_class=Response,
     responses={
         200: {"content": {metrics.CONTENT_TYPE: {"schema": {"type": "string"}}}},
-        403: {"description": "Not loopback, and no valid metrics bearer token"},
+        403: {"description": "Not loopback or proxied, and no valid metrics bearer token"},
         404: {"description": "Metrics are turned off"},
     },
 )
 async def get_metrics(request: Request) -> Response:
     state = request.app.state
     service.authorize_scrape(
-        state.settings, request.scope.get("client"), request.headers.get("authorization")
+        state.settings,
+        request.scope.get("client"),
+        request.headers.get("authorization"),
+        proxied=any(name in request.headers for name in service.PROXY_HEADERS),
     )
     return Response(await service.scrape(state.engine), media_type=metrics.CONTENT_TYPE)
 

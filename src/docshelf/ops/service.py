@@ -86,13 +86,22 @@ def _is_loopback(client: tuple[str, int] | None) -> bool:
         return False
 
 
+# A reverse proxy on the same host connects from loopback on behalf of anyone; these headers
+# say it did, so such a request is never taken for a local one.
+PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-real-ip", "x-forwarded-host")
+
+
 def authorize_scrape(
-    settings: Settings, client: tuple[str, int] | None, authorization: str | None
+    settings: Settings,
+    client: tuple[str, int] | None,
+    authorization: str | None,
+    proxied: bool = False,
 ) -> None:
-    """Loopback callers always; others with DOCSHELF_METRICS_TOKEN as a bearer token, if set."""
+    """Loopback callers that no proxy forwarded, always; others with DOCSHELF_METRICS_TOKEN as
+    a bearer token, if set."""
     if not settings.metrics_enabled:
         raise NotFound("Not found")
-    if _is_loopback(client):
+    if _is_loopback(client) and not proxied:
         return
     expected = settings.metrics_token
     if expected and authorization is not None:
@@ -102,8 +111,8 @@ def authorize_scrape(
         ):
             return
     raise Forbidden(
-        "Metrics are served to loopback addresses, or with the bearer token set in "
-        "DOCSHELF_METRICS_TOKEN"
+        "Metrics are served to loopback addresses (not through a proxy), or with the bearer "
+        "token set in DOCSHELF_METRICS_TOKEN"
     )
 
 

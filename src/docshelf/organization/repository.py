@@ -1,11 +1,18 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.models import members, organization_email_domains, organizations, team_members
+from docshelf.models import (
+    members,
+    organization_email_domains,
+    organizations,
+    team_members,
+    verified_email_domains,
+)
 
 ORG_COLUMNS = tuple(organizations.c)
 
@@ -108,3 +115,49 @@ async def with_email_domain(
         .order_by(organizations.c.created_at, organizations.c.id)
     )
     return list((await conn.execute(stmt)).mappings().all())
+
+
+# -- e-mail domains the install's operator verified (README, "Single sign-on") -----------------
+
+
+async def lists_email_domain(conn: AsyncConnection, org_id: str, domain: str) -> bool:
+    stmt = sa.select(organization_email_domains.c.domain).where(
+        organization_email_domains.c.organization_id == org_id,
+        organization_email_domains.c.domain == domain,
+    )
+    return (await conn.execute(stmt)).first() is not None
+
+
+async def domain_owner(conn: AsyncConnection, domain: str) -> str | None:
+    """The organization that verified the e-mail domain, if any."""
+    stmt = sa.select(verified_email_domains.c.organization_id).where(
+        verified_email_domains.c.domain == domain
+    )
+    return (await conn.execute(stmt)).scalar_one_or_none()
+
+
+async def verify_domain(conn: AsyncConnection, org_id: str, domain: str, now: datetime) -> None:
+    await conn.execute(
+        sa.insert(verified_email_domains).values(
+            domain=domain, organization_id=org_id, verified_at=now
+        )
+    )
+
+
+async def unverify_domain(conn: AsyncConnection, org_id: str, domain: str) -> bool:
+    result = await conn.execute(
+        sa.delete(verified_email_domains).where(
+            verified_email_domains.c.organization_id == org_id,
+            verified_email_domains.c.domain == domain,
+        )
+    )
+    return result.rowcount > 0
+
+
+async def verified_domains(conn: AsyncConnection, org_id: str) -> list[str]:
+    stmt = (
+        sa.select(verified_email_domains.c.domain)
+        .where(verified_email_domains.c.organization_id == org_id)
+        .order_by(verified_email_domains.c.domain)
+    )
+    return list((await conn.execute(stmt)).scalars())

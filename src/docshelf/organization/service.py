@@ -4,6 +4,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.auth.service import require_unscoped
 from docshelf.authz.guard import require
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
@@ -53,6 +54,7 @@ async def create_organization(
 
 
 async def create(ctx: Ctx, body: CreateOrganization) -> dict[str, Any]:
+    require_unscoped(ctx.actor)
     org_id = await create_organization(ctx.conn, ctx.actor.user_id, body)
     return await get(ctx, org_id)
 
@@ -140,3 +142,29 @@ async def organizations_for_email_domain(ctx: Ctx, domain: str) -> dict[str, Any
             for r in rows
         ]
     }
+
+
+async def verify_email_domain(conn: AsyncConnection, org_id: str, domain: str) -> None:
+    """The install's operator vouches that the organization owns the e-mail domain: its SSO
+    providers may then link existing accounts at that domain, and no other organization's may
+    create accounts there (README, "Single sign-on"). The organization must list the domain in
+    its `emailDomains`; a domain belongs to one organization."""
+    domain = domain.strip().lower()
+    if await repository.get(conn, org_id) is None:
+        raise NotFound(f"No organization {org_id}")
+    if not await repository.lists_email_domain(conn, org_id, domain):
+        raise BadRequest(
+            f"The organization does not list {domain} in its emailDomains: add it there first "
+            "(PATCH /v1/orgs/{organizationId})"
+        )
+    owner = await repository.domain_owner(conn, domain)
+    if owner == org_id:
+        return
+    if owner is not None:
+        raise Conflict(f"{domain} is verified for another organization ({owner})")
+    await repository.verify_domain(conn, org_id, domain, utcnow())
+
+
+async def unverify_email_domain(conn: AsyncConnection, org_id: str, domain: str) -> None:
+    if not await repository.unverify_domain(conn, org_id, domain.strip().lower()):
+        raise NotFound(f"{domain} is not verified for organization {org_id}")

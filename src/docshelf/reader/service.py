@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.config import Settings
 from docshelf.content import repository as content_repository
 from docshelf.content import reusable
+from docshelf.content.downloads import served_type
 from docshelf.kit.lru import SizedLRU
 from docshelf.reader import render
 from docshelf.search import engine as search_engine
@@ -95,8 +96,13 @@ async def _place(
     cookies: dict[str, str] | None = None,
     loaded: published.Current | None = None,
 ) -> Place | published.Lookup | None:
-    # A member signed in through SSO reads the site as the API shows it to them.
-    member = await sso_login.session_user(conn, (cookies or {}).get(sso_login.COOKIE))
+    # A member signed in through their organization's SSO reads the site as the API shows it
+    # to them; the session counts only on the sites of the organization that opened it.
+    session = (cookies or {}).get(sso_login.COOKIE)
+
+    async def member(org_id: str) -> str | None:
+        return await sso_login.session_user(conn, session, org_id)
+
     lookup = await published.resolve(
         conn,
         url,
@@ -104,7 +110,7 @@ async def _place(
         base_url=base_url,
         public=public,
         redirect_on_error=True,
-        member=member,
+        member=member if session else None,
         current=loaded,
     )
     if lookup is None or "redirect" in lookup.body:
@@ -337,11 +343,13 @@ async def page(
     headers = {
         "ETag": etag,
         "Last-Modified": format_datetime(nav.created_at, usegmt=True),
-        # Visitors of non-public sites see what their cookie opens: never a shared cache.
-        # So does a member's view (no condition scope): it may show private spaces.
+        # Visitors of non-public sites see what their cookie opens, members what their rights
+        # open, visitors with claims what the claims open: never a shared cache. The same URL
+        # answers differently with another cookie, hence Vary.
         "Cache-Control": "public, no-cache"
-        if place.site["visibility"] == "public" and place.opened.scope is not None
+        if place.site["visibility"] == "public" and not place.opened.personal
         else "private, no-cache",
+        "Vary": "Cookie",
     }
     robots = _robots(place.site, current)
     if robots:
@@ -513,13 +521,12 @@ async def site_file(
     data = await blobs.get(rec["blob"])
     if data is None:
         return _refused(who)
-    kind = str(rec.get("contentType") or "")
-    # Only images are shown inline; anything else downloads (and never runs as a page).
-    inline = kind.startswith("image/") and kind != "image/svg+xml"
+    # Only raster images are shown inline; anything else downloads (and never runs).
+    media_type, inline = served_type(rec.get("contentType"))
     return Answer(
         status=200,
         body=data,
-        media_type=kind if inline else "application/octet-stream",
+        media_type=media_type,
         headers={
             "Content-Disposition": "inline" if inline else "attachment",
             "Cache-Control": "private, max-age=3600",

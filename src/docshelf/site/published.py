@@ -7,9 +7,13 @@ Who sees what:
   link's key; `visitor-auth` ones only with a visitor token signed with the site's key;
 - a visitor token's claims (and the visitor's unsigned claims), as far as the adaptive schema
   admits them, decide which sections, site spaces and pages whose `condition` holds are shown;
-- a private space (or a deleted one) inside a site is shown to no visitor;
-- organization members who may view the site (asking `GET …/published` with their token) see
-  it whole, as the rest of the API shows it.
+- the site's visibility decides who reads its spaces, whatever the spaces' own visibility (a
+  `private` space is one that is not public on its own; publishing it in a site is how it is
+  read: GitBook's model); a deleted space is shown to nobody;
+- organization members (asking `GET …/published` with their token, or reading with an SSO
+  session of the site's organization) see every site space whose space the one permission
+  resolver (authz.content) lets them view, no condition applied; a URL outside what they may
+  view resolves as it does for any visitor.
 
 Everything is read with one connection; nothing is written."""
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -89,11 +94,19 @@ class Visitor:
 
 @dataclass
 class Opened:
-    """A site as one visitor sees it. `scope` is the condition scope, None for a member."""
+    """A site as one visitor sees it. `scope` is the condition scope, None for a member.
+    `personal`: what is shown depends on who asks (a member, or a visitor's claims), so no
+    shared cache may keep it."""
 
     view: SiteView
     scope: dict[str, Any] | None
     share_key: str | None = None
+    personal: bool = False
+
+
+# Given an organization id, the user id of the reader if they are signed in to it (the reader's
+# SSO session), else None.
+MemberOf = Callable[[str], Awaitable[str | None]]
 
 
 def adaptive_schema(site: Row) -> dict[str, Any] | None:
@@ -132,20 +145,21 @@ async def site_view(
     return current.view(scope, base_url, public)
 
 
-def _filtered(shown: SiteView, scope: dict[str, Any]) -> SiteView:
-    """The structure a visitor sees: conditions hold, spaces are not private, and a section or
-    group left with nothing to show goes too."""
+def _filtered(
+    shown: SiteView, keep: Callable[[Row], bool], scope: dict[str, Any] | None
+) -> SiteView:
+    """The structure with the site spaces `keep` admits (never a deleted space's), the sections
+    whose condition holds for `scope` (all of them for None), and no section or group left with
+    nothing to show."""
     spaces = shown.spaces
     site_spaces = [
-        ss
-        for ss in shown.site_spaces
-        if spaces[ss["space_id"]]["visibility"] != "private"
-        and spaces[ss["space_id"]]["deleted_at"] is None
-        and shows(ss["condition"], scope)
+        ss for ss in shown.site_spaces if spaces[ss["space_id"]]["deleted_at"] is None and keep(ss)
     ]
     with_spaces = {ss["section_id"] for ss in site_spaces}
     sections = [
-        s for s in shown.sections if s["id"] in with_spaces and shows(s["condition"], scope)
+        s
+        for s in shown.sections
+        if s["id"] in with_spaces and (scope is None or shows(s["condition"], scope))
     ]
     kept = {s["id"] for s in sections}
     site_spaces = [ss for ss in site_spaces if ss["section_id"] is None or ss["section_id"] in kept]
@@ -182,7 +196,9 @@ async def open_for_visitor(
     else:
         shown = await site_view(conn, site, nobody, base_url, public)
     key = who.share_key if site["visibility"] == "share-link" else None
-    return Opened(view=_filtered(shown, scope), scope=scope, share_key=key)
+    view = _filtered(shown, lambda ss: shows(ss["condition"], scope), scope)
+    claims = who.token is not None or bool(who.unsigned)
+    return Opened(view=view, scope=scope, share_key=key, personal=claims)
 
 
 async def open_for_member(
@@ -193,9 +209,14 @@ async def open_for_member(
     public: str,
     current: Current | None = None,
 ) -> Opened:
+    """The site as a member sees it: the site spaces whose space they may view."""
     if current is not None:
-        return Opened(view=current.view(scope, base_url, public), scope=None)
-    return Opened(view=await site_view(conn, site, scope, base_url, public), scope=None)
+        shown = current.view(scope, base_url, public)
+    else:
+        shown = await site_view(conn, site, scope, base_url, public)
+    spaces = shown.spaces
+    view = _filtered(shown, lambda ss: scope.space_role(spaces[ss["space_id"]]) is not None, None)
+    return Opened(view=view, scope=None, personal=True)
 
 
 # -- a site's current structure, read with one statement per request ----------------------------
@@ -318,9 +339,21 @@ async def published_site(
     site = opened.view.site
     if org is None:
         org = OrgAccess(org=await _org(conn, site["organization_id"]), is_member=False, role=None)
+    presented = present_site(site, org, opened.view.base_url, opened.view.public)
+    # Only a space this reader is shown: the default site space's, else the first shown.
+    shown = opened.view.site_spaces
+    section = next((s["id"] for s in opened.view.sections if s["is_default"]), None)
+    first = next(
+        (ss for ss in shown if ss["is_default"] and ss["section_id"] == section),
+        shown[0] if shown else None,
+    )
+    if first is not None:
+        presented["defaultSpace"] = first["space_id"]
+    else:
+        presented.pop("defaultSpace", None)
     return {
         "object": "published-content-site",
-        "site": present_site(site, org, opened.view.base_url, opened.view.public),
+        "site": presented,
         "structure": opened.view.structure(),
         "customizations": {
             "site": DEFAULT_CUSTOMIZATION,
@@ -379,7 +412,7 @@ async def resolve(
     base_url: str,
     public: str,
     redirect_on_error: bool = False,
-    member: str | None = None,
+    member: MemberOf | None = None,
     current: Current | None = None,
 ) -> Lookup | None:
     """GitBook's `PublishedSiteContentLookup` for a published URL, or None (a 404).
@@ -388,9 +421,9 @@ async def resolve(
     basename or id>/[<section path>/][<site-space path>/]<page path>, with `?shareKey=` for
     share-link sites. A missing section or site-space path means the default one.
 
-    `member` is the user id of a signed-in reader (the published site's SSO session): a full
-    member of the site's organization sees it as members do through the API, every space
-    they may view and no condition applied; anyone else is a visitor.
+    `member` finds a signed-in reader (an SSO session of the site's organization): a member
+    sees the site spaces they may view through the API, no condition applied; a URL outside
+    them, and anyone who is not a member, resolves as for a visitor.
 
     A site with a custom hostname is also found at `<scheme>://<hostname>/[<section path>/]…`
     (either scheme; no port). `current` is the site the caller has already loaded (the reader,
@@ -433,14 +466,16 @@ async def resolve(
     query = parse_qs(parts.query)
     share_key = who.share_key or next(iter(query.get("shareKey", [])), None)
     who = Visitor(share_key=share_key, token=who.token, unsigned=who.unsigned)
-    opened: Opened | None = None
-    if member is not None:
-        access = await ContentScope.load(conn, site["organization_id"], member)
-        if access.is_member and access.org_role is not None:
+    user_id = await member(site["organization_id"]) if member is not None else None
+    if user_id is not None:
+        access = await ContentScope.load(conn, site["organization_id"], user_id)
+        if access.is_member:
             opened = await open_for_member(conn, site, access, base_url, public, current)
-    if opened is None:
-        opened = await open_for_visitor(conn, site, who, base_url, public, current)
-    if opened is None or (opened.scope is None and member is None):
+            found = await _locate(conn, site, opened, rest, site_base, public)
+            if found is not None:
+                return found
+    seen = await open_for_visitor(conn, site, who, base_url, public, current)
+    if seen is None:
         fallback = site["fallback_url"]
         if (
             redirect_on_error
@@ -450,6 +485,20 @@ async def resolve(
         ):
             return Lookup({"target": "external", "redirect": fallback})
         return None
+    return await _locate(conn, site, seen, rest, site_base, public)
+
+
+async def _locate(
+    conn: AsyncConnection,
+    site: Row,
+    opened: Opened,
+    rest: list[str],
+    site_base: str,
+    public: str,
+) -> Lookup | None:
+    """The lookup of the address segments `rest` (after the site's own) in what `opened`
+    shows, or None when they lead nowhere there."""
+    base = urlsplit(public)
     shown = opened.view
     base_path = site_base
     section: Row | None = None

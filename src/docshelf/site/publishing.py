@@ -99,7 +99,8 @@ async def put_schema(
 async def published_site(
     ctx: Ctx, org_id: str, site_id: str, who: published.Visitor
 ) -> dict[str, Any]:
-    """Members who may view the site see it whole; any other caller is a visitor."""
+    """Members who may view the site see the site spaces they may view; any other caller is a
+    visitor."""
     try:
         org = await org_policy.load(ctx, org_id)
     except NotFound:

@@ -9,6 +9,7 @@ session, used assertion or consumed request."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 import re
 import secrets
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -25,10 +27,17 @@ from docshelf.authz.guard import not_found
 from docshelf.kit import offload
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import unit_of_work
-from docshelf.kit.errors import BadRequest, Forbidden, ServiceUnavailable, Unauthorized
+from docshelf.kit.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    ServiceUnavailable,
+    Unauthorized,
+)
 from docshelf.kit.ids import new_id
 from docshelf.kit.validation import has_controls
 from docshelf.member import repository as member_repository
+from docshelf.organization import repository as org_repository
 from docshelf.sso import certificate, repository, saml
 from docshelf.sso.presenter import service_urls
 from docshelf.team import repository as team_repository
@@ -44,6 +53,7 @@ REQUEST_LIFETIME = timedelta(minutes=10)
 SAML_SECONDS = 20.0
 _EMAIL = re.compile(r"^[^\s@]{1,64}@[^\s@]{1,255}$")
 _REFUSED = "SAML response refused: "
+_LOGIN_REFUSED = "SAML login refused: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,23 +117,99 @@ async def metadata(b: Browser, provider_id: str) -> str:
     return saml.sp_metadata(urls["entityID"], urls["acsURL"])
 
 
-async def start(b: Browser, provider_id: str, next_path: str | None) -> str:
-    """The identity provider's URL with a new AuthnRequest, whose id is remembered."""
+BROWSER_COOKIE = "docshelf_sso_browser"
+_NONCE = re.compile(r"^[A-Za-z0-9_-]{43}$")
+
+
+def new_browser_nonce() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def usable_nonce(value: str | None) -> str | None:
+    return value if value is not None and _NONCE.fullmatch(value) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """What the page before an identity provider tells the browser (sso.presenter)."""
+
+    organization: str
+    label: str
+    host: str
+    linking: bool
+
+
+async def destination(b: Browser, provider_id: str, link_code: str | None) -> Destination:
+    """Where a start URL would send the browser, for a browser that did not come from one of
+    our pages: it is shown and confirmed rather than followed (any user can create an
+    organization and set its SSO URL, so a bare redirect would be an open one)."""
+    row, partner = await _active_partner(b, provider_id)
+    async with unit_of_work(b.engine, write=False) as conn:
+        org = await org_repository.get(conn, row["organization_id"])
+    assert org is not None  # providers go with their organization
+    return Destination(
+        organization=str(org["title"]),
+        label=str(row["label"]),
+        host=urlsplit(partner.sso_url).hostname or "",
+        linking=link_code is not None,
+    )
+
+
+async def start(
+    b: Browser, provider_id: str, next_path: str | None, nonce: str, link_code: str | None
+) -> str:
+    """The identity provider's URL with a new AuthnRequest, remembered with the browser's
+    nonce, where to land, and (with a link code) the account the login links."""
     _, partner = await _active_partner(b, provider_id)
-    request_id, location = await _offload(saml.authn_request, partner, safe_next(next_path))
+    request_id, location = await _offload(saml.authn_request, partner, "")
     now = utcnow()
     async with unit_of_work(b.engine) as conn:
+        link_user = None
+        if link_code is not None:
+            link_user = await repository.consume_link_code(
+                conn, hash_session(link_code), provider_id, now
+            )
+            if link_user is None:
+                raise BadRequest(
+                    "This link is unknown, already used or expired: ask for a new one "
+                    f"(POST /v1/user/saml/{provider_id}/link)"
+                )
         await repository.remember_request(
-            conn, request_id, provider_id, now + REQUEST_LIFETIME, now
+            conn,
+            request_id,
+            provider_id,
+            now + REQUEST_LIFETIME,
+            now,
+            browser_hash=hash_session(nonce),
+            next_path=safe_next(next_path),
+            link_user_id=link_user,
         )
     return location
 
 
-async def consume(b: Browser, provider_id: str, encoded: str) -> tuple[str, int]:
-    """Verifies a SAMLResponse and logs its subject in: (session cookie value, max-age)."""
-    if not encoded or len(encoded) > 4 * 1024 * 1024:
-        raise BadRequest(_REFUSED + "SAMLResponse is missing or too large")
+# A SAMLResponse is a few kilobytes, tens with many attributes; the form is refused past this
+# before any XML work (a larger post costs the parse lane for every organization).
+MAX_FORM_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    value: str
+    max_age: int
+    next_path: str
+
+
+async def consume(b: Browser, provider_id: str, encoded: str, nonce: str | None) -> Session:
+    """Verifies a SAMLResponse and logs its subject in."""
+    if not encoded:
+        raise BadRequest(_REFUSED + "SAMLResponse is missing")
     _, partner = await _active_partner(b, provider_id)
+    if nonce is None:
+        # Before any XML work: a response posted by a browser that started no login here.
+        raise BadRequest(
+            _REFUSED + "this browser did not start a login here (its login cookie is missing); "
+            "start again from the organization's login link"
+        )
     verified = await _offload(saml.verify_response, partner, encoded)
     if not _EMAIL.match(verified.email) or has_controls(verified.email, multiline=False):
         raise BadRequest(_REFUSED + "the asserted e-mail address is not valid")
@@ -134,15 +220,19 @@ async def consume(b: Browser, provider_id: str, encoded: str) -> tuple[str, int]
             raise BadRequest(_REFUSED + "the provider's settings changed during the login")
         if await repository.assertion_used(conn, provider_id, verified.assertion_id):
             raise BadRequest(_REFUSED + "this assertion was already used")
-        if not await repository.consume_request(conn, verified.in_response_to, provider_id, now):
+        request = await repository.consume_request(conn, verified.in_response_to, provider_id, now)
+        if request is None:
             raise BadRequest(
                 _REFUSED + "it answers no pending request of ours (InResponseTo unknown, "
                 "already answered or expired)"
             )
+        if not hmac.compare_digest(request["browser_hash"] or "", hash_session(nonce)):
+            raise BadRequest(_REFUSED + "it answers a login started in another browser")
         # Kept until pysaml2 itself would refuse the assertion as expired.
         keep_until = max(verified.expires_at, now) + timedelta(seconds=saml.CLOCK_SKEW_SECONDS)
         await repository.record_assertion(conn, provider_id, verified.assertion_id, keep_until, now)
-        user_id = await _join(conn, row, verified, now)
+        user_id = await _account(conn, row, verified, request["link_user_id"], now)
+        await _join(conn, row, user_id, now)
         value = "dss_" + secrets.token_urlsafe(32)
         max_age = b.session_hours * 3600
         await repository.insert_session(
@@ -154,17 +244,42 @@ async def consume(b: Browser, provider_id: str, encoded: str) -> tuple[str, int]
             now=now,
             expires_at=now + timedelta(seconds=max_age),
         )
-    return value, max_age
+    return Session(value, max_age, request["next_path"] or "/")
 
 
-async def _join(
-    conn: AsyncConnection, provider: sa.RowMapping, verified: saml.Verified, now: datetime
+async def _account(
+    conn: AsyncConnection,
+    provider: sa.RowMapping,
+    verified: saml.Verified,
+    link_user_id: str | None,
+    now: datetime,
 ) -> str:
-    """The user named by the e-mail, created if new; a member with the provider's default role
-    and team on their first login; marked as an SSO member."""
+    """The account the provider's subject logs in to: the identity rule (README, "Single
+    sign-on"). A provider speaks only for the subjects linked to it; an existing account is
+    linked when its owner asked for it (a link code) or when the provider's organization
+    verified the e-mail's domain; never by the e-mail alone."""
+    provider_id = provider["id"]
     org_id = provider["organization_id"]
-    user = await user_repository.get_by_email(conn, verified.email)
-    if user is None:
+    linked = await repository.identity_user(conn, provider_id, verified.subject)
+    if link_user_id is not None:
+        if linked is not None and linked != link_user_id:
+            raise Conflict(
+                _LOGIN_REFUSED + f"this identity of {provider['label']} is already linked to "
+                "another account"
+            )
+        if linked is None:
+            await repository.link_identity(conn, provider_id, verified.subject, link_user_id, now)
+        return link_user_id
+    if linked is not None:
+        return linked
+    domain = verified.email.rsplit("@", 1)[1]
+    owner = await org_repository.domain_owner(conn, domain)
+    existing = await user_repository.get_by_email(conn, verified.email)
+    if existing is None:
+        if owner is not None and owner != org_id:
+            raise Forbidden(
+                _LOGIN_REFUSED + f"the e-mail domain {domain} belongs to another organization"
+            )
         user_id = new_id()
         name = (verified.display_name or verified.email.split("@", 1)[0])[:255]
         if has_controls(name, multiline=False):
@@ -172,8 +287,24 @@ async def _join(
         await user_repository.insert(
             conn, user_id=user_id, email=verified.email, display_name=name, now=now
         )
+    elif owner == org_id:
+        user_id = str(existing["id"])
     else:
-        user_id = user["id"]
+        raise Forbidden(
+            _LOGIN_REFUSED + "an account with this e-mail address already exists and is not "
+            f"linked to {provider['label']}. Its owner can link it: with the account's API "
+            f"token, POST /v1/user/saml/{provider_id}/link and open the URL it answers"
+        )
+    await repository.link_identity(conn, provider_id, verified.subject, user_id, now)
+    return user_id
+
+
+async def _join(
+    conn: AsyncConnection, provider: sa.RowMapping, user_id: str, now: datetime
+) -> None:
+    """A member with the provider's default role and team on their first login; marked as an
+    SSO member. Only ever in the provider's own organization."""
+    org_id = provider["organization_id"]
     member = await member_repository.get(conn, org_id, user_id)
     if member is None:
         await member_repository.insert(
@@ -187,7 +318,6 @@ async def _join(
     elif member["disabled"]:
         raise Forbidden("Your membership of this organization is disabled")
     await member_repository.update(conn, org_id, user_id, {"sso": True})
-    return str(user_id)
 
 
 T = TypeVar("T")
@@ -203,22 +333,34 @@ async def _offload(fn: Callable[..., T], *args: object) -> T:
         raise BadRequest(_REFUSED + "it could not be processed within the limits") from None
 
 
-async def session_user(conn: AsyncConnection, value: str | None) -> str | None:
-    """The user of a live session cookie, or None: how the published reader knows a member."""
+async def session_user(conn: AsyncConnection, value: str | None, org_id: str) -> str | None:
+    """The user of a live session cookie opened by a provider of `org_id`, or None: how the
+    published reader knows a member. A session never counts in another organization."""
     if not value:
         return None
-    return await repository.session_user(conn, hash_session(value), utcnow())
+    found = await repository.session_user(conn, hash_session(value), utcnow())
+    if found is None or found[1] != org_id:
+        return None
+    return found[0]
 
 
 async def token_for_session(b: Browser, value: str | None) -> str:
-    """A new API token of the session's user (shown once, like any API token)."""
+    """A new API token of the session's user, which acts only in the provider's organization
+    (shown once, like any API token)."""
     async with unit_of_work(b.engine) as conn:
-        user_id = None
+        found = None
         if value:
-            user_id = await repository.session_user(conn, hash_session(value), utcnow())
-        if user_id is None:
+            found = await repository.session_user(conn, hash_session(value), utcnow())
+        if found is None:
             raise Unauthorized("No live SSO session: log in through your organization's SSO")
-        return await create_token(conn, user_id)
+        user_id, org_id = found
+        if await member_repository.belongs_elsewhere(conn, user_id, org_id):
+            raise Forbidden(
+                "This account belongs to other organizations too, and a token made from one "
+                "organization's single sign-on acts only in it: use an API token of the "
+                "account's own"
+            )
+        return await create_token(conn, user_id, organization_id=org_id)
 
 
 async def logout(b: Browser, value: str | None) -> None:

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
-from typing import Any
+from html import escape
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import RowMapping
 
 from docshelf.kit.clock import isoformat
+
+if TYPE_CHECKING:
+    from docshelf.sso.login import Destination
 
 
 def is_active(row: RowMapping) -> bool:
@@ -50,3 +54,25 @@ def present_login(row: RowMapping, base_url: str) -> dict[str, Any]:
         "label": row["label"],
         "startURL": service_urls(base_url, row["id"])["startURL"],
     }
+
+
+def confirm_page(where: Destination, action: str, next_path: str, link: str | None) -> str:
+    """The page a login link opened from elsewhere shows: where the browser would go, and a
+    button to go there."""
+    verb = "Link your account to" if where.linking else "Sign in to"
+    hidden = f'<input type="hidden" name="next" value="{escape(next_path)}">'
+    if link is not None:
+        hidden += f'<input type="hidden" name="link" value="{escape(link)}">'
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(verb)} {escape(where.organization)}</title>"
+        "<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;"
+        "padding:0 1rem}button{font:inherit;padding:.5rem 1rem}</style></head><body>"
+        f"<h1>{escape(verb)} {escape(where.organization)}</h1>"
+        f"<p>You are about to leave for <strong>{escape(where.host)}</strong>, the identity "
+        f"provider {escape(where.organization)} set up as <em>{escape(where.label)}</em>. "
+        "Continue only if you expected to sign in there.</p>"
+        f'<form method="post" action="{escape(action)}">{hidden}'
+        '<button type="submit">Continue</button></form></body></html>'
+    )

@@ -6,7 +6,15 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.models import saml_assertions, saml_providers, saml_requests, teams, user_sessions
+from docshelf.models import (
+    saml_assertions,
+    saml_link_codes,
+    saml_providers,
+    saml_requests,
+    sso_identities,
+    teams,
+    user_sessions,
+)
 
 # Expired rows are removed a batch at a time by the writes that add rows of the same kind, so
 # each table stays near what is live without a job, and no write pays for a large backlog.
@@ -83,28 +91,51 @@ async def _sweep(
 
 
 async def remember_request(
-    conn: AsyncConnection, request_id: str, provider_id: str, expires_at: datetime, now: datetime
+    conn: AsyncConnection,
+    request_id: str,
+    provider_id: str,
+    expires_at: datetime,
+    now: datetime,
+    *,
+    browser_hash: str,
+    next_path: str,
+    link_user_id: str | None,
 ) -> None:
     await _sweep(conn, saml_requests, saml_requests.c.id, now)
     await conn.execute(
         sa.insert(saml_requests).values(
-            id=request_id, provider_id=provider_id, expires_at=expires_at
+            id=request_id,
+            provider_id=provider_id,
+            expires_at=expires_at,
+            browser_hash=browser_hash,
+            next_path=next_path,
+            link_user_id=link_user_id,
         )
     )
 
 
 async def consume_request(
     conn: AsyncConnection, request_id: str, provider_id: str, now: datetime
-) -> bool:
-    """True when the request was ours, for this provider, unanswered and not expired."""
-    result = await conn.execute(
-        sa.delete(saml_requests).where(
-            saml_requests.c.id == request_id,
-            saml_requests.c.provider_id == provider_id,
-            saml_requests.c.expires_at >= now,
+) -> sa.RowMapping | None:
+    """The request, removed, when it was ours, for this provider, unanswered and not expired."""
+    row = (
+        (
+            await conn.execute(
+                sa.select(saml_requests).where(
+                    saml_requests.c.id == request_id,
+                    saml_requests.c.provider_id == provider_id,
+                    saml_requests.c.expires_at >= now,
+                )
+            )
         )
+        .mappings()
+        .first()
     )
-    return result.rowcount == 1
+    if row is None:
+        return None
+    result = await conn.execute(sa.delete(saml_requests).where(saml_requests.c.id == request_id))
+    # Two answers to one request at once: the delete lets one of them through.
+    return row if result.rowcount == 1 else None
 
 
 async def assertion_used(conn: AsyncConnection, provider_id: str, assertion_id: str) -> bool:
@@ -163,12 +194,79 @@ async def insert_session(
     )
 
 
-async def session_user(conn: AsyncConnection, session_hash: str, now: datetime) -> str | None:
-    stmt = sa.select(user_sessions.c.user_id).where(
-        user_sessions.c.session_hash == session_hash, user_sessions.c.expires_at > now
+async def session_user(
+    conn: AsyncConnection, session_hash: str, now: datetime
+) -> tuple[str, str] | None:
+    """(user id, organization id of the provider that opened the session), or None."""
+    stmt = (
+        sa.select(user_sessions.c.user_id, saml_providers.c.organization_id)
+        .join(saml_providers, saml_providers.c.id == user_sessions.c.provider_id)
+        .where(user_sessions.c.session_hash == session_hash, user_sessions.c.expires_at > now)
     )
-    return (await conn.execute(stmt)).scalar_one_or_none()
+    row = (await conn.execute(stmt)).first()
+    return None if row is None else (str(row.user_id), str(row.organization_id))
 
 
 async def delete_session(conn: AsyncConnection, session_hash: str) -> None:
     await conn.execute(sa.delete(user_sessions).where(user_sessions.c.session_hash == session_hash))
+
+
+# -- identities ---------------------------------------------------------------------------------
+
+
+async def identity_user(conn: AsyncConnection, provider_id: str, subject: str) -> str | None:
+    stmt = sa.select(sso_identities.c.user_id).where(
+        sso_identities.c.provider_id == provider_id, sso_identities.c.subject == subject
+    )
+    return (await conn.execute(stmt)).scalar_one_or_none()
+
+
+async def link_identity(
+    conn: AsyncConnection, provider_id: str, subject: str, user_id: str, now: datetime
+) -> None:
+    """Points the provider's subject at the account (a subject linked elsewhere moves)."""
+    await conn.execute(
+        sa.delete(sso_identities).where(
+            sso_identities.c.provider_id == provider_id, sso_identities.c.subject == subject
+        )
+    )
+    await conn.execute(
+        sa.insert(sso_identities).values(
+            provider_id=provider_id, subject=subject, user_id=user_id, created_at=now
+        )
+    )
+
+
+async def insert_link_code(
+    conn: AsyncConnection,
+    *,
+    code_hash: str,
+    provider_id: str,
+    user_id: str,
+    expires_at: datetime,
+    now: datetime,
+) -> None:
+    await _sweep(conn, saml_link_codes, saml_link_codes.c.code_hash, now)
+    await conn.execute(
+        sa.insert(saml_link_codes).values(
+            code_hash=code_hash, provider_id=provider_id, user_id=user_id, expires_at=expires_at
+        )
+    )
+
+
+async def consume_link_code(
+    conn: AsyncConnection, code_hash: str, provider_id: str, now: datetime
+) -> str | None:
+    """The user who asked for the code, once: the code is removed."""
+    stmt = sa.select(saml_link_codes.c.user_id).where(
+        saml_link_codes.c.code_hash == code_hash,
+        saml_link_codes.c.provider_id == provider_id,
+        saml_link_codes.c.expires_at >= now,
+    )
+    user_id = (await conn.execute(stmt)).scalar_one_or_none()
+    if user_id is None:
+        return None
+    result = await conn.execute(
+        sa.delete(saml_link_codes).where(saml_link_codes.c.code_hash == code_hash)
+    )
+    return str(user_id) if result.rowcount == 1 else None

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 BINDING_HTTP_POST = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"
 BINDING_HTTP_REDIRECT = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"
 NAMEID_FORMAT_EMAILADDRESS = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
+NAMEID_FORMAT_TRANSIENT = "urn:oasis:names:tc:SAML:2.0:nameid-format:transient"
 SCM_BEARER = "urn:oasis:names:tc:SAML:2.0:cm:bearer"
 
 # pysaml2 logs whole refused documents at ERROR (attacker-sized text, up to megabytes a
@@ -72,6 +73,9 @@ class Verified:
 
     assertion_id: str
     in_response_to: str
+    # Who the provider says logged in, stable across logins: the NameID, or for a transient
+    # NameID (new each login) the e-mail address. Identities are keyed by (provider, subject).
+    subject: str
     email: str
     display_name: str | None
     expires_at: datetime
@@ -211,6 +215,7 @@ def verify_response(p: Partner, encoded: str) -> Verified:
     return Verified(
         assertion_id=str(assertion.id),
         in_response_to=str(request_id),
+        subject=_subject(parsed, email),
         email=email,
         display_name=_first(parsed.ava or {}, _NAME_ATTRIBUTES),
         expires_at=min(_utc(value) for value in expiries),
@@ -276,6 +281,19 @@ def _first(ava: dict[str, Any], names: tuple[str, ...]) -> str | None:
         if values and isinstance(values[0], str) and values[0].strip():
             return values[0].strip()
     return None
+
+
+def _subject(parsed: Any, email: str) -> str:
+    name_id = parsed.name_id
+    text = (name_id.text or "").strip() if name_id is not None else ""
+    if not text or (name_id.format or "") == NAMEID_FORMAT_TRANSIENT:
+        return "email:" + email
+    if len(text) > 1000:
+        raise SamlRefused("the assertion's NameID is longer than 1000 characters")
+    if (name_id.format or "") == NAMEID_FORMAT_EMAILADDRESS:
+        # Providers spell one address with different cases from one login to the next.
+        text = text.lower()
+    return f"{name_id.format or ''}|{text}"
 
 
 def _email(parsed: Any) -> str | None:

@@ -85,3 +85,9 @@ class SSOProviderLogins(Out):
 
 class SessionToken(Out):
     token: str
+
+
+class SAMLLink(Out):
+    object: Literal["saml-link"]
+    url: str
+    expiresAt: str

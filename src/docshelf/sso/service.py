@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import ipaddress
+import secrets
 from typing import Any
 from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 
+from docshelf.auth.service import require_unscoped
 from docshelf.authz.guard import not_found, require
-from docshelf.kit.clock import utcnow
+from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.ids import new_id
@@ -17,8 +19,8 @@ from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import saml_providers
 from docshelf.organization import policy as org_policy
 from docshelf.organization.policy import OrgAccess
-from docshelf.sso import certificate, policy, repository
-from docshelf.sso.presenter import present_login, present_provider
+from docshelf.sso import certificate, login, policy, repository
+from docshelf.sso.presenter import present_login, present_provider, service_urls
 from docshelf.sso.schemas import CreateSAMLProvider, UpdateSAMLProvider
 from docshelf.team import repository as team_repository
 from docshelf.team.presenter import present_team
@@ -152,3 +154,24 @@ async def list_logins(ctx: Ctx, org_id: str) -> dict[str, Any]:
     require(policy.can_list_logins(access), "Only members can list SSO logins")
     rows = await repository.active_in_organization(ctx.conn, org_id)
     return {"items": [present_login(row, ctx.base_url) for row in rows]}
+
+
+async def link(ctx: Ctx, provider_id: str) -> dict[str, Any]:
+    """A one-time start URL (10 minutes) that links the identity a login with it asserts to the
+    caller's account: how an existing account's owner lets a provider log them in."""
+    require_unscoped(ctx.actor)
+    if await repository.get_active(ctx.conn, provider_id) is None:
+        not_found("SAML provider")
+    code = secrets.token_urlsafe(32)
+    now = utcnow()
+    expires = now + login.REQUEST_LIFETIME
+    await repository.insert_link_code(
+        ctx.conn,
+        code_hash=login.hash_session(code),
+        provider_id=provider_id,
+        user_id=ctx.actor.user_id,
+        expires_at=expires,
+        now=now,
+    )
+    start = service_urls(ctx.base_url, provider_id)["startURL"]
+    return {"object": "saml-link", "url": f"{start}?link={code}", "expiresAt": isoformat(expires)}
