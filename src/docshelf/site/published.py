@@ -508,9 +508,8 @@ async def _locate(
             rest = rest[1:]
             base_path += f"{section['path']}/"
         else:
-            section = next((s for s in shown.sections if s["is_default"]), None)
-        if section is None:
-            return None
+            # The default section, or the first one shown when the default is not.
+            section = next((s for s in shown.sections if s["is_default"]), shown.sections[0])
     key = section["id"] if section is not None else ""
     siblings = [ss for ss in shown.site_spaces if ss["section_key"] == key]
     site_space = next((ss for ss in siblings if rest and ss["path"] == rest[0]), None)
@@ -519,6 +518,9 @@ async def _locate(
         base_path += f"{site_space['path']}/"
     else:
         site_space = next((ss for ss in siblings if ss["is_default"]), None)
+        if site_space is None and siblings:
+            # The default variant is not shown to this reader: the first one that is.
+            site_space = siblings[0]
     if site_space is None:
         return None
     space = shown.spaces[site_space["space_id"]]

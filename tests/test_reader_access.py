@@ -1,0 +1,216 @@
+"""What the published reader shows a signed-in member, a visitor and a browser with another
+organization's session: exactly what the API's one permission resolver allows (issue: the
+reader served a `read` member a private space the API refused them)."""
+
+from __future__ import annotations
+
+import base64
+import time
+from typing import Any
+
+import httpx
+import jwt
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests import factories
+from tests.factories import Who
+from tests.helpers import error
+from tests.reader_site import pages
+from tests.test_sso import Login
+
+PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082"
+    )
+).decode()
+
+
+async def _space_with_file(
+    client: httpx.AsyncClient, org: str, admin: Who, title: str, words: str
+) -> tuple[dict[str, Any], str, str]:
+    """A space created the way GitBook's client creates one (no visibility), a page that shows
+    an image file, and the file's id."""
+    r = await client.post(
+        f"/v1/orgs/{org}/spaces", json={"title": title, "editMode": "live"}, headers=admin.headers
+    )
+    assert r.status_code == 201, r.text
+    space = r.json()
+    assert (space["visibility"], space["defaultLevel"]) == ("private", "inherit")
+    r = await client.post(
+        f"/v1/spaces/{space['id']}/content?compat=false",
+        json={
+            "changes": [
+                {
+                    "operation": "insert_files",
+                    "files": [{"name": "pic.png", "base64": PNG, "contentType": "image/png"}],
+                }
+            ]
+        },
+        headers=admin.headers,
+    )
+    assert r.status_code == 200, r.text
+    file_id = r.json()["insertedFiles"][0]["id"]
+    (page,) = await pages(
+        client, space["id"], admin, (f"{title} page", f"{words}\n\n![pic](pic.png)\n")
+    )
+    return space, page, file_id
+
+
+async def test_a_member_reads_only_what_the_api_lets_them(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org, (admin,) = await factories.org_with_members(db)
+    open_space, _, open_file = await _space_with_file(
+        client, org, admin, "Handbook", "The zanzibar handbook."
+    )
+    secret, _, secret_file = await _space_with_file(
+        client, org, admin, "Secrets", "The zanzibar launch codes."
+    )
+    # Nobody gets a role on it from the organization: only grants open it.
+    r = await client.patch(
+        f"/v1/spaces/{secret['id']}", json={"defaultLevel": None}, headers=admin.headers
+    )
+    assert r.status_code == 200, r.text
+    # A site no visitor can open (share links only), publishing both spaces, the secret one as
+    # its default content.
+    r = await client.post(
+        f"/v1/orgs/{org}/sites",
+        json={"title": "Internal", "visibility": "share-link", "spaces": [secret["id"]]},
+        headers=admin.headers,
+    )
+    assert r.status_code == 201, r.text
+    site = r.json()
+    url = f"/v1/orgs/{org}/sites/{site['id']}"
+    r = await client.post(
+        f"{url}/site-spaces", json={"spaceId": open_space["id"]}, headers=admin.headers
+    )
+    assert r.status_code == 201, r.text
+    handbook_path = r.json()["path"]
+    assert (await client.post(f"{url}/publish", headers=admin.headers)).status_code == 200
+    address = f"/{org}/{site['id']}/"
+
+    login = Login(client, org, admin)
+    await login.setup(defaultRole="read")
+    r = await login.post(login.idp.respond(await login.start(), "reader@example.com"))
+    assert r.status_code == 303, r.text
+    r = await client.post("/sso/token")
+    assert r.status_code == 201, r.text
+    member = {"Authorization": f"Bearer {r.json()['token']}"}
+
+    # The API: the secret space is a 404, the other one reads.
+    r = await client.get(f"/v1/spaces/{secret['id']}", headers=member)
+    assert r.status_code == 404 and r.json() == error(404, "Space not found")
+    r = await client.get(f"/v1/spaces/{open_space['id']}", headers=member)
+    assert r.status_code == 200
+
+    # The reader, with the member's session: the same.
+    r = await client.get(f"{address}{handbook_path}/")
+    assert r.status_code == 200, r.text
+    assert "The zanzibar handbook." in r.text and "launch codes" not in r.text
+    assert r.headers["cache-control"] == "private, no-cache"
+    assert r.headers["vary"] == "Cookie"
+    r = await client.get(f"{address}{handbook_path}/handbook-page/~files/{open_file}")
+    assert r.status_code == 200 and r.headers["content-type"] == "image/png"
+    # The site's address shows the first variant they may read, not the default they may not.
+    r = await client.get(address)
+    assert r.status_code == 200, r.text
+    assert "The zanzibar handbook." in r.text and "launch codes" not in r.text
+    for path in (
+        f"{address}secrets-page",
+        f"{address}secrets-page/~files/{secret_file}",
+        f"{address}{handbook_path}/handbook-page/~files/{secret_file}",
+    ):
+        r = await client.get(path)
+        assert r.status_code == 404, (path, r.text)
+        assert "launch codes" not in r.text
+    r = await client.get(f"{address}~search", params={"q": "zanzibar"})
+    assert r.status_code == 200, r.text
+    assert "handbook" in r.text and "launch codes" not in r.text and "Secrets" not in r.text
+
+    # The published site through the API: neither the space nor its id.
+    r = await client.get(f"{url}/published", headers=member)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["site"]["defaultSpace"] == open_space["id"]
+    assert secret["id"] not in r.text
+
+    # An organization admin, signed in the same way, reads both.
+    admin_login = Login(client, org, admin)
+    admin_login.provider = login.provider
+    admin_login.idp = login.idp
+    r = await client.post(f"/v1/user/saml/{login.provider}/link", headers=admin.headers)
+    code = r.json()["url"].split("?link=", 1)[1]
+    r = await login.post(login.idp.respond(await login.start(link=code), "boss@example.com"))
+    assert r.status_code == 303, r.text
+    r = await client.get(f"{address}secrets-page")
+    assert r.status_code == 200 and "launch codes" in r.text
+
+
+async def test_a_session_counts_only_in_its_own_organization(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """A user who is a member of two organizations and signs in through one of them is a
+    visitor on the other's sites."""
+    home, (home_admin,) = await factories.org_with_members(db)
+    other, (other_admin, someone) = await factories.org_with_members(db, "admin")
+    space, _, _ = await _space_with_file(client, other, other_admin, "Plans", "Roadmap notes.")
+    r = await client.post(
+        f"/v1/orgs/{other}/sites",
+        json={"title": "Plans", "visibility": "share-link", "spaces": [space["id"]]},
+        headers=other_admin.headers,
+    )
+    site = r.json()
+    r = await client.post(
+        f"/v1/orgs/{other}/sites/{site['id']}/publish", headers=other_admin.headers
+    )
+    assert r.status_code == 200, r.text
+    address = f"/{other}/{site['id']}/"
+    await factories.member(db, org=home, who=someone, role="read")
+    login = Login(client, home, home_admin)
+    await login.setup()
+    r = await client.post(f"/v1/user/saml/{login.provider}/link", headers=someone.headers)
+    code = r.json()["url"].split("?link=", 1)[1]
+    r = await login.post(login.idp.respond(await login.start(link=code), someone.email))
+    assert r.status_code == 303, r.text
+    assert "docshelf_session" in client.cookies
+    r = await client.get(address)
+    assert r.status_code == 404
+    # With a session of their own organization's SSO, the same page reads.
+    their = Login(client, other, other_admin)
+    await their.setup()
+    r = await client.post(f"/v1/user/saml/{their.provider}/link", headers=someone.headers)
+    code = r.json()["url"].split("?link=", 1)[1]
+    r = await their.post(their.idp.respond(await their.start(link=code), someone.email))
+    assert r.status_code == 303, r.text
+    r = await client.get(address)
+    assert r.status_code == 200 and "Roadmap notes." in r.text
+
+
+async def test_a_public_site_is_shared_only_without_claims(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """What a visitor's claims choose must never land in a shared cache."""
+    org, (admin,) = await factories.org_with_members(db)
+    space, _, _ = await _space_with_file(client, org, admin, "Guide", "Hello.")
+    r = await client.post(
+        f"/v1/orgs/{org}/sites",
+        json={"title": "Guide", "visibility": "public", "spaces": [space["id"]]},
+        headers=admin.headers,
+    )
+    site = r.json()
+    url = f"/v1/orgs/{org}/sites/{site['id']}"
+    r = await client.post(f"{url}/publish", headers=admin.headers)
+    assert r.status_code == 200, r.text
+    address = f"/{org}/{site['id']}/"
+    r = await client.get(address)
+    assert r.status_code == 200, r.text
+    assert (r.headers["cache-control"], r.headers["vary"]) == ("public, no-cache", "Cookie")
+    # A visitor token signed with the site's key brings claims: the answer is theirs alone.
+    key = (await client.get(f"{url}/publishing/auth", headers=admin.headers)).json()["privateKey"]
+    claims = jwt.encode({"plan": "pro", "exp": time.time() + 3600}, key, algorithm="HS256")
+    r = await client.get(address, params={"jwt_token": claims})
+    assert r.status_code == 303, r.text  # the token moves into a cookie, out of the URL
+    r = await client.get(address)
+    assert r.status_code == 200, r.text
+    assert (r.headers["cache-control"], r.headers["vary"]) == ("private, no-cache", "Cookie")
