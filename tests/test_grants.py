@@ -17,11 +17,19 @@ from tests.helpers import error, snapshot, team_body, user_body
 async def _space(
     client: httpx.AsyncClient, org_id: str, headers: dict[str, str], **body: Any
 ) -> str:
+    """Without a visibility: a space members reach only through grants (`defaultLevel: null`;
+    a new space inherits the organization role, as in GitBook)."""
     r = await client.post(
         f"/v1/orgs/{org_id}/spaces", json={"title": "Docs", **body}, headers=headers
     )
     assert r.status_code == 201, r.text
-    return str(r.json()["id"])
+    space_id = str(r.json()["id"])
+    if "visibility" not in body and "parent" not in body:
+        r = await client.patch(
+            f"/v1/spaces/{space_id}", json={"defaultLevel": None}, headers=headers
+        )
+        assert r.status_code == 200, r.text
+    return space_id
 
 
 async def test_space_grants_lifecycle(client: httpx.AsyncClient, db: AsyncEngine) -> None:

@@ -269,8 +269,8 @@ async def test_metrics_elsewhere_need_the_token(settings: Settings) -> None:
             await application.state.engine.dispose()
 
     refusal = (
-        "Metrics are served to loopback addresses, or with the bearer token set in "
-        "DOCSHELF_METRICS_TOKEN"
+        "Metrics are served to loopback addresses (not through a proxy), or with the bearer "
+        "token set in DOCSHELF_METRICS_TOKEN"
     )
     r = await get({}, {})
     assert (r.status_code, r.json()) == (403, error(403, refusal))
@@ -281,6 +281,27 @@ async def test_metrics_elsewhere_need_the_token(settings: Settings) -> None:
     async with second_app(settings, metrics_enabled=False) as c:
         r = await c.get("/metrics")
     assert (r.status_code, r.json()) == (404, error(404, "Not found"))
+
+
+async def test_metrics_through_a_reverse_proxy_on_the_same_host(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """A proxy on this host connects from loopback on everyone's behalf: what it forwards is
+    not a local scrape (README, Operations)."""
+    refusal = error(
+        403,
+        "Metrics are served to loopback addresses (not through a proxy), or with the bearer "
+        "token set in DOCSHELF_METRICS_TOKEN",
+    )
+    for header in (
+        {"X-Forwarded-For": "203.0.113.9"},
+        {"Forwarded": "for=203.0.113.9;proto=https"},
+        {"X-Real-IP": "203.0.113.9"},
+        {"X-Forwarded-Host": "docs.example.com"},
+    ):
+        r = await client.get("/metrics", headers=header)
+        assert (r.status_code, r.json()) == (403, refusal), header
+    assert (await client.get("/metrics")).status_code == 200
 
 
 async def test_openapi_documents_errors_and_auth(app: FastAPI) -> None:

@@ -65,11 +65,12 @@ class Person:
 
 
 def oracle_space(p: Person, s: Space, team_grants: dict[tuple[str, str], str]) -> str | None:
-    """The rules as the issue states them."""
+    """The rules as GitBook's "Permissions and inheritance" states them: visibility is about
+    readers outside the organization (`private` = not public), so it never caps members."""
     if p.member and p.org_role == "admin":
         return "admin"
     inherited = None
-    if p.member and s.visibility != "private":
+    if p.member:
         levels = [s.level] if s.level != "inherit" and s.visibility != "in-collection" else []
         levels += [c.level for c in (s.parent.chain() if s.parent else []) if c.level != "inherit"]
         level = levels[0] if levels else p.org_role
@@ -261,6 +262,10 @@ async def test_actions_follow_the_role(client: httpx.AsyncClient, db: AsyncEngin
         f"/v1/orgs/{org_id}/spaces", json={"title": "Secret"}, headers=admin.headers
     )
     secret_id = r.json()["id"]
+    r = await client.patch(
+        f"/v1/spaces/{secret_id}", json={"defaultLevel": None}, headers=admin.headers
+    )
+    assert r.status_code == 200, r.text
     for who in (editor, reader):
         r = await client.patch(f"/v1/spaces/{space_id}", json={"title": "X"}, headers=who.headers)
         assert (r.status_code, r.json()) == (
@@ -296,7 +301,9 @@ def test_oracle_hand_checked_rows() -> None:
     assert oracle_space(editor, Space("s", "unlisted", "inherit", nested), {}) == "comment"
     assert oracle_space(editor, Space("s", "public", "read", None), {}) == "read"
     assert oracle_space(editor, Space("s", "public", "admin", None), {}) == "edit"
-    assert oracle_space(editor, Space("s", "private", "admin", None), {}) is None
+    assert oracle_space(editor, Space("s", "private", "admin", None), {}) == "edit"
+    assert oracle_space(editor, Space("s", "private", "inherit", None), {}) == "edit"
+    assert oracle_space(editor, Space("s", "private", None, None), {}) is None
     assert oracle_space(editor, Space("s", "in-collection", "admin", commenters), {}) == "comment"
     assert (
         oracle_space(Person(None, None, True), Space("s", "unlisted", "inherit", None), {}) is None

@@ -188,7 +188,9 @@ async def test_visitor_matrix(client: httpx.AsyncClient, db: AsyncEngine, kind: 
             assert root.json() == error(404, "No published content at this URL"), cell
             assert gated.status_code == 404, cell
             continue
-        expected = [(b.default_section, [b.public_ss])]
+        # The site's visibility decides who reads its spaces: a private space published in
+        # it is read by its audience, as in GitBook (`private` only means not public).
+        expected = [(b.default_section, [b.public_ss, b.private_ss])]
         if who in SEES_BETA:
             expected.append((b.beta_section, [b.beta_ss]))
         assert r.status_code == 200, (cell, r.text)
@@ -202,7 +204,7 @@ async def test_visitor_matrix(client: httpx.AsyncClient, db: AsyncEngine, kind: 
             assert gated.json()["siteSection"] == b.beta_section, cell
         else:
             assert gated.status_code == 404, cell
-    # Members see the whole site, private space and gated section included, whatever it is.
+    # Members see the whole site, gated section included, whatever it is.
     r = await client.get(f"{b.url}/published", headers=admin.headers)
     assert shape(r.json()["structure"]) == [
         (b.default_section, [b.public_ss, b.private_ss]),
@@ -315,10 +317,10 @@ async def test_published_content_site_whole_body(
     body = r.json()
     structure = (await client.get(f"{b.url}/structure", headers=admin.headers)).json()
     default = structure["structure"][0]
-    default["siteSpaces"] = [default["siteSpaces"][0]]
-    for ss in default["siteSpaces"]:
+    assert [ss["id"] for ss in default["siteSpaces"]] == [b.public_ss, b.private_ss]
+    for n, ss in enumerate(default["siteSpaces"]):
         # A visitor holds no role on the space.
-        ss["space"] = body["structure"]["structure"][0]["siteSpaces"][0]["space"]
+        ss["space"] = body["structure"]["structure"][0]["siteSpaces"][n]["space"]
     permissions = dict.fromkeys(b.site["permissions"], False)
     assert body == {
         "object": "published-content-site",
@@ -326,7 +328,10 @@ async def test_published_content_site_whole_body(
         "structure": {"type": "sections", "structure": [default]},
         "customizations": {
             "site": DEFAULT_CUSTOMIZATION,
-            "siteSpaces": {b.public_ss: DEFAULT_CUSTOMIZATION},
+            "siteSpaces": {
+                b.public_ss: DEFAULT_CUSTOMIZATION,
+                b.private_ss: DEFAULT_CUSTOMIZATION,
+            },
         },
         "scripts": [],
     }
@@ -362,10 +367,13 @@ async def test_published_content_site_whole_body(
         headers=admin.headers,
     )
     assert r.status_code == 200, r.text
+    # Without the claim the default variant is not shown: the first one that is, instead.
     lookup: dict[str, Any] = {"url": b.address}
-    assert (await client.post("/v1/urls/published", json=lookup)).status_code == 404
+    r = await client.post("/v1/urls/published", json=lookup)
+    assert r.json()["siteSpace"] == b.private_ss
     lookup["visitor"] = {"unsignedClaims": {"preview": "yes"}}  # not a boolean: dropped
-    assert (await client.post("/v1/urls/published", json=lookup)).status_code == 404
+    r = await client.post("/v1/urls/published", json=lookup)
+    assert r.json()["siteSpace"] == b.private_ss
     lookup["visitor"] = {"unsignedClaims": {"preview": True}}
     assert (await client.post("/v1/urls/published", json=lookup)).json()["siteSpace"] == (
         b.public_ss

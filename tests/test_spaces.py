@@ -217,7 +217,17 @@ async def test_creator_administers_their_space(client: httpx.AsyncClient, db: As
     assert await ids_in_org(client, org_id, creator) == [sid]
     assert await ids_in_org(client, org_id, admin) == [sid]
 
-    # Private: another member, even one who may create content, does not see it.
+    # Private means not public: other members reach it with their organization role, as in
+    # GitBook (defaultLevel `inherit`); a creator of the organization creates there, not more.
+    r = await client.get(f"/v1/spaces/{sid}", headers=other_creator.headers)
+    assert r.status_code == 200
+    assert r.json()["permissions"]["admin"] is False
+    assert await ids_in_org(client, org_id, other_creator) == [sid]
+    # With no default level, only grants open it.
+    r = await client.patch(
+        f"/v1/spaces/{sid}", json={"defaultLevel": None}, headers=creator.headers
+    )
+    assert r.status_code == 200, r.text
     r = await client.get(f"/v1/spaces/{sid}", headers=other_creator.headers)
     assert (r.status_code, r.json()) == (404, SPACE_NOT_FOUND)
     assert await ids_in_org(client, org_id, other_creator) == []
@@ -359,10 +369,11 @@ async def test_update_space_refusals(client: httpx.AsyncClient, db: AsyncEngine)
         f"/v1/spaces/{inside['id']}", json={"title": "Mine"}, headers=editor.headers
     )
     assert (r.status_code, r.json()) == (403, ADMIN_ONLY)
+    # So does the space at the top (private: not public; members inherit their role).
     r = await client.patch(
         f"/v1/spaces/{root['id']}", json={"title": "Mine"}, headers=editor.headers
     )
-    assert (r.status_code, r.json()) == (404, SPACE_NOT_FOUND)
+    assert (r.status_code, r.json()) == (403, ADMIN_ONLY)
     assert await snapshot(db) == before
 
 
@@ -600,6 +611,10 @@ async def test_duplicate(client: httpx.AsyncClient, db: AsyncEngine) -> None:
 async def test_duplicate_refusals(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     org_id, (admin, reader, creator) = await factories.org_with_members(db, "read", "create")
     private = await new_space(client, org_id, admin)
+    r = await client.patch(
+        f"/v1/spaces/{private['id']}", json={"defaultLevel": None}, headers=admin.headers
+    )
+    assert r.status_code == 200, r.text
     collection_id = await new_collection(client, org_id, admin)
     inside = await new_space(client, org_id, admin, parent=collection_id)
     before = await snapshot(db)
