@@ -65,6 +65,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         database_url=url,
         base_url=BASE,
         rate_limit=0,
+        anonymous_rate_limit=0,
         run_jobs_in_server=False,
         # Any custom hostname (tests/test_site_hostname.py checks the narrower forms).
         custom_hostnames="*",

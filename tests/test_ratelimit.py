@@ -251,3 +251,45 @@ async def test_redis_unreachable_from_the_start_fails_open(
         assert _headers(await c.get("/v1/user", headers=me.headers)) == (200, "1", "0", end)
         r = await c.get("/v1/user", headers=me.headers)
         assert (_headers(r), r.json()) == ((429, "1", "0", end), _refused(1))
+
+
+# -- requests without a token: per client address ---------------------------------------------
+
+
+async def test_anonymous_readers_are_limited_per_address(
+    settings: Settings, db: AsyncEngine
+) -> None:
+    """One visitor hammering published pages (or posting SAML responses) cannot take the event
+    loop from the others: requests without a token count per client address."""
+    org, (admin,) = await factories.org_with_members(db)
+    s = settings.model_copy(update={"rate_limit_window": WINDOW, "anonymous_rate_limit": 3})
+    app = create_app(s)
+
+    def client_at(address: str) -> httpx.AsyncClient:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False, client=(address, 5000))
+        return httpx.AsyncClient(transport=transport, base_url=BASE)
+
+    try:
+        async with client_at("203.0.113.7") as flood, client_at("203.0.113.8") as other:
+            for _ in range(3):
+                r = await flood.get(f"/{org}/nope/")
+                assert r.status_code == 404
+                assert "x-ratelimit-limit" not in r.headers
+            for path in (f"/{org}/nope/", "/sso/saml/nope/acs", "/v1/urls/published?url=x"):
+                r = await flood.request("POST" if "acs" in path else "GET", path)
+                assert r.status_code == 429, path
+                assert r.json() == _refused(3)
+                assert r.headers["retry-after"] == str(_window_end() - int(clock.timestamp()))
+            # Health probes and the reader's own assets are never counted; nor is another
+            # address, nor a caller with a token (its own budget).
+            assert (await flood.get("/healthz")).status_code == 200
+            assert (await flood.get("/~reader/static/missing.css")).status_code == 404
+            assert (await other.get(f"/{org}/nope/")).status_code == 404
+            r = await flood.get(f"/v1/orgs/{org}", headers=admin.headers)
+            assert r.status_code == 200
+            clock.advance(timedelta(seconds=WINDOW))
+            assert (await flood.get(f"/{org}/nope/")).status_code == 404
+    finally:
+        await app.state.limiter.aclose()
+        await app.state.anonymous_limiter.aclose()
+        await app.state.engine.dispose()

@@ -10,8 +10,10 @@ from typing import Any
 
 import httpx
 import jwt
+import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.kit import expressions
 from tests import factories
 from tests.factories import Who
 from tests.helpers import error
@@ -214,3 +216,65 @@ async def test_a_public_site_is_shared_only_without_claims(
     r = await client.get(address)
     assert r.status_code == 200, r.text
     assert (r.headers["cache-control"], r.headers["vary"]) == ("private, no-cache", "Cookie")
+
+
+async def test_conditions_are_parsed_once_and_evaluated_once_per_visitor_kind(
+    client: httpx.AsyncClient, db: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A site of pages with long conditions cost seconds of the event loop per anonymous
+    search, every condition parsed again for every page on every request. Now each text is
+    parsed once per process and each revision's conditions are evaluated once per kind of
+    visitor, however many pages and requests."""
+    org, (admin,) = await factories.org_with_members(db)
+    r = await client.post(
+        f"/v1/orgs/{org}/spaces", json={"title": "Guide", "editMode": "live"}, headers=admin.headers
+    )
+    space = r.json()
+    count = 40
+    padding = "x" * 900
+    changes = [
+        {
+            "operation": "insert_page",
+            "title": f"Page {n}",
+            "document": {"markdown": f"Zanzibar fact number {n}.\n"},
+            "condition": f'visitor.claims.plan == "{padding}{n}" || !visitor.claims.plan',
+        }
+        for n in range(count)
+    ]
+    r = await client.post(
+        f"/v1/spaces/{space['id']}/content", json={"changes": changes}, headers=admin.headers
+    )
+    assert r.status_code == 200, r.text
+    r = await client.post(
+        f"/v1/orgs/{org}/sites",
+        json={"title": "Guide", "visibility": "public", "spaces": [space["id"]]},
+        headers=admin.headers,
+    )
+    site = r.json()
+    r = await client.post(f"/v1/orgs/{org}/sites/{site['id']}/publish", headers=admin.headers)
+    assert r.status_code == 200, r.text
+    address = f"/{org}/{site['id']}/"
+
+    parsed: list[str] = []
+    evaluated: list[str] = []
+    real_parse, real_holds = expressions.parse, expressions.holds
+
+    def counting_parse(text: str, *args: Any) -> Any:
+        parsed.append(text)
+        return real_parse(text, *args)
+
+    def counting_holds(node: Any, scope: Any) -> bool:
+        evaluated.append(repr(node)[:40])
+        return real_holds(node, scope)
+
+    expressions._parsed.cache_clear()
+    monkeypatch.setattr(expressions, "parse", counting_parse)
+    monkeypatch.setattr(expressions, "holds", counting_holds)
+    for _ in range(3):
+        r = await client.get(f"{address}~search", params={"q": "zanzibar fact"})
+        assert r.status_code == 200, r.text
+        assert r.text.count("Zanzibar fact number") >= 10
+        r = await client.get(f"{address}page-7")
+        assert r.status_code == 200 and "Zanzibar fact number 7." in r.text
+    assert len(parsed) == count, len(parsed)
+    assert len(evaluated) <= count, len(evaluated)

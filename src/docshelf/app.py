@@ -96,6 +96,17 @@ class EdgeMiddleware:
                 return
             if verdict is not None:
                 extra = verdict.raw_headers()
+        elif token is None and _counts_as_anonymous(scope["path"]):
+            # Per client address: the reader's pages and searches cost the event loop more
+            # than an API read, and no token names who asks.
+            anonymous: RateLimiter = state.anonymous_limiter
+            if anonymous.limit > 0:
+                client = scope.get("client")
+                try:
+                    await anonymous.enforce(f"ip:{client[0] if client else '-'}")
+                except DocshelfError as exc:
+                    await _error(exc.status, exc.message, exc.headers)(scope, receive, send)
+                    return
 
         # The route templates only name the parameter in the message, on this rare path (the
         # one that builds the OpenAPI document in the API process, see ops.openapi).
@@ -206,14 +217,23 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error(500, "Internal server error")
 
 
-def _rate_limiter(settings: Settings) -> RateLimiter:
+def _rate_limiter(settings: Settings, limit: int) -> RateLimiter:
     url = settings.rate_limit_redis_url
     return RateLimiter(
-        limit=settings.rate_limit,
+        limit=limit,
         window_seconds=settings.rate_limit_window,
         processes=settings.resolved_rate_limit_processes,
-        shared=RedisStorage(url) if url and settings.rate_limit > 0 else None,
+        shared=RedisStorage(url) if url and limit > 0 else None,
     )
+
+
+# What a browser fetches by the dozen with every page, and what probes and scrapers ask: never
+# counted against a client's anonymous budget.
+_UNCOUNTED = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/docs")
+
+
+def _counts_as_anonymous(path: str) -> bool:
+    return not (path.startswith(_UNCOUNTED) or "/~reader/static/" in path)
 
 
 def create_app(settings: Settings | None = None, *, direct_gets: bool = True) -> FastAPI:
@@ -237,6 +257,7 @@ def create_app(settings: Settings | None = None, *, direct_gets: bool = True) ->
         finally:
             offload.shutdown()
             await app.state.limiter.aclose()
+            await app.state.anonymous_limiter.aclose()
             await app.state.engine.dispose()
 
     app = FastAPI(
@@ -262,7 +283,8 @@ def create_app(settings: Settings | None = None, *, direct_gets: bool = True) ->
     use_blob_store(app.state.blobs)
     tasks.configure(settings)
     app.state.fetcher = Fetcher.from_settings(settings)
-    app.state.limiter = _rate_limiter(settings)
+    app.state.limiter = _rate_limiter(settings, settings.rate_limit)
+    app.state.anonymous_limiter = _rate_limiter(settings, settings.anonymous_rate_limit)
     _install_error_handlers(app)
     # Inside the edge (size caps, rate limits): published pages under DOCSHELF_PUBLIC_URL.
     app.add_middleware(ReaderMiddleware)

@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     # process counts in that Redis against one exact budget, and falls back to its share while
     # the Redis is unreachable.
     rate_limit_redis_url: str = ""
+    # Requests without a token (the published reader, published look-ups, SSO posts) per client
+    # address per window, so no visitor can take the readers' share of the event loop; the
+    # same window, store and per-process share as the token limit. 0 disables it.
+    anonymous_rate_limit: int = Field(default=1200, ge=0)
     # API processes sharing the limit, across every host. 0 means DOCSHELF_WORKERS.
     rate_limit_processes: int = Field(default=0, ge=0, le=10_000)
     # Run the job runner inside `serve`; turn off when `docshelf worker` runs separately.

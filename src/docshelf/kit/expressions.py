@@ -26,6 +26,7 @@ for a 400."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -390,9 +391,17 @@ def holds(node: Node, scope: Mapping[str, Any]) -> bool:
     return _truthy(_value(node, scope))
 
 
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str, roots: frozenset[str]) -> Node:
+    # Conditions are few distinct texts read on every request: each is parsed once per process
+    # (a 1,024-character one took milliseconds, times every page of a site).
+    return parse(text, roots)
+
+
 def evaluate(text: str, scope: Mapping[str, Any]) -> bool:
-    """Parses and evaluates in one call, for callers that do not keep the tree."""
-    return holds(parse(text, frozenset(scope) | {"visitor"}), scope)
+    """Evaluates a condition's text, parsed once and kept (ExpressionError if it does not
+    parse, each time: errors are not kept)."""
+    return holds(_parsed(text, frozenset(scope) | {"visitor"}), scope)
 
 
 def render(node: Node) -> str:

@@ -4,10 +4,11 @@ visitor (hidden, condition). Pure data, no I/O past `load`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import repository as content_repository
@@ -15,6 +16,7 @@ from docshelf.kit.lru import SizedLRU, counted
 from docshelf.site.conditions import shows
 
 _KEEP = 256
+_SCOPES_KEPT = 64
 _navs: SizedLRU[tuple[str, str], Nav] = counted(_KEEP)
 
 
@@ -46,17 +48,41 @@ class Nav:
     pages_root: str | None
     # (id, condition) of the pages with a condition of their own: few, usually none.
     conditional: tuple[tuple[str, str], ...] = ()
+    # Canonical visitor scope -> the conditional pages that hold for it. Every anonymous
+    # visitor has the same scope, so a revision's conditions are evaluated once for all of them,
+    # not once per page per request (a site of 1,000 conditional pages cost seconds a search).
+    _holding: dict[bytes, frozenset[str]] = field(default_factory=dict, compare=False)
+
+    def _holds(self, scope: dict[str, Any]) -> frozenset[str]:
+        try:
+            key = orjson.dumps(scope, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            key = b""
+        found = self._holding.get(key) if key else None
+        if found is None:
+            found = frozenset(pid for pid, cond in self.conditional if shows(cond, scope))
+            if key:
+                if len(self._holding) >= _SCOPES_KEPT:
+                    self._holding.clear()
+                self._holding[key] = found
+        return found
 
     def shown_conditions(self, scope: dict[str, Any] | None) -> tuple[str, ...]:
         """The conditional pages whose own condition holds for this visitor: with the tree,
         it decides every page's `shown` (a page shows when its ancestors' conditions hold)."""
-        return tuple(pid for pid, cond in self.conditional if scope is None or shows(cond, scope))
+        if scope is None:
+            return tuple(pid for pid, _ in self.conditional)
+        holding = self._holds(scope)
+        return tuple(pid for pid, _ in self.conditional if pid in holding)
 
     def shown(self, page_id: str, scope: dict[str, Any] | None) -> bool:
         """The page and every page above it hold their conditions for this visitor."""
+        if scope is None or not self.conditional:
+            return True
+        holding = self._holds(scope)
         page: NavPage | None = self.pages.get(page_id)
         while page is not None:
-            if scope is not None and not shows(page.condition, scope):
+            if page.condition is not None and page.id not in holding:
                 return False
             page = self.pages.get(page.parent) if page.parent else None
         return True
@@ -65,6 +91,7 @@ class Nav:
         """What the sidebar lists, in order: shown, not hidden, nothing under a hidden page."""
         out: list[NavPage] = []
         skip: set[str] = set()
+        holding = self._holds(scope) if scope is not None and self.conditional else frozenset()
         for page_id in self.order:
             page = self.pages[page_id]
             # `order` lists parents first, so a parent that fails is already in `skip`: only
@@ -72,7 +99,7 @@ class Nav:
             if (
                 page.parent in skip
                 or page.hidden
-                or (scope is not None and not shows(page.condition, scope))
+                or (scope is not None and page.condition is not None and page_id not in holding)
             ):
                 skip.add(page_id)
                 continue

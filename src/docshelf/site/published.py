@@ -389,7 +389,7 @@ async def _page(
     if not slugs:
         for child_id in nav.children.get(None, ()):
             child = nav.pages[child_id]
-            if child.kind != "link" and shows(child.condition, scope):
+            if child.kind != "link" and nav.shown(child_id, scope):
                 return child_id
         return None
     found = nav.by_path.get("/".join(slugs))
