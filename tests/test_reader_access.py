@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit import expressions
 from tests import factories
+from tests.conftest import BASE
 from tests.factories import Who
 from tests.helpers import error
 from tests.reader_site import pages
@@ -278,3 +279,50 @@ async def test_conditions_are_parsed_once_and_evaluated_once_per_visitor_kind(
         assert r.status_code == 200 and "Zanzibar fact number 7." in r.text
     assert len(parsed) == count, len(parsed)
     assert len(evaluated) <= count, len(evaluated)
+
+
+async def test_user_files_never_run_as_script_or_page(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """SVG with a parameter on its type was served inline, and uploaded JavaScript as
+    JavaScript from our own origin: both are now bytes to download."""
+    org, (admin,) = await factories.org_with_members(db)
+    space, _, png = await _space_with_file(client, org, admin, "Files", "Some files.")
+    svg = base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg"><script>1</script></svg>')
+    files = [
+        {"name": "x.svg", "base64": svg.decode(), "contentType": "image/svg+xml; charset=utf-8"},
+        {
+            "name": "app.js",
+            "base64": base64.b64encode(b"alert(1)").decode(),
+            "contentType": "text/javascript",
+        },
+        {"name": "p.png", "base64": PNG, "contentType": "image/PNG; charset=binary"},
+    ]
+    r = await client.post(
+        f"/v1/spaces/{space['id']}/content?compat=false",
+        json={"changes": [{"operation": "insert_files", "files": files}]},
+        headers=admin.headers,
+    )
+    assert r.status_code == 200, r.text
+    ids = {f["name"]: f["id"] for f in r.json()["insertedFiles"]}
+    r = await client.post(
+        f"/v1/orgs/{org}/sites",
+        json={"title": "Files", "visibility": "public", "spaces": [space["id"]]},
+        headers=admin.headers,
+    )
+    site = r.json()
+    await client.post(f"/v1/orgs/{org}/sites/{site['id']}/publish", headers=admin.headers)
+    page = f"/{org}/{site['id']}/files-page"
+    r = await client.get(f"/v1/spaces/{space['id']}/content/files", headers=admin.headers)
+    downloads = {f["name"]: f["downloadURL"].removeprefix(BASE) for f in r.json()["items"]}
+    for name, inline in (("x.svg", False), ("app.js", False), ("p.png", True), ("pic.png", True)):
+        for url in (downloads[name], f"{page}/~files/{ids.get(name, png)}"):
+            r = await client.get(url)
+            assert r.status_code == 200, (name, url, r.text)
+            kind = "image/png" if inline else "application/octet-stream"
+            assert r.headers["content-type"] == kind, (name, url)
+            assert r.headers["content-disposition"].startswith(
+                "inline" if inline else "attachment"
+            ), (name, url)
+            assert r.headers["x-content-type-options"] == "nosniff"
+            assert "sandbox" in r.headers["content-security-policy"]
