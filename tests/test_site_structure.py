@@ -519,6 +519,11 @@ async def test_rights_and_refusals(client: httpx.AsyncClient, db: AsyncEngine) -
         db, "create", "read", None
     )
     one, private = await spaces(client, org, admin, "One", "Secret")
+    # Closed to the organization: only grants open it.
+    r = await client.patch(
+        f"/v1/spaces/{private}", json={"defaultLevel": None}, headers=admin.headers
+    )
+    assert r.status_code == 200, r.text
     open_space = (await factories.api_space(client, org, creator, title="Open"))["id"]
     site = await new_site(client, org, admin, [one])
     section = await site.ok("POST", "/sections", {"spaceId": one}, status=201)
