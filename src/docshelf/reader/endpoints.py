@@ -225,6 +225,7 @@ async def _answer(
             query=query,
             cookies=cookies,
             if_none_match=request.headers.get("if-none-match"),
+            site_base=site_base,
             **common,
         )
     if answer.status == 404 and answer.template is not None:
