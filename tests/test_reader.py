@@ -95,11 +95,22 @@ async def test_etag_304_and_static_assets(client: httpx.AsyncClient, db: AsyncEn
     assert r.status_code == 200, r.text
     changed = await client.get(s.address, headers={"If-None-Match": etag})
     assert changed.status_code == 200 and "Changed." in changed.text
-    for name in assets():
+    (css,) = (a.fingerprinted for a in assets().values() if a.name == "reader.css")
+    stylesheet = (await client.get(f"/~reader/static/{css}")).text
+    for name, asset in assets().items():
         r = await client.get(f"/~reader/static/{name}")
-        assert r.status_code == 200
+        assert r.status_code == 200 and r.content == asset.data
         assert r.headers["cache-control"] == "public, max-age=31536000, immutable"
-        assert f"/~reader/static/{name}" in first.text
+        if name.endswith(".svg"):
+            # Icons: named by the stylesheet, relative to it (so on every address of a site).
+            assert r.headers["content-type"] == "image/svg+xml"
+            assert f'url("{name}")' in stylesheet
+        else:
+            assert f"/~reader/static/{name}" in first.text
+    assert sorted(a.name for a in assets().values()) == [
+        "copied.svg", "copy.svg", "hint-danger.svg", "hint-info.svg", "hint-success.svg",
+        "hint-warning.svg", "reader.css", "reader.js",
+    ]  # fmt: skip
     assert (await client.get("/~reader/static/reader.css")).status_code == 404
 
 

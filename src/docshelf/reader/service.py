@@ -34,7 +34,7 @@ from docshelf.site.published import DEFAULT_CUSTOMIZATION, Opened, Visitor
 from docshelf.sso import login as sso_login
 
 # Bump when the HTML the reader writes changes, so ETags of kept pages change with it.
-VERSION = "1"
+VERSION = "2"
 SHARE_COOKIE = "docshelf_share"
 VISITOR_COOKIE = "docshelf_visitor"
 SEARCH_LIMIT = 20
