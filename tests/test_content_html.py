@@ -51,15 +51,23 @@ CASES: list[tuple[str, str, str]] = [
     (
         "highlighted code",
         "```python\nx = 1\n```",
-        '<pre class="highlight" data-language="python"><code><span class="n">x</span> '
-        '<span class="o">=</span> <span class="mi">1</span>\n</code></pre>\n',
+        '<div class="code-block"><div class="code-bar"><span class="code-language">Python'
+        '</span></div><pre class="highlight" data-language="python"><code>'
+        '<span class="n">x</span> <span class="o">=</span> <span class="mi">1</span>\n'
+        "</code></pre></div>\n",
     ),
     (
         "unknown language",
         "```nolang\n<b>\n```",
-        '<pre class="highlight" data-language="nolang"><code>&lt;b&gt;\n</code></pre>\n',
+        '<div class="code-block"><div class="code-bar"><span class="code-language">nolang'
+        '</span></div><pre class="highlight" data-language="nolang"><code>&lt;b&gt;\n'
+        "</code></pre></div>\n",
     ),
-    ("indented code", "    a < b", '<pre class="highlight"><code>a &lt; b\n</code></pre>\n'),
+    (
+        "indented code",
+        "    a < b",
+        '<div class="code-block"><pre class="highlight"><code>a &lt; b\n</code></pre></div>\n',
+    ),
     (
         "page link",
         "[Next](/pages/abc#part)",
@@ -84,12 +92,13 @@ CASES: list[tuple[str, str, str]] = [
     (
         "hint",
         '{% hint style="danger" %}\nStop **now**\n{% endhint %}',
-        '<div class="hint hint-danger">\n<p>Stop <strong>now</strong></p>\n</div>\n',
+        '<div class="hint hint-danger"><span class="hint-label">Danger</span>\n'
+        "<p>Stop <strong>now</strong></p>\n</div>\n",
     ),
     (
         "hint with an unknown style",
         '{% hint style="x" onclick="y" %}\nA\n{% endhint %}',
-        '<div class="hint hint-info">\n<p>A</p>\n</div>\n',
+        '<div class="hint hint-info"><span class="hint-label">Info</span>\n<p>A</p>\n</div>\n',
     ),
     (
         "tabs",
@@ -100,14 +109,14 @@ CASES: list[tuple[str, str, str]] = [
     (
         "unclosed block",
         "{% hint %}\nA",
-        '<div class="hint hint-info">\n<p>A</p>\n</div>',
+        '<div class="hint hint-info"><span class="hint-label">Info</span>\n<p>A</p>\n</div>',
     ),
     ("stray end tag", "A\n{% endhint %}", "<p>A</p>\n"),
     (
         "code title",
         '{% code title="app.py" %}\n```\nx\n```\n{% endcode %}',
         '<div class="code"><p class="code-title">app.py</p>\n'
-        '<pre class="highlight"><code>x\n</code></pre>\n</div>\n',
+        '<div class="code-block"><pre class="highlight"><code>x\n</code></pre></div>\n</div>\n',
     ),
     (
         "embed",

@@ -95,11 +95,22 @@ async def test_etag_304_and_static_assets(client: httpx.AsyncClient, db: AsyncEn
     assert r.status_code == 200, r.text
     changed = await client.get(s.address, headers={"If-None-Match": etag})
     assert changed.status_code == 200 and "Changed." in changed.text
-    for name in assets():
+    (css,) = (a.fingerprinted for a in assets().values() if a.name == "reader.css")
+    stylesheet = (await client.get(f"/~reader/static/{css}")).text
+    for name, asset in assets().items():
         r = await client.get(f"/~reader/static/{name}")
-        assert r.status_code == 200
+        assert r.status_code == 200 and r.content == asset.data
         assert r.headers["cache-control"] == "public, max-age=31536000, immutable"
-        assert f"/~reader/static/{name}" in first.text
+        if name.endswith(".svg"):
+            # Icons: named by the stylesheet, relative to it (so on every address of a site).
+            assert r.headers["content-type"] == "image/svg+xml"
+            assert f'url("{name}")' in stylesheet
+        else:
+            assert f"/~reader/static/{name}" in first.text
+    assert sorted(a.name for a in assets().values()) == [
+        "copied.svg", "copy.svg", "hint-danger.svg", "hint-info.svg", "hint-success.svg",
+        "hint-warning.svg", "reader.css", "reader.js",
+    ]  # fmt: skip
     assert (await client.get("/~reader/static/reader.css")).status_code == 404
 
 
@@ -284,3 +295,88 @@ async def test_big_page_renders_in_a_worker(client: httpx.AsyncClient, db: Async
     head = await client.head(s.address)
     assert head.status_code == 200 and head.content == b""
     assert head.headers["etag"] == r.headers["etag"]
+
+
+async def test_a_missing_page_keeps_the_site_chrome(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """A page address that leads nowhere inside a site the visitor may open answers 404 with the
+    site's header, search, tabs and the sidebar of the site space the address falls in."""
+    org, (admin,) = await factories.org_with_members(db)
+    s = await build(client, org, admin)
+    before = await snapshot(db)
+    guide = "Introduction Configuration Advanced Deployment"
+    for path, tree, variant in (
+        ("no-such-page", guide, "Guide v1"),
+        ("configuration/advanced/deeper", guide, "Guide v1"),
+        (f"{s.v2_path}/no-such-page", "Welcome v2", "Guide v2"),
+        (f"{s.api_path}/no/such/page", "Endpoints", None),
+        # a section or variant path that is no such thing reads as a page of the default one
+        ("not-a-section/not-a-variant/page", guide, "Guide v1"),
+    ):
+        r = await client.get(f"{s.address}{path}")
+        assert r.status_code == 404, path
+        html = r.text
+        assert "<title>Page not found · Acme Docs</title>" in html
+        assert f'<div class="brand"><a href="{s.address}">Acme Docs</a></div>' in html
+        assert f'<form class="search" role="search" action="{s.address}~search"' in html
+        assert sorted(text_of(html, "tabs").split()) == ["API", "Acme", "Docs", "Reference"]
+        assert text_of(html, "tree") == tree, path
+        assert 'aria-current="page"' not in html.split('class="tree"')[1]
+        if variant is not None:
+            assert re.search(r"<summary>(.*?)</summary>", html.split('class="variants"')[1])[1] == (
+                variant
+            )
+        else:
+            assert 'class="variants"' not in html
+        main = re.search(r"<main[^>]*>(.*)</main>", html, re.S)
+        assert main is not None
+        start = s.address + {"Welcome v2": f"{s.v2_path}/", "Endpoints": f"{s.api_path}/"}.get(
+            tree, ""
+        )
+        assert re.sub(r"\s+", " ", main[1]).strip() == (
+            "<h1>Page not found</h1> <p>Nothing is published at this address, or it is not "
+            f'open to you.</p> <p><a href="{start}">Go to the start</a></p>'
+        )
+        assert '<meta name="robots" content="noindex, nofollow">' in html
+        assert r.headers["cache-control"] == "private, no-cache"
+        assert r.headers["content-security-policy"] == CSP
+        head = await client.head(f"{s.address}{path}")
+        assert head.status_code == 404 and head.content == b""
+    assert await snapshot(db) == before
+
+
+async def test_a_site_closed_to_the_visitor_shows_nothing_of_itself(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """A missing page of a site the visitor may not open is the bare 404 of a site that does
+    not exist; once their share key opens it, the same address shows the site's chrome."""
+    org, (admin,) = await factories.org_with_members(db)
+    shared = await build(client, org, admin, visibility="share-link")
+    gated = await build(client, org, admin, visibility="visitor-auth")
+    unpublished = await build(client, org, admin)
+    r = await client.post(f"{unpublished.url}/unpublish", headers=admin.headers)
+    assert r.status_code == 200, r.text
+    missing = f"/{org}/site_nosuchsite/"
+    bare = (await client.get(f"{missing}nope/deeper")).text.replace(missing, "<site>/")
+    assert "Acme Docs" not in bare and 'class="tree"' not in bare
+    for site in (shared, gated, unpublished):
+        for path in ("nope", "nope/deeper", "configuration/nope", f"{site.v2_path}/nope"):
+            r = await client.get(f"{site.address}{path}")
+            assert r.status_code == 404
+            body = r.text.replace(site.address, "<site>/")
+            if path == "nope/deeper":
+                assert body == bare
+            assert body.replace(path, "") == bare.replace("nope/deeper", "")
+            assert "cache-control" not in r.headers
+    # A key that opens the site: kept in its cookie, then the missing page in the site's chrome.
+    r = await client.get(f"{shared.address}nope?shareKey={shared.share_key}")
+    assert r.status_code == 303 and r.headers["location"] == f"{shared.address}nope"
+    assert f"docshelf_share={shared.share_key}" in r.headers["set-cookie"]
+    r = await client.get(f"{shared.address}nope")
+    assert r.status_code == 404
+    assert text_of(r.text, "tree") == "Introduction Configuration Advanced Deployment"
+    # A key that does not open it is refused as before, with nothing of the site.
+    client.cookies.clear()
+    r = await client.get(f"{shared.address}nope?shareKey=wrong")
+    assert r.status_code == 404 and "Access refused" in r.text and "Acme" not in r.text

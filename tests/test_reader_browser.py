@@ -7,6 +7,7 @@ visitor matrix with the browser's own cookies."""
 from __future__ import annotations
 
 import base64
+import io
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.config import Settings
+from docshelf.reader.endpoints import CSP
 from tests import factories
 from tests.browser import ARTIFACTS, axe_source, need_chromium, running_server
 from tests.reader_site import build, pages
@@ -124,20 +126,36 @@ async def test_navigation_search_screenshots_and_axe(
     await small.screenshot(path=ARTIFACTS / "phone-menu.png")
     await phone.close()
 
-    # axe-core on each page type (its script is injected, so this context ignores the CSP)
-    checked = await browser.new_context(viewport=DESKTOP, bypass_csp=True)
-    audit = await checked.new_page()
-    for kind, url in {
-        "page": f"{home}configuration/advanced",
-        "section": f"{home}{s.api_path}/",
-        "search": f"{home}~search?q=zanzibar",
-        "empty search": f"{home}~search?q=nothingmatches",
-        "not found": f"{home}no-such-page",
-        "refused": f"{home}?shareKey=not-a-key",
-    }.items():
-        await audit.goto(url)
-        assert await _axe(audit) == [], kind
-    await checked.close()
+    # A missing page inside the site keeps its chrome: the sidebar leads back into the site.
+    await page.goto(f"{home}{s.v2_path}/no-such-page")
+    assert await page.inner_text("main h1") == "Page not found"
+    await page.screenshot(path=ARTIFACTS / "desktop-not-found.png", full_page=True)
+    await page.click("nav.tree >> text=Welcome v2")
+    await page.wait_for_url(f"{home}{s.v2_path}/welcome-v2")
+    await page.goto(f"{home}no-such-page")
+    await page.fill("#q", "zanzibar")
+    await page.press("#q", "Enter")
+    await page.wait_for_url(f"{home}~search?q=zanzibar")
+
+    # axe-core on each page type in both themes (its script is injected, so these contexts
+    # ignore the CSP)
+    for scheme in ("light", "dark"):
+        checked = await browser.new_context(viewport=DESKTOP, bypass_csp=True, color_scheme=scheme)
+        audit = await checked.new_page()
+        for kind, url in {
+            "page": f"{home}configuration/advanced",
+            "section": f"{home}{s.api_path}/",
+            "search": f"{home}~search?q=zanzibar",
+            "empty search": f"{home}~search?q=nothingmatches",
+            "not found": f"{home}no-such-page",
+            "no such site": f"{server}/{org}/no-such-site/",
+            "refused": f"{home}?shareKey=not-a-key",
+        }.items():
+            await audit.goto(url)
+            assert await _axe(audit) == [], (scheme, kind)
+        await audit.goto(f"{home}configuration/advanced")
+        await audit.screenshot(path=ARTIFACTS / f"desktop-page-{scheme}.png", full_page=True)
+        await checked.close()
     await context.close()
     assert errors == []
 
@@ -460,3 +478,228 @@ async def test_visitor_matrix_with_cookies(server: str, db: AsyncEngine, browser
             robots = await page.locator("meta[name=robots]").count()
             assert robots == 1  # none of these sites is public
         await context.close()
+
+
+# Code in the languages docs show most, with the tokens themes colour least legibly (comments,
+# decorators, doc strings, diff lines), a block of an unknown language and one of none.
+CODE_BLOCKS = {
+    "python": "# A comment\n@decorator\ndef handler(event: dict) -> str | None:\n"
+    '    """Docstring of the handler."""\n'
+    "    return f\"value {event['id']:>4}\" if event and not False else None  # trailing\n",
+    "javascript": '// comment\nconst answer = await fetch(`/api/${id}`, { method: "POST" });'
+    " /* block */\nexport default class Widget extends Base { static count = 42; }\n",
+    "bash": '#!/bin/sh\nexport NAME="docs" && echo "$NAME" | grep -v \'^#\' > out.txt\n',
+    "json": '{"name": "docshelf", "version": 1.5, "ok": true, "none": null}\n',
+    "yaml": '# settings\nserver:\n  port: 8080\n  hosts: [a.example, "b.example"]\n',
+    "html": '<!-- note -->\n<a href="/x" class="y">Link &amp; text</a>\n',
+    "diff": "--- a/file\n+++ b/file\n@@ -1,2 +1,2 @@\n-removed line\n+added line\n context\n",
+    "sql": "SELECT id, title FROM pages WHERE id = 'x' ORDER BY 1; -- note\n",
+    "nolang": "words of an unknown language\n",
+    "": "plain text without a language\n",
+}
+LANGUAGE_LABELS = [
+    "Python", "JavaScript", "Bash", "JSON", "YAML", "HTML", "Diff", "SQL", "nolang",
+]  # fmt: skip
+HINT_STYLES = ("info", "success", "warning", "danger")
+CODE_PAGE = "\n".join(
+    [
+        *(f"```{language}\n{code}```\n" for language, code in CODE_BLOCKS.items()),
+        *(
+            f'{{% hint style="{style}" %}}\nA {style} hint with `code` and a [link](https://x.org).'
+            "\n{% endhint %}\n"
+            for style in HINT_STYLES
+        ),
+    ]
+)
+
+
+def _luminance(rgb: tuple[int, ...]) -> float:
+    def channel(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _contrast(a: tuple[int, ...], b: tuple[int, ...]) -> float:
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def _ink(image: Any, box: tuple[float, float, float, float], scale: float) -> float:
+    """The contrast of what is drawn in `box` (CSS pixels) of an element's screenshot: its
+    background is the colour most of the box shows, and its ink the pixel farthest from that
+    (at twice the CSS resolution a glyph's strokes cover whole pixels, so that pixel is the
+    text's own colour, whatever filters or blending the page applied)."""
+    x, y, w, h = box
+    crop = image.crop(
+        (int(x * scale), int(y * scale), int((x + w) * scale + 0.5), int((y + h) * scale + 0.5))
+    )
+    colours = crop.getcolors(maxcolors=crop.width * crop.height)
+    background = max(colours)[1]
+    return max(_contrast(colour, background) for _, colour in colours)
+
+
+# The boxes of a code block's words (CSS pixels from the block's corner, cut to what the
+# block shows: a long line scrolls), what each says.
+_WORD_BOXES = """pre => {
+  const box = pre.getBoundingClientRect();
+  const out = [];
+  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!/[A-Za-z0-9]{2,}/.test(node.data)) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    for (const r of range.getClientRects()) {
+      const right = Math.min(r.right, box.left + pre.clientWidth);
+      if (right - r.left < 8) continue;
+      out.push([node.data.trim(), r.left - box.left, r.top - box.top, right - r.left, r.height]);
+    }
+  }
+  return out;
+}"""
+
+
+async def test_code_and_hints_are_readable_in_both_themes(
+    server: str, db: AsyncEngine, browser: Any
+) -> None:
+    """Every word of every code block stands out from its background at WCAG AA (4.5:1) in
+    the light and the dark theme, as drawn (pixels, so a filter cannot hide a failure); code
+    blocks show their language, hints an icon of their style (3:1 against the hint, the
+    contrast WCAG asks of meaningful graphics) and a label for screen readers."""
+    from PIL import Image
+
+    org, (admin,) = await factories.org_with_members(db)
+    async with httpx.AsyncClient(base_url=server, timeout=30) as client:
+        s = await build(client, org, admin, guide=[("Code", CODE_PAGE), ("Next", "n")])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    fetched: dict[str, int] = {}
+    for scheme in ("light", "dark"):
+        context = await browser.new_context(
+            viewport=DESKTOP, color_scheme=scheme, device_scale_factor=2
+        )
+        page = await context.new_page()
+        fetched.clear()
+        page.on("response", lambda r: fetched.__setitem__(r.url, r.status))
+        await page.goto(f"{server}{s.address}")
+        await page.screenshot(path=ARTIFACTS / f"code-{scheme}.png", full_page=True)
+        blocks = page.locator(".body pre")
+        assert await blocks.count() == len(CODE_BLOCKS)
+        weak: list[tuple[float, str]] = []
+        measured = 0
+        for block in await blocks.all():
+            image = Image.open(io.BytesIO(await block.screenshot())).convert("RGB")
+            scale = image.width / (await block.bounding_box())["width"]
+            for text, *box in await block.evaluate(_WORD_BOXES):
+                measured += 1
+                ratio = _ink(image, tuple(box), scale)
+                if ratio < 4.5:
+                    weak.append((round(ratio, 2), text))
+        assert measured > 60
+        assert weak == [], (scheme, sorted(weak))
+        # The language of each block that names one, as written when Pygments knows none.
+        labels = await page.locator(".code-block .code-language").all_inner_texts()
+        assert labels == LANGUAGE_LABELS
+        # Hints: an icon per style, drawn from this server's own files.
+        icons: set[str] = set()
+        for style in HINT_STYLES:
+            hint = page.locator(f".hint-{style}")
+            assert await hint.locator(".hint-label").text_content() == style.capitalize()
+            label = await hint.locator(".hint-label").bounding_box()
+            assert label is not None and label["width"] <= 1 and label["height"] <= 1
+            mask = await hint.evaluate(
+                "el => getComputedStyle(el, '::before').maskImage"
+                " || getComputedStyle(el, '::before').webkitMaskImage"
+            )
+            assert mask.startswith(f'url("{server}/~reader/static/hint-{style}.'), mask
+            icons.add(mask)
+            assert fetched.get(mask[5:-2]) == 200, (mask, fetched)
+            image = Image.open(io.BytesIO(await hint.screenshot())).convert("RGB")
+            scale = image.width / (await hint.bounding_box())["width"]
+            height = image.height / scale
+            # the icon sits in the hint's left margin, left of the text
+            assert _ink(image, (6, 0, 30, height), scale) >= 3, (scheme, style)
+        assert len(icons) == len(HINT_STYLES)
+        await context.close()
+
+
+_CSP_WATCH = (
+    "window.__csp = []; document.addEventListener('securitypolicyviolation',"
+    " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
+)
+
+
+async def test_copy_buttons_work_under_the_csp(server: str, db: AsyncEngine, browser: Any) -> None:
+    """Each code block has a copy button that puts the block's text on the clipboard, through
+    the Clipboard API on a secure origin and through a selection on a plain http one (a site's
+    custom hostname here); the reader's own CSP is enforced and nothing comes from elsewhere."""
+    from playwright.async_api import async_playwright
+
+    org, (admin,) = await factories.org_with_members(db)
+    async with httpx.AsyncClient(base_url=server, timeout=30) as client:
+        s = await build(client, org, admin, guide=[("Code", CODE_PAGE), ("Next", "n")])
+        host = "docs.copy.example"
+        r = await client.patch(s.url, json={"hostname": host}, headers=admin.headers)
+        assert r.status_code == 200, r.text
+    python, plain = CODE_BLOCKS["python"], CODE_BLOCKS[""]
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(
+            executable_path=need_chromium(),
+            headless=True,
+            args=[f"--host-resolver-rules=MAP {host} 127.0.0.1"],
+        )
+        try:
+            context = await launched.new_context(
+                viewport=DESKTOP, permissions=["clipboard-read", "clipboard-write"]
+            )
+            await context.add_init_script(_CSP_WATCH)
+            page = await context.new_page()
+            asked: list[str] = []
+            errors: list[str] = []
+            page.on("request", lambda r: asked.append(r.url))
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            response = await page.goto(f"{server}{s.address}")
+            assert response is not None and response.headers["content-security-policy"] == CSP
+            # No inline script: the page's only script is this server's file.
+            scripts = await page.eval_on_selector_all(
+                "script", "els => els.map(e => [e.src, e.textContent.trim()])"
+            )
+            assert [(src.rsplit(".", 2)[0], text) for src, text in scripts] == [
+                (f"{server}/~reader/static/reader", "")
+            ]
+            buttons = page.locator(".code-block button.copy")
+            assert await buttons.count() == len(CODE_BLOCKS)
+            assert await page.evaluate("window.isSecureContext")
+            for index, code in ((0, python), (len(CODE_BLOCKS) - 1, plain)):
+                button = buttons.nth(index)
+                assert await button.inner_text() == "Copy"
+                await button.click()
+                await page.wait_for_function(
+                    "b => b.textContent === 'Copied'", arg=await button.element_handle()
+                )
+                assert await page.evaluate("navigator.clipboard.readText()") == code[:-1]
+                assert await page.locator("body > [role=status]").inner_text() == (
+                    "Code copied to the clipboard"
+                )
+            await page.screenshot(path=ARTIFACTS / "code-copied.png")
+            assert await page.evaluate("window.__csp") == []
+            assert all(url.startswith(f"{server}/") for url in asked), asked
+            # The site at its custom hostname over plain http: no Clipboard API there.
+            port = server.rpartition(":")[2]
+            custom = await context.new_page()
+            custom.on("pageerror", lambda exc: errors.append(str(exc)))
+            await custom.goto(f"http://{host}:{port}/")
+            assert not await custom.evaluate("window.isSecureContext")
+            button = custom.locator(".code-block button.copy").nth(1)
+            await button.click()
+            await custom.wait_for_function(
+                "b => b.textContent === 'Copied'", arg=await button.element_handle()
+            )
+            assert await custom.evaluate("window.__csp") == []
+            # read back where the Clipboard API may read it
+            javascript = CODE_BLOCKS["javascript"][:-1]
+            assert await page.evaluate("navigator.clipboard.readText()") == javascript
+            assert errors == []
+        finally:
+            await launched.close()

@@ -38,7 +38,16 @@ if TYPE_CHECKING:
     from pygments.formatters import HtmlFormatter
     from pygments.lexer import Lexer
 
-__all__ = ["CODE_CSS_CLASS", "Heading", "Rendered", "code_stylesheet", "is_safe_url", "render"]
+__all__ = [
+    "CODE_CSS_CLASS",
+    "DARK_CODE_STYLE",
+    "LIGHT_CODE_STYLE",
+    "Heading",
+    "Rendered",
+    "code_stylesheet",
+    "is_safe_url",
+    "render",
+]
 
 LinkResolver = Callable[[str], "str | None"]
 
@@ -223,11 +232,18 @@ def _formatter() -> HtmlFormatter[str]:
     return HtmlFormatter(nowrap=True)
 
 
-def code_stylesheet() -> str:
-    """The CSS of the highlighted code's token classes."""
+# Pygments' styles whose every token colour reads at WCAG AA (4.5:1) on the reader's code
+# backgrounds, light and dark (tests/test_reader_browser.py measures them as drawn).
+LIGHT_CODE_STYLE = "default"
+DARK_CODE_STYLE = "github-dark"
+
+
+def code_stylesheet(style: str = LIGHT_CODE_STYLE) -> str:
+    """The CSS of the highlighted code's token classes in one of Pygments' styles."""
     from pygments.formatters import HtmlFormatter
 
-    return str(HtmlFormatter().get_style_defs(f".{CODE_CSS_CLASS}"))  # type: ignore[no-untyped-call]
+    formatter = HtmlFormatter(style=style)
+    return str(formatter.get_style_defs(f".{CODE_CSS_CLASS}"))  # type: ignore[no-untyped-call]
 
 
 def _lexer(info: str) -> Lexer | None:
@@ -343,7 +359,13 @@ def _code(content: str, info: str) -> str:
         body = highlight(content, lexer, _formatter())
     language = info.split()[0] if info.split() else ""
     data = f' data-language="{html.escape(language)}"' if language else ""
-    return f'<pre class="{CODE_CSS_CLASS}"{data}><code>{body}</code></pre>\n'
+    bar = ""
+    if language:
+        # Pygments' name for the language ("js" is JavaScript), else the word as written.
+        shown = html.escape(lexer.name if lexer is not None else language)
+        bar = f'<div class="code-bar"><span class="code-language">{shown}</span></div>'
+    pre = f'<pre class="{CODE_CSS_CLASS}"{data}><code>{body}</code></pre>'
+    return f'<div class="code-block">{bar}{pre}</div>\n'
 
 
 def _fence(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
@@ -381,7 +403,10 @@ def _gitbook_open(
         return f'<p class="gitbook-{name}">{link}</p>\n'
     if name == "hint":
         style = attrs.get("style", "info")
-        opened = f'<div class="hint hint-{style if style in _HINT_STYLES else "info"}">'
+        style = style if style in _HINT_STYLES else "info"
+        # Readers see the style by its colour and icon; screen readers hear this label.
+        label = f'<span class="hint-label">{style.capitalize()}</span>'
+        opened = f'<div class="hint hint-{style}">{label}'
     elif name in ("tab", "step", "code"):
         title = attrs.get("title", "")
         heading = f'<p class="{name}-title">{html.escape(title)}</p>' if title else ""

@@ -81,6 +81,8 @@ li.task { list-style: none; }
 .hint-success { border-color: #2a8a4a; background: #edf7f0; }
 .hint-warning { border-color: #c7831c; background: #fdf5e8; }
 .hint-danger { border-color: #c33a3a; background: #fcecec; }
+.hint-label { display: none; }
+.code-bar { font-size: 7.5pt; color: #555; margin: .8em 0 -.8em; }
 .tab, .step, .column { border: 1px solid #e2e4e8; padding: .3em .9em; margin: .5em 0; }
 .tab-title, .step-title, .code-title { font-weight: bold; margin: .3em 0; }
 details { margin: .6em 0; } summary { font-weight: bold; }

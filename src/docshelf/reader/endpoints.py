@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,7 @@ SAFETY_HEADERS = {
     "X-Frame-Options": "DENY",
 }
 STATIC = "~reader/static"
+_ICON_URL = re.compile(r'url\("([\w-]+\.svg)"\)')
 _YEAR = "public, max-age=31536000, immutable"
 
 
@@ -56,20 +58,35 @@ class Asset:
     fingerprinted: str  # name with the content's hash, what pages link to
 
 
-def _assets() -> dict[str, Asset]:
-    from docshelf.content.html import code_stylesheet
+def _asset(name: str, data: bytes, media_type: str) -> Asset:
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    stem, _, ext = name.rpartition(".")
+    return Asset(name, data, media_type, f"{stem}.{digest}.{ext}")
 
-    out: dict[str, Asset] = {}
+
+def _assets() -> dict[str, Asset]:
+    from docshelf.content.html import DARK_CODE_STYLE, code_stylesheet
+
     folder = resources.files("docshelf.reader") / "static"
-    for name, media in (("reader.css", "text/css"), ("reader.js", "text/javascript")):
-        data = (folder / name).read_bytes()
-        if name == "reader.css":
-            data += code_stylesheet().encode()
-        digest = hashlib.sha256(data).hexdigest()[:12]
-        stem, _, ext = name.rpartition(".")
-        fingerprinted = f"{stem}.{digest}.{ext}"
-        out[fingerprinted] = Asset(name, data, f"{media}; charset=utf-8", fingerprinted)
-    return out
+    icons = [
+        _asset(entry.name, entry.read_bytes(), "image/svg+xml")
+        for entry in folder.iterdir()
+        if entry.name.endswith(".svg")
+    ]
+    fingerprinted = {icon.name: icon.fingerprinted for icon in icons}
+    # The stylesheet names the icons relative to itself, so the same text serves every
+    # address (a path prefix, a custom host); a missing icon fails here, not in a browser.
+    css = _ICON_URL.sub(
+        lambda m: f'url("{fingerprinted[m[1]]}")', (folder / "reader.css").read_text()
+    )
+    css += code_stylesheet()
+    css += "@media (prefers-color-scheme: dark) {\n" + code_stylesheet(DARK_CODE_STYLE) + "}\n"
+    out = [
+        _asset("reader.css", css.encode(), "text/css; charset=utf-8"),
+        _asset("reader.js", (folder / "reader.js").read_bytes(), "text/javascript; charset=utf-8"),
+        *icons,
+    ]
+    return {asset.fingerprinted: asset for asset in out}
 
 
 # The assets (with Pygments' stylesheet) and the templates (Jinja2) are made on the first
@@ -225,6 +242,7 @@ async def _answer(
             query=query,
             cookies=cookies,
             if_none_match=request.headers.get("if-none-match"),
+            site_base=site_base,
             **common,
         )
     if answer.status == 404 and answer.template is not None:

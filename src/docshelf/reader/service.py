@@ -35,7 +35,7 @@ from docshelf.site.published import DEFAULT_CUSTOMIZATION, Opened, Visitor
 from docshelf.sso import login as sso_login
 
 # Bump when the HTML the reader writes changes, so ETags of kept pages change with it.
-VERSION = "1"
+VERSION = "2"
 SHARE_COOKIE = "docshelf_share"
 VISITOR_COOKIE = "docshelf_visitor"
 SEARCH_LIMIT = 20
@@ -295,6 +295,7 @@ async def page(
     base_url: str,
     public: str,
     if_none_match: str | None,
+    site_base: str,
     loaded: published.Current | None = None,
 ) -> Answer:
     who, from_url = _visitor(query, cookies)
@@ -302,21 +303,12 @@ async def page(
     if isinstance(found, published.Lookup):
         return Answer(status=302, headers={"Location": str(found.body["redirect"])})
     if found is None:
-        return _refused(who)
-    place = found
-    site_base = str(place.lookup["siteBasePath"])
-    if from_url:
-        # Keep what opened the site in a cookie, and show the URL without it.
-        cookies_out = []
-        if query.get("shareKey"):
-            cookies_out.append((SHARE_COOKIE, query["shareKey"], site_base))
-        if query.get("jwt_token"):
-            cookies_out.append((VISITOR_COOKIE, query["jwt_token"], site_base))
-        return Answer(
-            status=303,
-            headers={"Location": _clean_url(url, query)},
-            set_cookies=cookies_out,
+        return await _missing_page(
+            conn, url, site_base, query, cookies, base_url=base_url, public=public, loaded=loaded
         )
+    place = found
+    if from_url:
+        return _keep_in_cookies(place, url, query)
     nav = place.nav
     page_id = place.lookup.get("page")
     current = nav.pages.get(page_id) if page_id else None
@@ -363,6 +355,77 @@ async def page(
     context["robots"] = robots
     return Answer(
         status=200, template="page.html", context=context, headers=headers, cache_key=etag
+    )
+
+
+def _keep_in_cookies(place: Place, url: str, query: dict[str, str]) -> Answer:
+    """Keep what opened the site in a cookie, and show the URL without it."""
+    site_base = str(place.lookup["siteBasePath"])
+    cookies_out = []
+    if query.get("shareKey"):
+        cookies_out.append((SHARE_COOKIE, query["shareKey"], site_base))
+    if query.get("jwt_token"):
+        cookies_out.append((VISITOR_COOKIE, query["jwt_token"], site_base))
+    return Answer(
+        status=303,
+        headers={"Location": _clean_url(url, query)},
+        set_cookies=cookies_out,
+    )
+
+
+# -- a missing page inside a site ----------------------------------------------------------------
+
+
+def _enclosing(url: str, site_base: str) -> list[str]:
+    """The addresses that hold a missing page's, nearest first, down to the site's own. A
+    section's and a site space's paths are one segment each, so the first two segments below
+    the site name the site space the address falls in (or they are pages of the default one)."""
+    parts = urlsplit(url)
+    rest = [s for s in parts.path[len(site_base) :].split("/") if s]
+    origin = f"{parts.scheme}://{parts.netloc}"
+    return [
+        f"{origin}{site_base}{'/'.join(rest[:kept])}"
+        for kept in range(min(2, len(rest) - 1), -1, -1)
+    ]
+
+
+async def _missing_page(
+    conn: AsyncConnection,
+    url: str,
+    site_base: str,
+    query: dict[str, str],
+    cookies: dict[str, str],
+    *,
+    base_url: str,
+    public: str,
+    loaded: published.Current | None,
+) -> Answer:
+    """A 404 for an address of a site that leads nowhere. If the visitor may open the site, the
+    page keeps its chrome (header, search, tabs, the sidebar of the site space the address
+    falls in); otherwise it is the bare 404 of a site that does not exist, so a site closed to
+    them shows nothing of itself. Each try is the same `resolve` a page is."""
+    who, from_url = _visitor(query, cookies)
+    for address in _enclosing(url, site_base):
+        found = await _place(conn, address, who, base_url, public, cookies, loaded)
+        if isinstance(found, Place):
+            if from_url:
+                return _keep_in_cookies(found, url, query)
+            return await _not_found_in(conn, found)
+        if found is not None:
+            break  # a redirect: the site is not open to this visitor
+    return _refused(who)
+
+
+async def _not_found_in(conn: AsyncConnection, place: Place) -> Answer:
+    base = str(place.lookup["basePath"])
+    context = await _page_context(conn, place, None, base)
+    context.update(title="Page not found", robots="noindex, nofollow", start=base)
+    return Answer(
+        status=404,
+        template="not_found_in_site.html",
+        context=context,
+        # It draws the visitor's structure, like their pages: never a shared cache.
+        headers={"Cache-Control": "private, no-cache", "X-Robots-Tag": "noindex, nofollow"},
     )
 
 
