@@ -3,14 +3,13 @@ explorer. None takes an API token; /metrics has its own rule (ops.service.author
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib.resources import files
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
-from swagger_ui_bundle import swagger_ui_path
 
 from docshelf.kit import metrics
 from docshelf.kit.http import JSON, ok
@@ -65,9 +64,11 @@ async def get_metrics(request: Request) -> Response:
 
 def mount_ops(app: FastAPI) -> None:
     app.include_router(router)
-    # The explorer's scripts and styles come from the installed swagger-ui-bundle package, so
-    # /docs works on a machine without internet access.
-    app.mount(ASSETS, StaticFiles(directory=Path(swagger_ui_path)), name="swagger-assets")
+    # The explorer's scripts and styles are the package data of fastapi-offline (Swagger UI 5,
+    # which reads the OpenAPI 3.1 this app serves; Swagger UI 4 could not), so /docs works on a
+    # machine without internet access.
+    static = files("fastapi_offline") / "static"
+    app.mount(ASSETS, StaticFiles(directory=str(static)), name="swagger-assets")
 
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
@@ -76,5 +77,5 @@ def mount_ops(app: FastAPI) -> None:
             title=f"{app.title} - explorer",
             swagger_js_url=f"{ASSETS}/swagger-ui-bundle.js",
             swagger_css_url=f"{ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{ASSETS}/favicon-32x32.png",
+            swagger_favicon_url=f"{ASSETS}/favicon.png",
         )
