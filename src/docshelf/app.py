@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from docshelf import (
     __version__,
     datadir,
+    features,
     tasks,  # registers every job kind
 )
 from docshelf.api import DIRECT_GETS, KEPT_GETS, mount_v1
@@ -263,6 +264,7 @@ def create_app(settings: Settings | None = None, *, direct_gets: bool = True) ->
     tasks.configure(settings)
     app.state.fetcher = Fetcher.from_settings(settings)
     app.state.limiter = _rate_limiter(settings)
+    app.state.features = features.detect()
     _install_error_handlers(app)
     # Inside the edge (size caps, rate limits): published pages under DOCSHELF_PUBLIC_URL.
     app.add_middleware(ReaderMiddleware)

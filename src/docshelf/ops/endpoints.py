@@ -35,11 +35,14 @@ async def healthz() -> Response:
     "/readyz",
     response_model=Readiness,
     summary="Readiness: the database answers, its migrations are at head, blobs can be written",
+    description="`features` lists the features that need system libraries or programs (PDF "
+    "export, single sign-on) and what each one lacks; a feature that is off does not make the "
+    "server unready.",
     responses={503: {"description": "Not ready; the message names every failed check"}},
 )
 async def readyz(request: Request) -> JSON:
     state = request.app.state
-    return ok(await service.readiness(state.engine, state.blobs))
+    return ok(await service.readiness(state.engine, state.blobs, state.features))
 
 
 @router.get(
