@@ -34,7 +34,11 @@ from docshelf.kit.http import JSON
 from docshelf.kit.observe import ObserveMiddleware, route_of
 from docshelf.kit.pagination import load_cursor_key, use_cursor_key
 from docshelf.kit.routing import install_direct_gets
-from docshelf.kit.validation import describe_validation_error, request_line_error
+from docshelf.kit.validation import (
+    content_type_error,
+    describe_validation_error,
+    request_line_error,
+)
 from docshelf.ops import openapi as ops_openapi
 from docshelf.ops.endpoints import mount_ops
 from docshelf.ratelimit.service import RateLimiter, RedisStorage
@@ -172,8 +176,10 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error(exc.status, exc.message, exc.headers or None)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSON:
-        return _error(400, describe_validation_error(exc.errors()))
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSON:
+        errors = exc.errors()
+        wrong_type = content_type_error(request.headers.get("content-type"), errors, exc.body)
+        return _error(400, wrong_type or describe_validation_error(errors))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSON:

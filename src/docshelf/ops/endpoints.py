@@ -11,9 +11,11 @@ from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 
+from docshelf import __version__
 from docshelf.kit import metrics
+from docshelf.kit.errors import NotFound
 from docshelf.kit.http import JSON, ok
-from docshelf.ops import service
+from docshelf.ops import home, service
 from docshelf.ops.schemas import Health, Readiness
 
 router = APIRouter(tags=["operations"])
@@ -63,6 +65,29 @@ async def get_metrics(request: Request) -> Response:
         state.settings, request.scope.get("client"), request.headers.get("authorization")
     )
     return Response(await service.scrape(state.engine), media_type=metrics.CONTENT_TYPE)
+
+
+def _answer(request: Request, title: str, body: dict[str, object]) -> Response:
+    if home.wants_html(request.headers.get("accept")):
+        return HTMLResponse(home.page(title, body))
+    return ok(body)
+
+
+@router.get("/", include_in_schema=False)
+async def root(request: Request) -> Response:
+    return _answer(request, "Docshelf", home.home(request.app.state.base_url, __version__))
+
+
+# GitBook's `urls.app` addresses (its editor): Docshelf has none, and says where to go instead.
+@router.get("/o/{rest:path}", include_in_schema=False)
+@router.get("/s/{rest:path}", include_in_schema=False)
+@router.get("/c/{rest:path}", include_in_schema=False)
+async def app_address(request: Request) -> Response:
+    location = home.api_location(request.url.path)
+    if location is None:
+        raise NotFound("Not found")
+    body = home.app_page(request.app.state.base_url, location)
+    return _answer(request, "Docshelf has no editor app", body)
 
 
 def mount_ops(app: FastAPI) -> None:
