@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx
 import pytest
@@ -133,3 +134,78 @@ async def test_every_app_url_leads_to_a_page_naming_the_api_location(
     # Other paths there are still not found.
     r = await client.get("/s/")
     assert (r.status_code, r.json()) == (404, error(404, "Not found"))
+
+
+async def test_a_leading_heading_is_the_page_title_not_a_second_one(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    import io
+
+    import pypdf
+
+    org_id, (admin,) = await factories.org_with_members(db)
+    h = admin.headers
+    space = await factories.api_space(
+        client, org_id, admin, title="Handbook", visibility="public", editMode="live"
+    )
+    sid = space["id"]
+
+    def insert(title: str | None, markdown: str) -> dict[str, Any]:
+        change: dict[str, Any] = {"operation": "insert_page", "document": {"markdown": markdown}}
+        if title is not None:
+            change["title"] = title
+        return change
+
+    r = await client.post(
+        f"/v1/spaces/{sid}/content",
+        json={
+            "changes": [
+                insert("Install", "# Install\n\nRun the installer.\n"),
+                insert(None, "\n# Getting *started*\n\nHello.\n"),
+                insert("Other", "# Different\n\nKept as content.\n"),
+            ]
+        },
+        headers=h,
+    )
+    assert r.status_code == 200, r.text
+    install, started, other = (c["page"]["id"] for c in r.json()["changes"])
+
+    async def page(page_id: str) -> tuple[str, str, str]:
+        r = await client.get(
+            f"/v1/spaces/{sid}/content/page/{page_id}", params={"format": "markdown"}, headers=h
+        )
+        body = r.json()
+        return body["title"], body["slug"], body["markdown"]
+
+    assert await page(install) == ("Install", "install", "Run the installer.\n")
+    assert await page(started) == ("Getting started", "getting-started", "Hello.\n")
+    assert await page(other) == ("Other", "other", "# Different\n\nKept as content.\n")
+
+    # An update's leading heading is the title too; the slug stays.
+    change = {
+        "operation": "update_page",
+        "page": install,
+        "document": {"markdown": "# Installing\n\nRun the installer twice.\n"},
+    }
+    r = await client.post(f"/v1/spaces/{sid}/content", json={"changes": [change]}, headers=h)
+    assert r.status_code == 200, r.text
+    assert await page(install) == ("Installing", "install", "Run the installer twice.\n")
+
+    # The reader shows the title once.
+    r = await client.post(
+        f"/v1/orgs/{org_id}/sites", json={"title": "Docs", "spaces": [sid]}, headers=h
+    )
+    site = r.json()
+    r = await client.post(f"/v1/orgs/{org_id}/sites/{site['id']}/publish", headers=h)
+    address = r.json()["urls"]["published"][len(BASE) :]
+    html = (await client.get(address)).text
+    assert "Run the installer twice." in html
+    assert re.findall(r"<h1[^>]*>([^<]*)</h1>", html) == ["Installing"]
+
+    # ...and so does the PDF, on the page's own sheet.
+    r = await client.get(f"/v1/spaces/{sid}/pdf", params={"page": install, "only": True}, headers=h)
+    assert r.status_code == 200, r.text
+    pdf = (await client.get(r.json()["url"][len(BASE) :])).content
+    sheets = [p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pdf)).pages]
+    # (the sheet ends with its page number)
+    assert " ".join(sheets[-1].split()) == "Installing Run the installer twice. 3 / 3"
