@@ -12,8 +12,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     DOCSHELF_DATA_DIR=/data \
     DOCSHELF_LOG_FORMAT=json
 
+# The Debian packages of the features that need more than Python (docshelf/features.py):
+# PDF export (WeasyPrint's Pango, HarfBuzz, fontconfig and a font) and single sign-on (xmlsec1).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends postgresql-client \
+       libglib2.0-0 libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b libharfbuzz-subset0 \
+       libfontconfig1 fonts-dejavu-core xmlsec1 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin docshelf \
     && mkdir -p /data && chown docshelf:docshelf /data && chmod 0700 /data

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/setup.sh
+scripts/setup.sh dev
 
 echo "== ruff"
 .venv/bin/ruff check .

@@ -26,7 +26,11 @@ class Server:
     """`docshelf serve` in its own process group, so SIGKILL reaches every process it started,
     as when a container or a machine dies."""
 
-    def __init__(self, settings: Settings, data_dir: Path, **env: str) -> None:
+    def __init__(
+        self, settings: Settings, data_dir: Path, *, prefix: tuple[str, ...] = (), **env: str
+    ) -> None:
+        # `prefix` runs the server through another command (a namespace, a shell) that execs it.
+        self.prefix = list(prefix)
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.env = {
@@ -46,7 +50,7 @@ class Server:
         command = [sys.executable, "-c", "from docshelf.cli.main import main; main()"]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [*command, "serve", "--port", str(self.port)],
+                [*self.prefix, *command, "serve", "--port", str(self.port)],
                 env=self.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import stat
 import subprocess
@@ -58,6 +60,18 @@ def _free_port() -> int:
 def _spawn(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [DOCSHELF, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+def _spawn_alone(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """In a session of its own, so that killing its group ends every process it started."""
+    return subprocess.Popen(
+        [DOCSHELF, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
 
 
@@ -213,3 +227,31 @@ async def test_serve_keeps_the_data_directory_private(
     assert f"{data} is readable by other users (mode 0755); run: chmod 700 {data}" in out
     assert f"{db_file} is readable by other users (mode 0644); run: chmod 600 {db_file}" in out
     assert stat.S_IMODE(data.stat().st_mode) == 0o755
+
+
+async def test_serve_refuses_a_port_already_in_use(
+    db: AsyncEngine, settings: Settings, tmp_path: Path
+) -> None:
+    # A listener as granian makes one (SO_REUSEPORT): a second server binding the same way
+    # would be let in and share the port's connections without a word.
+    with socket.socket() as held:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        env = cli_env(settings, tmp_path, DOCSHELF_SERVER="granian")
+        proc = _spawn_alone(env, "serve", "--port", str(port))
+        try:
+            out, _ = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            raise AssertionError(f"serve shared the port instead of refusing it: {out}") from None
+    assert proc.returncode == 1
+    assert out == (
+        f"Error: Port {port} on 127.0.0.1 is already in use (another Docshelf, or another "
+        "program, is listening there). Stop it, or choose another port with --port or "
+        "DOCSHELF_PORT.\n"
+    )
+    # Nothing was done first: no migration, no first-start admin.
+    assert not (tmp_path / "admin-token").exists()

@@ -104,3 +104,14 @@ def test_compose_services() -> None:
     init = " ".join(services["minio-init"]["entrypoint"])
     assert "mc mb --ignore-existing local/docshelf" in init
     assert services["postgres"]["image"] == "postgres:15"  # pg_dump 15 in the image
+
+
+def test_the_image_installs_what_every_feature_needs() -> None:
+    from docshelf.features import FEATURES
+
+    (install,) = [
+        rest for word, rest in _instructions() if word == "RUN" and "apt-get install" in rest
+    ]
+    installed = set(install.split("apt-get install", 1)[1].split("&&", 1)[0].split())
+    needed = {need.package for feature in FEATURES for need in feature.needs}
+    assert needed - installed == set()

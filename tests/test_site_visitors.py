@@ -28,7 +28,7 @@ SCHEMA = {
         "beta": {"type": "boolean", "description": "Beta tester"},
         "unsigned": {
             "type": "object",
-            "description": "Claims the visitor states",
+            "description": "Unsigned claims of the site visitor.",
             "properties": {"preview": {"type": "boolean", "description": "Wants previews"}},
             "additionalProperties": False,
         },

@@ -231,6 +231,24 @@ async def test_update_publish_and_delete(client: httpx.AsyncClient, db: AsyncEng
         f for f in expected["features"] if f["id"] != "sites-custom-subdirectory"
     ]
     assert r.json() == expected
+    # Nothing to read yet: publishing would serve readers a 404, so it is refused.
+    before = await snapshot(db)
+    r = await client.post(f"{url}/publish", headers=admin.headers)
+    assert (r.status_code, r.json()) == (
+        400,
+        error(
+            400,
+            "The site has no content to publish: add a space to it first "
+            f"(POST /v1/orgs/{org}/sites/{a['id']}/site-spaces)",
+        ),
+    )
+    assert await snapshot(db) == before
+    space = await factories.api_space(client, org, admin, title="Guide")
+    r = await client.post(
+        f"{url}/site-spaces", json={"spaceId": space["id"]}, headers=admin.headers
+    )
+    assert r.status_code == 201, r.text
+    expected.update(siteSpaces=1, defaultSpace=space["id"])
     r = await client.post(f"{url}/publish", headers=admin.headers)
     assert r.json() == {
         **expected,
@@ -257,7 +275,13 @@ async def test_published_url_follows_the_public_url_and_hostname(
     org, (admin,) = await factories.org_with_members(db)
     site = await make_site(client, org, admin)
     url = f"/v1/orgs/{org}/sites/{site['id']}"
-    await client.post(f"{url}/publish", headers=admin.headers)
+    space = await factories.api_space(client, org, admin, title="Guide")
+    r = await client.post(
+        f"{url}/site-spaces", json={"spaceId": space["id"]}, headers=admin.headers
+    )
+    assert r.status_code == 201, r.text
+    r = await client.post(f"{url}/publish", headers=admin.headers)
+    assert r.status_code == 200, r.text
     r = await client.patch(f"/v1/orgs/{org}", json={"hostname": "acme"}, headers=admin.headers)
     assert r.status_code == 200
     async with second_app(settings, public_url="https://docs.example.org/") as other:

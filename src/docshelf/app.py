@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from docshelf import (
     __version__,
     datadir,
+    features,
     tasks,  # registers every job kind
 )
 from docshelf.api import DIRECT_GETS, KEPT_GETS, mount_v1
@@ -33,7 +34,11 @@ from docshelf.kit.http import JSON
 from docshelf.kit.observe import ObserveMiddleware, route_of
 from docshelf.kit.pagination import load_cursor_key, use_cursor_key
 from docshelf.kit.routing import install_direct_gets
-from docshelf.kit.validation import describe_validation_error, request_line_error
+from docshelf.kit.validation import (
+    content_type_error,
+    describe_validation_error,
+    request_line_error,
+)
 from docshelf.ops import openapi as ops_openapi
 from docshelf.ops.endpoints import mount_ops
 from docshelf.ratelimit.service import RateLimiter, RedisStorage
@@ -182,8 +187,10 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error(exc.status, exc.message, exc.headers or None)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSON:
-        return _error(400, describe_validation_error(exc.errors()))
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSON:
+        errors = exc.errors()
+        wrong_type = content_type_error(request.headers.get("content-type"), errors, exc.body)
+        return _error(400, wrong_type or describe_validation_error(errors))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSON:
@@ -285,6 +292,7 @@ def create_app(settings: Settings | None = None, *, direct_gets: bool = True) ->
     app.state.fetcher = Fetcher.from_settings(settings)
     app.state.limiter = _rate_limiter(settings, settings.rate_limit)
     app.state.anonymous_limiter = _rate_limiter(settings, settings.anonymous_rate_limit)
+    app.state.features = features.detect()
     _install_error_handlers(app)
     # Inside the edge (size caps, rate limits): published pages under DOCSHELF_PUBLIC_URL.
     app.add_middleware(ReaderMiddleware)

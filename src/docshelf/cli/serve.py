@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import multiprocessing
 import os
+import socket
 
 import click
 
-from docshelf import datadir
+from docshelf import datadir, features
 from docshelf.bootstrap import bootstrap_if_empty
 from docshelf.config import Settings
 from docshelf.kit import logs
@@ -37,13 +39,41 @@ def _bootstrap(settings: Settings) -> None:
     asyncio.run(run())
 
 
+def refuse_port_in_use(host: str, port: int) -> None:
+    """Exits when something already listens on host:port. Granian binds with SO_REUSEPORT, so
+    a second server on the same port would start and silently share the connections with the
+    first; this probe binds without it, which the kernel refuses while anyone listens there.
+    SO_REUSEADDR lets it past the closed connections a stopped server leaves in TIME_WAIT."""
+    try:
+        info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise click.ClickException(f"Cannot listen on {host}: {exc.strerror}") from None
+    family, kind, proto, _, address = info[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            raise click.ClickException(
+                f"Port {port} on {host} is already in use (another Docshelf, or another "
+                "program, is listening there). Stop it, or choose another port with --port "
+                "or DOCSHELF_PORT."
+            ) from None
+
+
 def run_server(settings: Settings) -> None:
     logs.configure(settings.log_level, settings.log_format)
+    refuse_port_in_use(settings.host, settings.port)
     datadir.prepare(settings)
     for warning in datadir.warnings(settings):
         logging.getLogger("docshelf").warning(warning)
     upgrade(settings)
     _bootstrap(settings)
+    notice = features.startup_notice(features.detect())
+    if notice is not None:
+        logging.getLogger("docshelf").warning(notice)
     click.echo(f"Docshelf serving on http://{settings.host}:{settings.port} ({settings.server})")
     worker = start_worker_process(settings) if settings.run_jobs_in_server else None
     try:

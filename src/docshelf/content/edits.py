@@ -253,6 +253,10 @@ class Editor:
 
     async def _insert_page(self, change: InsertPage, where: str, kind: str = "document") -> None:
         text = self._markdown(change.document, where)
+        if kind == "document":
+            title, text = _titled(change.title, text)
+            if title != change.title:
+                change = change.model_copy(update={"title": title})
         node = await self._parent_node(change.into, where)
         depth = await self.snap.depth(node["id"]) + 1
         if depth > MAX_PAGE_DEPTH:
@@ -312,7 +316,11 @@ class Editor:
             if page["type"] != "document":
                 raise ChangeError(f"{where}: only document pages have a body")
             await self._remember_includes(page)
-            page["markdown"] = self.snap.put_text(self._markdown(change.document, where))
+            text = self._markdown(change.document, where)
+            page["title"], text = _titled(
+                change.title if "title" in given else None, text, page["title"]
+            )
+            page["markdown"] = self.snap.put_text(text)
             self._rewritten.add(page["id"])
             self._written_at[page["id"]] = where
         old_parent = page["parent"]
@@ -705,6 +713,20 @@ class Editor:
                 return None
             return await self.snap.resolve_path(normalized)
         return await self.snap.resolve_path(path)
+
+
+def _titled(given: str | None, text: str, current: str | None = None) -> tuple[str | None, str]:
+    """The page's title and body when `text` opens with a `# heading`: GitBook takes that heading
+    as the title (as its Git Sync does), so the reader and the PDF, which show the title, do not
+    show it twice. Taken when no title is given (it becomes the title) or the given one is the
+    same text; a different given title keeps the heading as content."""
+    split = md.leading_title(text)
+    if split is None:
+        return (given if given is not None else current), text
+    heading, body = split
+    if given is None or " ".join(given.split()) == heading:
+        return (given if given is not None else heading), body
+    return given, text
 
 
 def _lookup(targets: dict[str, str]) -> Callable[[str, bool], str | None]:

@@ -929,3 +929,40 @@ def _sections(tokens: list[Token]) -> tuple[Section, ...]:
         i += 1
     flush()
     return tuple(sections)
+
+
+# -- a leading title ---------------------------------------------------------------------------
+
+_TITLE_PARSER = commonmark(20)
+_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+MAX_TITLE_LENGTH = 512  # a page title's bound (content/schemas.py)
+
+
+def _plain_text(tokens: list[Token] | None) -> str:
+    out: list[str] = []
+    for token in tokens or []:
+        if token.type in ("text", "code_inline"):
+            out.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif token.type == "image":
+            out.append(_plain_text(token.children))
+    return " ".join("".join(out).split())
+
+
+def leading_title(text: str) -> tuple[str, str] | None:
+    """A body's leading `# heading` (ATX or setext, level 1) as plain text, and the body without
+    it, as GitBook (and its Git Sync) take it for the page's title; None when the body opens
+    with anything else. Only the first two lines are parsed: a level-1 heading spans at most
+    two, whatever the size of the page."""
+    body = _BLANK_LINES.sub("", text)
+    head = body.split("\n", 2)[:2]
+    tokens = _TITLE_PARSER.parse("\n".join(head))
+    if len(tokens) < 2 or tokens[0].type != "heading_open" or tokens[0].tag != "h1":
+        return None
+    title = _plain_text(tokens[1].children)
+    if not title or len(title) > MAX_TITLE_LENGTH or tokens[0].map is None:
+        return None
+    end = tokens[0].map[1]
+    parts = body.split("\n", end)
+    return title, _BLANK_LINES.sub("", parts[end] if len(parts) > end else "")

@@ -57,6 +57,24 @@ _CONTROLS_BUT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]
 CONTROLS_REFUSED = "control characters are not allowed"
 
 
+def content_type_error(content_type: str | None, errors: Sequence[Any], body: Any) -> str | None:
+    """The message for a body that failed validation because it was not sent as JSON (FastAPI
+    reads a body as JSON only under a JSON Content-Type: `curl -d` sends a form's), or None.
+    Only bodies that failed are concerned, so no request that succeeds is refused."""
+    if not errors or not isinstance(body, bytes | str) or not body:
+        return None
+    loc = errors[0].get("loc", ())
+    if not loc or loc[0] != "body":
+        return None
+    media = (content_type or "").partition(";")[0].strip().lower()
+    if media == "application/json" or media.endswith("+json"):
+        return None
+    fix = "send the JSON body with the header 'Content-Type: application/json'"
+    if not media:
+        return f"Missing Content-Type header: {fix}"
+    return f"Content-Type '{media}' is not accepted for this body: {fix}"
+
+
 def has_controls(text: str, *, multiline: bool = False) -> bool:
     return (_CONTROLS_BUT_LINES if multiline else _CONTROLS).search(text) is not None
 

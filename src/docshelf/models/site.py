@@ -106,6 +106,8 @@ site_spaces = sa.Table(
     sa.Column("path", sa.String(100), nullable=False),
     sa.Column("condition", sa.String(1024)),
     sa.Column("is_default", sa.Boolean(), nullable=False),
+    # Left out of the site's navigation (GitBook 0.202), still served at its address.
+    sa.Column("hidden", sa.Boolean(), nullable=False, server_default=sa.false()),
     sa.Column("position", sa.BigInteger(), nullable=False),
     sa.Column("created_at", UTCDateTime(), nullable=False),
     sa.UniqueConstraint("site_id", "section_key", "path", name="uq_site_spaces_path"),

@@ -3,18 +3,19 @@ explorer. None takes an API token; /metrics has its own rule (ops.service.author
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib.resources import files
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
-from swagger_ui_bundle import swagger_ui_path
 
+from docshelf import __version__
 from docshelf.kit import metrics
+from docshelf.kit.errors import NotFound
 from docshelf.kit.http import JSON, ok
-from docshelf.ops import service
+from docshelf.ops import home, service
 from docshelf.ops.schemas import Health, Readiness
 
 router = APIRouter(tags=["operations"])
@@ -36,11 +37,14 @@ async def healthz() -> Response:
     "/readyz",
     response_model=Readiness,
     summary="Readiness: the database answers, its migrations are at head, blobs can be written",
+    description="`features` lists the features that need system libraries or programs (PDF "
+    "export, single sign-on) and what each one lacks; a feature that is off does not make the "
+    "server unready.",
     responses={503: {"description": "Not ready; the message names every failed check"}},
 )
 async def readyz(request: Request) -> JSON:
     state = request.app.state
-    return ok(await service.readiness(state.engine, state.blobs))
+    return ok(await service.readiness(state.engine, state.blobs, state.features))
 
 
 @router.get(
@@ -67,11 +71,36 @@ async def get_metrics(request: Request) -> Response:
     return Response(await service.scrape(state.engine), media_type=metrics.CONTENT_TYPE)
 
 
+def _answer(request: Request, title: str, body: dict[str, object]) -> Response:
+    if home.wants_html(request.headers.get("accept")):
+        return HTMLResponse(home.page(title, body))
+    return ok(body)
+
+
+@router.get("/", include_in_schema=False)
+async def root(request: Request) -> Response:
+    return _answer(request, "Docshelf", home.home(request.app.state.base_url, __version__))
+
+
+# GitBook's `urls.app` addresses (its editor): Docshelf has none, and says where to go instead.
+@router.get("/o/{rest:path}", include_in_schema=False)
+@router.get("/s/{rest:path}", include_in_schema=False)
+@router.get("/c/{rest:path}", include_in_schema=False)
+async def app_address(request: Request) -> Response:
+    location = home.api_location(request.url.path)
+    if location is None:
+        raise NotFound("Not found")
+    body = home.app_page(request.app.state.base_url, location)
+    return _answer(request, "Docshelf has no editor app", body)
+
+
 def mount_ops(app: FastAPI) -> None:
     app.include_router(router)
-    # The explorer's scripts and styles come from the installed swagger-ui-bundle package, so
-    # /docs works on a machine without internet access.
-    app.mount(ASSETS, StaticFiles(directory=Path(swagger_ui_path)), name="swagger-assets")
+    # The explorer's scripts and styles are the package data of fastapi-offline (Swagger UI 5,
+    # which reads the OpenAPI 3.1 this app serves; Swagger UI 4 could not), so /docs works on a
+    # machine without internet access.
+    static = files("fastapi_offline") / "static"
+    app.mount(ASSETS, StaticFiles(directory=str(static)), name="swagger-assets")
 
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
@@ -80,5 +109,5 @@ def mount_ops(app: FastAPI) -> None:
             title=f"{app.title} - explorer",
             swagger_js_url=f"{ASSETS}/swagger-ui-bundle.js",
             swagger_css_url=f"{ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{ASSETS}/favicon-32x32.png",
+            swagger_favicon_url=f"{ASSETS}/favicon.png",
         )

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.config import Settings
+from docshelf.features import Features
 from docshelf.kit import metrics
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import Forbidden, NotFound, ServiceUnavailable
@@ -54,7 +55,7 @@ async def _database(engine: AsyncEngine) -> set[str]:
         return await repository.migration_revisions(conn)
 
 
-async def readiness(engine: AsyncEngine, blobs: Any) -> dict[str, Any]:
+async def readiness(engine: AsyncEngine, blobs: Any, features: Features) -> dict[str, Any]:
     failures: list[str] = []
     try:
         revisions = await asyncio.wait_for(_database(engine), CHECK_TIMEOUT)
@@ -74,7 +75,13 @@ async def readiness(engine: AsyncEngine, blobs: Any) -> dict[str, Any]:
         failures.append("blob store not writable")
     if failures:
         raise ServiceUnavailable("Not ready: " + "; ".join(failures))
-    return {"status": "ready", "checks": {"database": "ok", "migrations": "ok", "blobs": "ok"}}
+    return {
+        "status": "ready",
+        "checks": {"database": "ok", "migrations": "ok", "blobs": "ok"},
+        # Checked once at start (docshelf.features): a feature that is off is a fact about the
+        # machine, not a failure a restart or a load balancer could route around.
+        "features": features.readiness(),
+    }
 
 
 def _is_loopback(client: tuple[str, int] | None) -> bool:

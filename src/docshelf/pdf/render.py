@@ -166,10 +166,17 @@ def document(job: Job) -> str:
     return "".join(parts)
 
 
+class LibraryMissing(Exception):
+    """WeasyPrint could not open a system library (its import dlopens Pango and the rest)."""
+
+
 def render_pdf(job: Job) -> bytes:
     """The PDF bytes of `job`. Runs in a worker process (imports WeasyPrint only there)."""
-    from weasyprint import HTML
-    from weasyprint.urls import URLFetcher, URLFetcherResponse
+    try:
+        from weasyprint import HTML
+        from weasyprint.urls import URLFetcher, URLFetcherResponse
+    except OSError as exc:
+        raise LibraryMissing(str(exc)) from None
 
     # Missing images and refused URLs are expected (alt text shows instead); WeasyPrint's
     # warnings about them would only fill the worker's stderr.

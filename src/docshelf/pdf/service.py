@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from docshelf import features
 from docshelf.blobs import blob_key
 from docshelf.change_request import repository as cr_repository
 from docshelf.content import downloads, reusable
@@ -28,7 +29,7 @@ from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.kit import offload
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx, Staged
-from docshelf.kit.errors import BadRequest
+from docshelf.kit.errors import BadRequest, ServiceUnavailable
 from docshelf.pdf import render
 from docshelf.pdf import repository as exports
 
@@ -117,6 +118,8 @@ async def export(
         kept = await exports.get(ctx.conn, space_id, key)
         if kept is not None:
             return await _answer(ctx, space_id, kept, title)
+        # A PDF already kept is served on any machine; a new one needs WeasyPrint's libraries.
+        features.require(st.state.features, "pdf")
         ordered = await _pages(t.snap, page, bool(only))
         texts = await t.snap.markdowns([r["markdown"] for r, _ in ordered if r.get("markdown")])
         texts = {k: await reusable.expand(t.snap, v) for k, v in texts.items()}
@@ -203,6 +206,14 @@ async def _render(job: render.Job) -> bytes:
         raise BadRequest(
             f"The PDF took longer than {RENDER_SECONDS:g} s to render and was stopped; "
             "export part of the content with 'page' (and 'only')"
+        ) from None
+    except render.LibraryMissing as exc:
+        # The machine's fault, not the content's: a library gone since the start-up check.
+        log.error("PDF export: %s", exc)
+        raise ServiceUnavailable(
+            f"PDF export is unavailable on this server: {exc}. An administrator installs "
+            f"what it lacks with `{features.install_command(features.PDF.needs)}`"
+            " and restarts Docshelf"
         ) from None
     except (offload.OffloadCrashed, MemoryError):
         raise BadRequest(

@@ -195,7 +195,9 @@ def _variants(place: Place) -> list[dict[str, Any]]:
             "current": ss["id"] == place.site_space["id"],
         }
         for ss in view.site_spaces
-        if ss["section_key"] == key
+        # A hidden site space (GitBook 0.202) is left out of the navigation, unless it is the
+        # one being read.
+        if ss["section_key"] == key and (not ss["hidden"] or ss["id"] == place.site_space["id"])
     ]
 
 

@@ -28,7 +28,10 @@ async def list_share_links(organizationId: str, siteId: str, ctx: Context, pagin
 async def create_share_link(
     organizationId: str, siteId: str, body: CreateShareLink, ctx: Context
 ) -> JSON:
-    return ok(await service.create(ctx, organizationId, siteId, body), 201)
+    link = await service.create(ctx, organizationId, siteId, body)
+    # A share link's `urls` hold only its published address; its 201 names where it is.
+    location = f"{ctx.base_url}/v1/orgs/{organizationId}/sites/{siteId}/share-links/{link['id']}"
+    return ok(link, 201, headers={"Location": location})
 
 
 @router.patch(

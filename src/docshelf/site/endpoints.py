@@ -6,6 +6,7 @@ from fastapi import Body, Header, Query, Request
 from starlette.responses import Response
 
 from docshelf.auth.context import Context
+from docshelf.kit.context import Ctx
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
@@ -54,6 +55,12 @@ Prefer = Annotated[
 ]
 # Share keys open published content to visitors (not members); accepted for GitBook clients.
 ShareKey = Annotated[str | None, Query(max_length=256)]
+
+
+def _group_location(ctx: Ctx, org_id: str, site_id: str, group: dict[str, Any]) -> dict[str, str]:
+    """A section group has no `urls` in GitBook's shape; its 201s still name where it is."""
+    location = f"{ctx.base_url}/v1/orgs/{org_id}/sites/{site_id}/section-groups/{group['id']}"
+    return {"Location": location}
 
 
 def _answer(body: dict[str, Any], prefer: str | None, status: int = 200) -> Response:
@@ -209,7 +216,8 @@ async def list_groups(organizationId: str, siteId: str, ctx: Context, paging: Pa
     summary="Add a section group",
 )
 async def create_group(organizationId: str, siteId: str, body: CreateGroup, ctx: Context) -> JSON:
-    return ok(await structure.create_group(ctx, organizationId, siteId, body), 201)
+    group = await structure.create_group(ctx, organizationId, siteId, body)
+    return ok(group, 201, headers=_group_location(ctx, organizationId, siteId, group))
 
 
 @router.patch(GROUP, response_model=SiteSectionGroupOut, summary="Update a section group")
@@ -246,9 +254,8 @@ async def add_to_group(
     body: AddSectionToGroup,
     ctx: Context,
 ) -> JSON:
-    return ok(
-        await structure.add_to_group(ctx, organizationId, siteId, siteSectionGroupId, body), 201
-    )
+    group = await structure.add_to_group(ctx, organizationId, siteId, siteSectionGroupId, body)
+    return ok(group, 201, headers=_group_location(ctx, organizationId, siteId, group))
 
 
 @router.delete(

@@ -164,6 +164,8 @@ class SiteView:
             body["section"] = ss["section_id"]
         if ss["condition"] is not None:
             body["condition"] = ss["condition"]
+        if ss["hidden"]:
+            body["hidden"] = True
         return body
 
     def section(self, section: Row) -> dict[str, Any]:

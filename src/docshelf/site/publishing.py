@@ -70,7 +70,10 @@ def _schema(site: Any) -> dict[str, Any]:
     schema = published.adaptive_schema(site)
     return {
         "object": "site-adaptive-schema",
-        "jsonSchema": schema if schema is not None else visitor.DEFAULT_SCHEMA,
+        # Schemas stored before the unsigned description was set read back as GitBook's too.
+        "jsonSchema": visitor.gitbook_form(schema)
+        if schema is not None
+        else visitor.DEFAULT_SCHEMA,
         "updatedAt": isoformat(site["adaptive_schema_at"] or site["created_at"]),
     }
 
@@ -89,7 +92,9 @@ async def put_schema(
         ctx.conn,
         site_id,
         {
-            "adaptive_schema": json.dumps(body.jsonSchema, separators=(",", ":")),
+            "adaptive_schema": json.dumps(
+                visitor.gitbook_form(body.jsonSchema), separators=(",", ":")
+            ),
             "adaptive_schema_at": utcnow(),
         },
     )

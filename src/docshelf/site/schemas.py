@@ -143,6 +143,8 @@ class UpdateSection(Body):
     condition: Condition | None = None
     icon: Icon | None = None
     description: Annotated[str, StringConstraints(max_length=256)] | None = None
+    # GitBook 0.202: the group to move the section into; null moves it to the top level.
+    siteSectionGroupId: EntityId | None = None
 
 
 class CreateGroup(Body):
@@ -168,6 +170,8 @@ class CreateSiteSpace(Body):
 class UpdateSiteSpace(Body):
     path: Path | None = None
     condition: Condition | None = None
+    # GitBook 0.202: left out of the site's navigation, still served at its address.
+    hidden: bool | None = None
 
 
 class SiteOut(Out):

@@ -174,6 +174,12 @@ async def delete(ctx: Ctx, org_id: str, site_id: str) -> None:
 
 async def set_published(ctx: Ctx, org_id: str, site_id: str, published: bool) -> dict[str, Any]:
     access = await _admin(ctx, org_id, site_id)
+    if published and not access.site["site_space_count"]:
+        # Published with nothing in it, the site's address would answer 404 to every reader.
+        raise BadRequest(
+            "The site has no content to publish: add a space to it first "
+            f"(POST /v1/orgs/{org_id}/sites/{site_id}/site-spaces)"
+        )
     if access.site["published"] != published:
         await repository.update_site(
             ctx.conn, site_id, {"published": published, "updated_at": utcnow()}

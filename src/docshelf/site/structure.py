@@ -344,7 +344,24 @@ async def update_section(
         await set_default_site_space(ctx, site_id, target)
     if values:
         await repository.update_section(ctx.conn, section_id, values)
+    if "siteSectionGroupId" in given:
+        await _regroup(ctx, site_id, row, body.siteSectionGroupId)
     return await get_section(ctx, org_id, site_id, section_id)
+
+
+async def _regroup(ctx: Ctx, site_id: str, row: sa.RowMapping, group_id: str | None) -> None:
+    """Moves a section into a group (at its end) or, for None, to the top level (at its end),
+    as GitBook 0.202's `siteSectionGroupId` does; where it already is, nothing moves."""
+    if group_id == row["group_id"]:
+        return
+    if group_id is None:
+        await _leave_group(ctx, site_id, [row["id"]])
+        return
+    if await repository.get_group(ctx.conn, site_id, group_id) is None:
+        raise BadRequest(
+            f"Invalid body field 'siteSectionGroupId': section group '{group_id}' not found"
+        )
+    await _join_group(ctx, site_id, group_id, [row["id"]])
 
 
 async def set_default_site_space(ctx: Ctx, site_id: str, target: sa.RowMapping) -> None:
@@ -607,6 +624,11 @@ async def update_site_space(
         if body.condition is not None:
             validate_condition(body.condition)
         values["condition"] = body.condition
+    if "hidden" in given:
+        if body.hidden is None:
+            raise BadRequest("Invalid body field 'hidden': must not be null")
+        if body.hidden != row["hidden"]:
+            values["hidden"] = body.hidden
     if values:
         await repository.update_site_space(ctx.conn, site_space_id, values)
     return await get_site_space(ctx, org_id, site_id, site_space_id)

@@ -213,6 +213,22 @@ def _depth(value: Any, limit: int) -> int:
     return 1 + max((_depth(item, limit - 1) for item in items), default=0)
 
 
+# GitBook's SiteAdaptiveJSONSchema admits this one text as the `unsigned` object's description.
+UNSIGNED_DESCRIPTION: Final = "Unsigned claims of the site visitor."
+
+
+def gitbook_form(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` as GitBook's SiteAdaptiveJSONSchema reads it: the `unsigned` claims object
+    takes GitBook's one description (required there, and only that text; a schema may give
+    another or none)."""
+    unsigned = schema.get("properties", {}).get("unsigned")
+    if not isinstance(unsigned, dict) or unsigned.get("description") == UNSIGNED_DESCRIPTION:
+        return schema
+    properties = {**schema["properties"], "unsigned": {**unsigned}}
+    properties["unsigned"]["description"] = UNSIGNED_DESCRIPTION
+    return {**schema, "properties": properties}
+
+
 def check_schema(schema: Any) -> None:
     """A 400 unless `schema` is an adaptive schema GitBook would take."""
     if not isinstance(schema, dict):
