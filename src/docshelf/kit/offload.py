@@ -83,9 +83,10 @@ def _get_pool(lane: Lane) -> ProcessPool:
         return pool
 
 
-async def run(fn: Callable[..., T], *args: Any, seconds: float, lane: Lane = "convert") -> T:
-    """Runs fn(*args) in a worker process of `lane`; raises OffloadTimeout past `seconds` and
-    re-raises whatever fn raised (it must be picklable, as our own exceptions are)."""
+async def run(fn: Callable[..., T], *args: Any, seconds: float, lane: Lane) -> T:
+    """Runs fn(*args) in a worker process of `lane` (no default: a new caller chooses whose
+    work it may wait behind); raises OffloadTimeout past `seconds` and re-raises whatever fn
+    raised (it must be picklable, as our own exceptions are)."""
     future = _get_pool(lane).schedule(fn, args=args, timeout=seconds)
     try:
         return await asyncio.wrap_future(future)
