@@ -28,3 +28,15 @@ def hold_until(started: str, gate: str, limit: float) -> str:
     while not pathlib.Path(gate).exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     return "released"
+
+
+def log_and_hold(log: str, name: str, gate: str, limit: float) -> str:
+    """Appends `name` to `log` when it starts, then holds its worker until `gate` exists."""
+    import pathlib
+
+    with open(log, "a") as out:
+        out.write(name + "\n")
+    deadline = time.monotonic() + limit
+    while not pathlib.Path(gate).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return name

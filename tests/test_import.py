@@ -389,6 +389,7 @@ async def test_runs_are_seen_by_those_who_can_read_their_space(
     shared = await factories.api_space(client, org_id, admin, visibility="unlisted")
     private = await factories.api_space(client, org_id, admin, visibility="private")
     seen = await queued_import(client, shared["id"], admin, large)
+    clock.advance(timedelta(seconds=1))  # most recent first
     hidden = await queued_import(client, private["id"], admin, large)
     outsider = await factories.user(db)
     listing = f"/v1/org/{org_id}/imports"

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from docshelf.config import Settings
 from docshelf.kit import offload
 from tests import factories
-from tests.offload_work import hold_until
+from tests.offload_work import hold_until, log_and_hold
 from tests.reader_site import build
 
 # Past the reader's OFFLOAD_CHARS, and past the inline parse budget of a page write.
@@ -32,9 +32,11 @@ async def lanes(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[list[tuple[str
     used: list[tuple[str, str]] = []
     original = offload.run
 
-    async def recording(fn: Any, *args: Any, seconds: float, lane: offload.Lane) -> Any:
+    async def recording(
+        fn: Any, *args: Any, seconds: float, lane: offload.Lane, tenant: str | None = None
+    ) -> Any:
         used.append((fn.__name__, lane))
-        return await original(fn, *args, seconds=seconds, lane=lane)
+        return await original(fn, *args, seconds=seconds, lane=lane, tenant=tenant)
 
     monkeypatch.setattr(offload, "run", recording)
     yield used
@@ -139,4 +141,34 @@ async def test_a_reader_page_renders_while_an_export_holds_its_lane(
     finally:
         gate.touch()
         await asyncio.gather(export, return_exceptions=True)
+        offload.shutdown()
+
+
+async def test_a_lane_takes_turns_between_organizations(tmp_path: Path) -> None:
+    """Organization A's export holds the export lane's one worker and A queues two more
+    before B queues one: B's is the next to start, not the last."""
+    log, gate = tmp_path / "log", tmp_path / "gate"
+
+    def export(name: str, org: str) -> asyncio.Task[str]:
+        work = offload.run(
+            log_and_hold, str(log), name, str(gate), 600.0, seconds=600, lane="render", tenant=org
+        )
+        return asyncio.create_task(work)
+
+    tasks = [export("a1", "A")]
+    try:
+        for _ in range(1200):
+            if log.exists() or tasks[0].done():
+                break
+            await asyncio.sleep(0.05)
+        assert log.read_text() == "a1\n", tasks[0]
+        for name, org in (("a2", "A"), ("a3", "A"), ("b1", "B")):
+            tasks.append(export(name, org))
+            await asyncio.sleep(0)  # each reaches the lane before the next is asked for
+        gate.touch()
+        assert await asyncio.wait_for(asyncio.gather(*tasks), 120) == ["a1", "a2", "a3", "b1"]
+        assert log.read_text().split() == ["a1", "b1", "a2", "a3"]
+    finally:
+        gate.touch()
+        await asyncio.gather(*tasks, return_exceptions=True)
         offload.shutdown()

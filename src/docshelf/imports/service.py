@@ -109,7 +109,9 @@ async def _edit(
     return editor
 
 
-async def rehearse(engine: AsyncEngine, space_id: str, imported: Imported) -> None:
+async def rehearse(
+    engine: AsyncEngine, space_id: str, imported: Imported, tenant: str | None = None
+) -> None:
     """Applies the import to main's head without writing anything and parses every body it would
     store (links rewritten to references) in a worker, so the write that follows parses nothing
     while it holds the space. Should main move meanwhile, the write still works; it may only
@@ -124,7 +126,7 @@ async def rehearse(engine: AsyncEngine, space_id: str, imported: Imported) -> No
         except BadRequest:
             return  # the write reports it
         texts = await editor.final_texts()
-    await parsing.warm(texts, every=True, lane=LANE)
+    await parsing.warm(texts, every=True, lane=LANE, tenant=tenant)
 
 
 async def apply(
@@ -168,11 +170,16 @@ async def apply(
 CONVERT_TIMEOUT = 120.0
 
 
-async def convert_offloaded(source: str, data: bytes, name: str) -> Imported:
-    """Converts in a worker process (kit.offload): a large or hostile archive costs the API's
-    event loop nothing, and conversion past CONVERT_TIMEOUT is stopped."""
+async def convert_offloaded(
+    source: str, data: bytes, name: str, tenant: str | None = None
+) -> Imported:
+    """Converts in a worker process (kit.offload), by turns between `tenant`s: a large or
+    hostile archive costs the API's event loop nothing, and conversion past CONVERT_TIMEOUT is
+    stopped."""
     try:
-        return await offload.run(convert, source, data, name, seconds=CONVERT_TIMEOUT, lane=LANE)
+        return await offload.run(
+            convert, source, data, name, seconds=CONVERT_TIMEOUT, lane=LANE, tenant=tenant
+        )
     except offload.OffloadTimeout:
         raise BadRequest(
             f"Cannot import this {source} content: converting it took longer than "
@@ -211,14 +218,14 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> Ou
     # Access first, so a refused caller makes us fetch nothing; then the fetch and the
     # conversion with no transaction open; then one short write, where access is checked again.
     async with st.read() as ctx:
-        await _check(ctx, space_id)
+        org_id = (await _check(ctx, space_id)).org_id
     _check_source(source)
     fetcher = Fetcher.from_settings(st.state.settings, max_bytes=MAX_IMPORT_BYTES)
     fetched = await fetcher.fetch(url)
     if not 200 <= fetched.status < 300:
         raise BadRequest(f"Cannot import {url}: it answered HTTP {fetched.status}")
     name = fetched.url.rstrip("/").rsplit("/", 1)[-1] or "index"
-    imported = await convert_offloaded(source, fetched.body, name)
+    imported = await convert_offloaded(source, fetched.body, name, org_id)
     count = len(imported.pages) + len(imported.files)
     if count == 0:
         raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
@@ -226,8 +233,9 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> Ou
     if not large:
         # Parsed in this process's memo, so the write parses nothing while it holds the space;
         # in the import's own lane, so a page write's parse never waits behind an import.
-        await parsing.warm((p.markdown for p in imported.pages), every=True, lane=LANE)
-        await rehearse(st.engine, space_id, imported)
+        pages = (p.markdown for p in imported.pages)
+        await parsing.warm(pages, every=True, lane=LANE, tenant=org_id)
+        await rehearse(st.engine, space_id, imported, org_id)
     # The bytes go to the blob store before the write opens: the archive for a job, or the
     # imported files for an import applied now.
     put = await repository.put_blobs(

@@ -11,10 +11,12 @@ plain data. Workers end with the process that started them (kit/lifeline.py).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import multiprocessing
 import os
 import resource
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Literal, TypeVar
@@ -40,6 +42,57 @@ _memory_bytes = 1024 * 1024 * 1024
 Lane = Literal["parse", "read", "convert", "render"]
 _pools: dict[str, ProcessPool] = {}
 _pool_lock = threading.Lock()
+
+
+class _Turns:
+    """Admission to one lane's workers, by turns between tenants (organizations). At most as
+    many tasks as the lane has workers are handed to its pool; the others wait here, and a
+    freed worker goes to the tenant admitted least recently, first come first served within
+    one. Pebble's own queue serves everyone in arrival order: one organization's ten exports
+    would hold another's one behind all ten, here behind the one running."""
+
+    def __init__(self) -> None:
+        self.busy = 0
+        self.waiting: dict[str, deque[asyncio.Future[None]]] = {}
+        self.turn = itertools.count()
+        self.admitted: dict[str, int] = {}  # tenant -> turn of its last admission
+
+    async def enter(self, tenant: str) -> None:
+        if self.busy < _workers and not self.waiting:
+            self.busy += 1
+            self.admitted[tenant] = next(self.turn)
+            return
+        ticket: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting.setdefault(tenant, deque()).append(ticket)
+        try:
+            await ticket
+        except asyncio.CancelledError:
+            if ticket.done() and not ticket.cancelled():
+                self.leave()  # admitted as it was cancelled: the worker goes to the next
+            else:
+                queue = self.waiting.get(tenant)
+                if queue is not None and ticket in queue:
+                    queue.remove(ticket)
+                    if not queue:
+                        del self.waiting[tenant]
+            raise
+
+    def leave(self) -> None:
+        if not self.waiting:
+            self.busy -= 1
+            if self.busy == 0:
+                self.admitted.clear()  # idle: nobody's past turns matter any more
+            return
+        tenant = min(self.waiting, key=lambda t: self.admitted.get(t, -1))
+        queue = self.waiting[tenant]
+        ticket = queue.popleft()
+        if not queue:
+            del self.waiting[tenant]
+        self.admitted[tenant] = next(self.turn)
+        ticket.set_result(None)  # the worker passes on: `busy` stays
+
+
+_turns: dict[str, _Turns] = {}
 
 
 class OffloadTimeout(Exception):
@@ -83,20 +136,30 @@ def _get_pool(lane: Lane) -> ProcessPool:
         return pool
 
 
-async def run(fn: Callable[..., T], *args: Any, seconds: float, lane: Lane) -> T:
+async def run(
+    fn: Callable[..., T], *args: Any, seconds: float, lane: Lane, tenant: str | None = None
+) -> T:
     """Runs fn(*args) in a worker process of `lane` (no default: a new caller chooses whose
-    work it may wait behind); raises OffloadTimeout past `seconds` and re-raises whatever fn
-    raised (it must be picklable, as our own exceptions are)."""
-    future = _get_pool(lane).schedule(fn, args=args, timeout=seconds)
+    work it may wait behind), taking turns with other `tenant`s (organizations; None for work
+    of no one in particular) for its workers; raises OffloadTimeout past `seconds` and
+    re-raises whatever fn raised (it must be picklable, as our own exceptions are)."""
+    turns = _turns.setdefault(lane, _Turns())
+    await turns.enter(tenant or "")
     try:
-        return await asyncio.wrap_future(future)
-    except FutureTimeout:
-        raise OffloadTimeout(f"the work took longer than {seconds:g} s and was stopped") from None
-    except ProcessExpired as exc:
-        raise OffloadCrashed(f"the worker process ended unexpectedly ({exc})") from None
-    except asyncio.CancelledError:
-        future.cancel()  # type: ignore[no-untyped-call]
-        raise
+        future = _get_pool(lane).schedule(fn, args=args, timeout=seconds)
+        try:
+            return await asyncio.wrap_future(future)
+        except FutureTimeout:
+            raise OffloadTimeout(
+                f"the work took longer than {seconds:g} s and was stopped"
+            ) from None
+        except ProcessExpired as exc:
+            raise OffloadCrashed(f"the worker process ended unexpectedly ({exc})") from None
+        except asyncio.CancelledError:
+            future.cancel()  # type: ignore[no-untyped-call]
+            raise
+    finally:
+        turns.leave()
 
 
 def start() -> None:
@@ -111,3 +174,4 @@ def shutdown() -> None:
             pool.stop()  # type: ignore[no-untyped-call]
             pool.join(timeout=5)
         _pools.clear()
+        _turns.clear()
