@@ -458,8 +458,8 @@ def test_projects_that_cannot_be_read_are_refused() -> None:
 
 def test_an_mkdocs_alias_bomb_is_refused_unread_and_reported() -> None:
     """A nav of a few lines whose aliases expand to half a million entries: refused while
-    composed (the walk of its nav took ~8 s, and minutes one level up), and the pages are
-    imported by folder, the config reported as approximated."""
+    composed (its nav was walked for ~3 s into half a million duplicate entries, 25 s one
+    level up), and the pages are imported by folder, the config reported as approximated."""
     lines = ["site_name: Bomb", "l0: &l0 [" + ", ".join(["index.md"] * 9) + "]"]
     lines += [f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 9) + "]" for n in range(1, 6)]
     bomb = "\n".join([*lines, "nav: [*l5]"]) + "\n"
