@@ -64,6 +64,33 @@ async def org_with_members(db: AsyncEngine, *roles: str | None) -> tuple[str, li
     return org_id, people
 
 
+async def import_run(
+    db: AsyncEngine, org_id: str, space_id: str, who: Who, *, status: str = "pending"
+) -> str:
+    """An import run as a queued import records it (its job is not queued)."""
+    from docshelf.imports import repository as import_repository
+    from docshelf.kit.ids import new_id
+
+    run_id = new_id()
+    async with unit_of_work(db) as conn:
+        await import_repository.insert_run(
+            conn,
+            id=run_id,
+            organization_id=org_id,
+            space_id=space_id,
+            status=status,
+            source="zip",
+            source_url="https://example.com/docs.zip",
+            revision_id=new_id(),
+            total_resources=250,
+            detected="folder",
+            created_by=who.id,
+            created_at=utcnow(),
+            updated_at=utcnow(),
+        )
+    return run_id
+
+
 async def api_space(
     client: httpx.AsyncClient, org_id: str, who: Who, **body: Any
 ) -> dict[str, Any]:

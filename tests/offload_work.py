@@ -16,3 +16,27 @@ def fail(message: str) -> None:
 
 def allocate(size: int) -> int:
     return len(bytearray(size))
+
+
+def hold_until(started: str, gate: str, limit: float) -> str:
+    """Holds its worker like a long render: says it started (a file), then waits for `gate`
+    to appear (another file), at most `limit` seconds."""
+    import pathlib
+
+    pathlib.Path(started).touch()
+    deadline = time.monotonic() + limit
+    while not pathlib.Path(gate).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return "released"
+
+
+def log_and_hold(log: str, name: str, gate: str, limit: float) -> str:
+    """Appends `name` to `log` when it starts, then holds its worker until `gate` exists."""
+    import pathlib
+
+    with open(log, "a") as out:
+        out.write(name + "\n")
+    deadline = time.monotonic() + limit
+    while not pathlib.Path(gate).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return name

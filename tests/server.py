@@ -27,22 +27,31 @@ class Server:
     as when a container or a machine dies."""
 
     def __init__(
-        self, settings: Settings, data_dir: Path, *, prefix: tuple[str, ...] = (), **env: str
+        self,
+        settings: Settings,
+        data_dir: Path,
+        *,
+        prefix: tuple[str, ...] = (),
+        default_jobs: bool = False,
+        **env: str,
     ) -> None:
-        # `prefix` runs the server through another command (a namespace, a shell) that execs it.
+        """`prefix` runs the server through another command (a namespace, a shell) that execs
+        it. `default_jobs` leaves DOCSHELF_RUN_JOBS_IN_SERVER unset, so the server runs jobs as
+        it does out of the box; other tests run none, so the database is theirs alone."""
         self.prefix = list(prefix)
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k != "DOCSHELF_RUN_JOBS_IN_SERVER"},
             "DOCSHELF_DATA_DIR": str(data_dir),
             "DOCSHELF_DATABASE_URL": settings.resolved_database_url,
-            "DOCSHELF_RUN_JOBS_IN_SERVER": "false",
             "DOCSHELF_RATE_LIMIT": "0",
             "DOCSHELF_BASE_URL": self.base,
             "DOCSHELF_LOG_LEVEL": "warning",
             **env,
         }
+        if not default_jobs:
+            self.env.setdefault("DOCSHELF_RUN_JOBS_IN_SERVER", "false")
         self.process: subprocess.Popen[bytes] | None = None
         self.log = data_dir / "server.log"
 

@@ -8,23 +8,29 @@ import io
 import threading
 import zipfile
 from collections.abc import Iterator
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import sqlalchemy as sa
 from click.testing import CliRunner
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.cli.main import main
 from docshelf.config import Settings
+from docshelf.kit.clock import clock
 from docshelf.worker.runner import JobRunner
 from tests import factories
+from tests.conftest import BASE
 from tests.helpers import error, snapshot
 
 Files = dict[str, tuple[str, bytes]]
+TS = "2026-01-02T03:04:05.678Z"
+LATER = "2026-01-02T03:04:10.678Z"
 
 
 @pytest.fixture
@@ -219,39 +225,198 @@ async def test_ssrf_refusals(
     assert await snapshot(db) == before
 
 
-async def test_large_imports_run_as_a_job(
-    client: httpx.AsyncClient,
-    db: AsyncEngine,
-    site: tuple[str, Files],
-    allow_loopback: None,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def run_body(
+    org_id: str, sid: str, who: factories.Who, run_id: str, revision: str, url: str, **more: Any
+) -> dict[str, Any]:
+    """An import run as the API presents it; `more` adds or replaces fields."""
+    return {
+        "object": "import-run",
+        "id": run_id,
+        "status": "pending",
+        "createdAt": TS,
+        "updatedAt": TS,
+        "source": {"type": "website", "url": url, "format": "zip"},
+        "target": {"space": sid},
+        "createdBy": who.id,
+        "urls": {"location": f"{BASE}/v1/org/{org_id}/imports/{run_id}"},
+        "revision": revision,
+        "totalResources": 3,
+        "detected": "folder",
+        **more,
+    }
+
+
+async def queued_import(
+    client: httpx.AsyncClient, sid: str, who: factories.Who, url: str
+) -> dict[str, Any]:
+    r = await client.post(
+        f"/v1/spaces/{sid}/content/import", json={"url": url, "source": "zip"}, headers=who.headers
+    )
+    assert r.status_code == 202, r.text
+    assert r.headers["location"] == r.json()["urls"]["location"]
+    body: dict[str, Any] = r.json()
+    return body
+
+
+@pytest.fixture
+def large(monkeypatch: pytest.MonkeyPatch, site: tuple[str, Files]) -> str:
+    """Imports of more than two resources are queued; the URL of a three-page archive."""
     from docshelf.imports import service
 
     monkeypatch.setattr(service, "LARGE_IMPORT", 2)
     base, files = site
-    sid, admin, *_ = await setup(client, db)
     files["/many.zip"] = (
         "application/zip",
         zip_of({f"p{i}.md": f"# Page {i}\n".encode() for i in range(3)}),
     )
-    r = await client.post(
-        f"/v1/spaces/{sid}/content/import",
-        json={"url": base + "/many.zip", "source": "zip"},
-        headers=admin.headers,
-    )
-    assert r.status_code == 201, r.text
-    revision = r.json()["revision"]
-    assert r.json()["importedResources"] == 3
+    return base + "/many.zip"
+
+
+async def test_large_imports_are_queued_as_an_observable_run(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    allow_loopback: None,
+    large: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sid, admin, editor, reader = await setup(client, db)
+    org_id = (await client.get(f"/v1/spaces/{sid}", headers=admin.headers)).json()["organization"]
+    before = (await client.get(f"/v1/spaces/{sid}", headers=admin.headers)).json()["revision"]
+    queued = await queued_import(client, sid, editor, large)
+    run_id, revision = queued["id"], queued["revision"]
+    pending = run_body(org_id, sid, editor, run_id, revision, large)
+    # Nothing is claimed: no count of imported resources until the import has happened.
+    assert queued == pending
     head = (await client.get(f"/v1/spaces/{sid}", headers=admin.headers)).json()["revision"]
-    assert head != revision  # not applied yet
-    runner = JobRunner(db)
-    while await runner.run_once():
-        pass
+    assert head == before != revision
+    run_url = f"/v1/org/{org_id}/imports/{run_id}"
+    r = await client.get(run_url, headers=reader.headers)
+    assert (r.status_code, r.json()) == (200, pending)
+
+    # While the job works on it (its archive read held back here), the run is in progress.
+    from docshelf.content import lifecycle
+
+    store = lifecycle.blob_store()
+    reading, release = asyncio.Event(), asyncio.Event()
+    original = store.get
+
+    async def held(key: str) -> bytes | None:
+        reading.set()
+        await release.wait()
+        return await original(key)
+
+    monkeypatch.setattr(store, "get", held)
+    clock.advance(timedelta(seconds=5))
+    running = asyncio.create_task(JobRunner(db).drain())
+    try:
+        await asyncio.wait_for(reading.wait(), 60)
+        r = await client.get(run_url, headers=reader.headers)
+        assert r.json() == {
+            **pending,
+            "status": "in-progress",
+            "updatedAt": LATER,
+            "startedAt": LATER,
+        }
+    finally:
+        release.set()
+        await running
+    completed = {
+        **pending,
+        "status": "completed",
+        "updatedAt": LATER,
+        "startedAt": LATER,
+        "completedAt": LATER,
+        "importedResources": 3,
+        "skipped": [],
+        "skippedCounts": {"skipped": 0, "unresolved": 0, "approximated": 0},
+    }
+    r = await client.get(run_url, headers=reader.headers)
+    assert r.json() == completed
     head = (await client.get(f"/v1/spaces/{sid}", headers=admin.headers)).json()["revision"]
     assert head == revision
     pages = (await client.get(f"/v1/spaces/{sid}/content/pages", headers=admin.headers)).json()
     assert [p["title"] for p in pages["pages"]] == ["Page 0", "Page 1", "Page 2"]
+
+    listing = f"/v1/org/{org_id}/imports"
+    r = await client.get(listing, headers=reader.headers)
+    assert r.json() == {"items": [completed], "count": 1}
+    for params, items in (
+        ({"status": "completed"}, [completed]),
+        ({"status": "active"}, []),
+        ({"status": "failed"}, []),
+        ({"space": sid}, [completed]),
+        ({"space": "zzOtherSpace00000000"}, []),
+    ):
+        r = await client.get(listing, params=params, headers=reader.headers)
+        assert r.json() == {"items": items, "count": len(items)}, params
+
+
+async def test_a_run_that_cannot_be_applied_fails_with_its_reason(
+    client: httpx.AsyncClient, db: AsyncEngine, allow_loopback: None, large: str
+) -> None:
+    sid, admin, editor, _reader = await setup(client, db)
+    org_id = (await client.get(f"/v1/spaces/{sid}", headers=admin.headers)).json()["organization"]
+    queued = await queued_import(client, sid, editor, large)
+    # The staged archive is lost before the job runs (a blob store restored from an old copy).
+    from docshelf.content import lifecycle
+    from docshelf.models import jobs
+
+    async with db.connect() as conn:
+        found = sa.select(jobs.c.payload).where(jobs.c.kind == "content.import")
+        payload = (await conn.execute(found)).scalar_one()
+    await lifecycle.blob_store().delete(payload["blob"])
+    before = {k: v for k, v in (await snapshot(db)).items() if k in ("spaces", "revisions")}
+    await JobRunner(db).drain()
+    r = await client.get(f"/v1/org/{org_id}/imports/{queued['id']}", headers=admin.headers)
+    assert r.json() == {
+        **queued,
+        "status": "failed",
+        "startedAt": TS,
+        "reason": "The archive to import is no longer stored",
+    }
+    after = await snapshot(db)
+    assert {"spaces": after["spaces"], "revisions": after["revisions"]} == before
+    async with db.connect() as conn:
+        found = sa.select(jobs.c.status).where(jobs.c.kind == "content.import")
+        status = (await conn.execute(found)).scalar_one()
+    assert status == "done"  # refused for good: not retried
+
+
+async def test_runs_are_seen_by_those_who_can_read_their_space(
+    client: httpx.AsyncClient, db: AsyncEngine, allow_loopback: None, large: str
+) -> None:
+    org_id, (admin, member, guest) = await factories.org_with_members(db, "read", None)
+    shared = await factories.api_space(client, org_id, admin, visibility="unlisted")
+    private = await factories.api_space(client, org_id, admin, visibility="private")
+    seen = await queued_import(client, shared["id"], admin, large)
+    clock.advance(timedelta(seconds=1))  # most recent first
+    hidden = await queued_import(client, private["id"], admin, large)
+    outsider = await factories.user(db)
+    listing = f"/v1/org/{org_id}/imports"
+    r = await client.get(listing, headers=admin.headers)
+    assert [i["id"] for i in r.json()["items"]] == [hidden["id"], seen["id"]]
+    r = await client.get(listing, headers=member.headers)
+    assert r.json() == {"items": [seen], "count": 1}
+    r = await client.get(f"{listing}/{seen['id']}", headers=member.headers)
+    assert (r.status_code, r.json()) == (200, seen)
+    missing = error(404, "Import run not found")
+    for who, run_id in (
+        (member, hidden["id"]),
+        (guest, seen["id"]),
+        (member, "zzRandomId0000000000"),
+    ):
+        r = await client.get(f"{listing}/{run_id}", headers=who.headers)
+        assert (r.status_code, r.json()) == (404, missing), who
+    r = await client.get(listing, headers=guest.headers)
+    assert r.json() == {"items": [], "count": 0}
+    not_member = error(404, "Organization not found")
+    for path in (listing, f"{listing}/{seen['id']}"):
+        r = await client.get(path, headers=outsider.headers)
+        assert (r.status_code, r.json()) == (404, not_member), path
+    # A run of another organization is not found through this one's path.
+    other_org = await factories.organization(db, owner=admin, title="Other")
+    r = await client.get(f"/v1/org/{other_org}/imports/{seen['id']}", headers=admin.headers)
+    assert (r.status_code, r.json()) == (404, missing)
 
 
 async def test_cli_import_folder(

@@ -454,3 +454,27 @@ def test_projects_that_cannot_be_read_are_refused() -> None:
     outside = zip_of({".gitbook.yaml": "root: ../elsewhere\n", "README.md": "# A\n"})
     with pytest.raises(ConversionError, match="points outside the project"):
         from_zip(outside)
+
+
+def test_an_mkdocs_alias_bomb_is_refused_unread_and_reported() -> None:
+    """A nav of a few lines whose aliases expand to half a million entries: refused while
+    composed (its nav was walked for ~3 s into half a million duplicate entries, 25 s one
+    level up), and the pages are imported by folder, the config reported as approximated."""
+    lines = ["site_name: Bomb", "l0: &l0 [" + ", ".join(["index.md"] * 9) + "]"]
+    lines += [f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 9) + "]" for n in range(1, 6)]
+    bomb = "\n".join([*lines, "nav: [*l5]"]) + "\n"
+    imported = from_zip(zip_of({"mkdocs.yml": bomb, "docs/index.md": "# Home\n"}))
+    assert imported.detected == "mkdocs"
+    assert [(p.ref, p.parent, p.title) for p in imported.pages] == [("p1", None, "Home")]
+    assert imported.skipped == (
+        Skipped(
+            "mkdocs.yml",
+            "not read (more than 50000 nodes once YAML aliases are expanded): the pages under "
+            "docs/ are imported by folder",
+            "approximated",
+        ),
+    )
+    # Other YAML of a project (front matter here) within the same bounds: left unread.
+    front = "---\n" + "\n".join([*lines, "title: *l5"]) + "\n---\n# Page\n"
+    imported = from_zip(zip_of({"mkdocs.yml": "site_name: X\n", "docs/index.md": front}))
+    assert [p.title for p in imported.pages] == ["Page"]

@@ -171,18 +171,21 @@ async def test_lock_contention_answers_503_and_changes_nothing(
 
 
 async def test_offloaded_work_is_bounded_and_the_pool_recovers() -> None:
-    assert await offload.run(sleep_then, 0.0, "done", seconds=30) == "done"
+    assert await offload.run(sleep_then, 0.0, "done", seconds=30, lane="parse") == "done"
     started = time.monotonic()
     with pytest.raises(offload.OffloadTimeout):
-        await offload.run(sleep_then, 60.0, "never", seconds=0.5)
+        await offload.run(sleep_then, 60.0, "never", seconds=0.5, lane="parse")
     assert time.monotonic() - started < 30  # killed, not waited for
     with pytest.raises(ValueError, match="refused in the worker"):
-        await offload.run(fail, "refused in the worker", seconds=30)
+        await offload.run(fail, "refused in the worker", seconds=30, lane="parse")
     offload.configure(workers=1, memory_bytes=512 * 1024 * 1024)
     offload.shutdown()
     with pytest.raises(MemoryError):
-        await offload.run(allocate, 2 * 1024 * 1024 * 1024, seconds=30)
-    assert await offload.run(sleep_then, 0.0, "still serving", seconds=30) == "still serving"
+        await offload.run(allocate, 2 * 1024 * 1024 * 1024, seconds=30, lane="parse")
+    assert (
+        await offload.run(sleep_then, 0.0, "still serving", seconds=30, lane="parse")
+        == "still serving"
+    )
     offload.shutdown()
 
 

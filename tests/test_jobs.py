@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
+import httpx
+import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.config import Settings
-from docshelf.kit import instance
+from docshelf.kit import instance, offload
 from docshelf.kit.clock import clock
 from docshelf.kit.db import create_engine, unit_of_work
 from docshelf.models import jobs
@@ -17,6 +20,8 @@ from docshelf.worker import registry
 from docshelf.worker.queue import enqueue
 from docshelf.worker.registry import task
 from docshelf.worker.runner import JobRunner
+from tests import factories
+from tests.offload_work import sleep_then
 
 _failures_left: dict[str, int] = {}
 
@@ -188,3 +193,121 @@ async def test_a_starting_runner_queues_a_kind_s_first_run_closer(db: AsyncEngin
     assert await runner.drain() == 1  # the sweep (no large space: it queues nothing)
     await runner.ensure_schedules()
     assert (await pending())[lifecycle.SWEEP_LISTINGS] == timedelta(hours=6)
+
+
+# -- fair shares, time bounds, stopping --------------------------------------------------------
+
+_order: list[str] = []
+# The events of the running test (an event belongs to the loop that first waits on it).
+_hold: dict[str, asyncio.Event] = {}
+
+
+@task("test.order")
+async def in_order(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+    _order.append(payload["name"])
+
+
+async def test_the_runner_takes_turns_between_organizations(db: AsyncEngine) -> None:
+    """Organization A queued three jobs before B queued one and the install one of its own:
+    B's and the install's are taken after A's first, not after all of A's."""
+    _order.clear()
+    for name, org in (("a1", "A"), ("a2", "A"), ("a3", "A"), ("b1", "B"), ("install", None)):
+        async with unit_of_work(db) as conn:
+            await enqueue(conn, "test.order", {"name": name}, organization=org)
+        clock.advance(timedelta(seconds=1))
+    runner = JobRunner(db)
+    while await runner.run_once():
+        clock.advance(timedelta(seconds=1))
+    assert _order == ["a1", "b1", "install", "a2", "a3"]
+    # B, served longest ago now, goes ahead of A's next job however old A's is.
+    _order.clear()
+    for name, org in (("a4", "A"), ("b2", "B")):
+        async with unit_of_work(db) as conn:
+            await enqueue(conn, "test.order", {"name": name}, organization=org)
+        clock.advance(timedelta(seconds=1))
+    await runner.drain()
+    assert _order == ["b2", "a4"]
+
+
+async def test_a_space_s_job_is_its_organization_s(
+    db: AsyncEngine, client: httpx.AsyncClient
+) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    space = await factories.api_space(client, org_id, admin)
+    async with unit_of_work(db) as conn:
+        mine = await enqueue(conn, "test.order", {"name": "s"}, space=space["id"])
+        install = await enqueue(conn, "test.order", {"name": "i"})
+    assert mine is not None and install is not None
+    assert (
+        (await _job(db, mine))["organization_id"],
+        (await _job(db, install))["organization_id"],
+    ) == (
+        org_id,
+        None,
+    )
+
+
+async def _forever(engine: AsyncEngine, payload: dict[str, Any]) -> None:
+    # Work offloaded to a lane that would hold its only worker for an hour.
+    await offload.run(sleep_then, 3600.0, "never", seconds=3600, lane="convert")
+
+
+@task("test.forever", prepare=_forever, seconds=1)
+async def forever(conn: AsyncConnection, payload: dict[str, Any], _prepared: Any) -> None:
+    raise AssertionError("never reached")
+
+
+async def test_a_job_past_its_bound_is_stopped_and_frees_its_lane(db: AsyncEngine) -> None:
+    async with unit_of_work(db) as conn:
+        job_id = await enqueue(conn, "test.forever", {}, max_attempts=2)
+    assert job_id is not None
+    try:
+        # The bound is the kind's; wait_for only keeps a regression from hanging the suite.
+        assert await asyncio.wait_for(JobRunner(db).run_once(), 120) is True
+        row = await _job(db, job_id)
+        assert (row["status"], row["attempts"], row["last_error"]) == (
+            "queued",
+            1,
+            "docshelf.worker.runner.JobTimeout: the job ran longer than 1 s and was stopped",
+        )
+        # Its offloaded work was killed with it: the lane's one worker is free again.
+        free = offload.run(sleep_then, 0.0, "free", seconds=30, lane="convert")
+        assert await asyncio.wait_for(free, 120) == "free"
+    finally:
+        offload.shutdown()
+
+
+@task("test.hold")
+async def hold(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+    _hold["started"].set()
+    await _hold["release"].wait()
+    await instance.claim(conn, payload["key"], "done")
+
+
+@pytest.mark.parametrize("now", [False, True], ids=["within-grace", "now"])
+async def test_a_stopping_runner_finishes_or_hands_back_its_job(db: AsyncEngine, now: bool) -> None:
+    _hold.update(started=asyncio.Event(), release=asyncio.Event())
+    key = f"hold-{now}"
+    async with unit_of_work(db) as conn:
+        job_id = await enqueue(conn, "test.hold", {"key": key})
+    runner = JobRunner(db, poll_interval=0.05, grace=3600)
+    running = asyncio.create_task(runner.run_forever())
+    await asyncio.wait_for(_hold["started"].wait(), 60)
+    runner.stop(now=now)
+    if not now:
+        _hold["release"].set()  # the job finishes within the grace, and the runner then stops
+    await asyncio.wait_for(running, 60)
+    row = await _job(db, job_id)
+    if now:
+        # Handed back as it was: due at once, its attempt not counted, no lease to wait out.
+        assert (row["status"], row["attempts"], row["lease_until"], row["locked_by"]) == (
+            "queued",
+            0,
+            None,
+            None,
+        )
+        assert row["run_at"] == clock.now() and await _marker(db, key) is None
+        _hold["release"].set()
+        assert await JobRunner(db).run_once() is True
+    assert (await _job(db, job_id))["status"] == "done"
+    assert await _marker(db, key) == "done"

@@ -363,13 +363,14 @@ def serving(path: str, body: bytes) -> Iterator[str]:
 
 
 async def large_import(client: httpx.AsyncClient, sid: str, who: Who, body: bytes) -> str:
+    """Queues the import (a run, its answer 202); the revision it will create."""
     with serving("/many.zip", body) as base:
         r = await client.post(
             f"/v1/spaces/{sid}/content/import",
             json={"url": base + "/many.zip", "source": "zip"},
             headers=who.headers,
         )
-    assert r.status_code == 201, r.text
+    assert r.status_code == 202, r.text
     return str(r.json()["revision"])
 
 
@@ -406,7 +407,7 @@ async def test_a_finished_import_drops_its_archive(
 async def test_a_failed_import_drops_its_archive_when_it_gives_up(
     app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, small_large_imports: None
 ) -> None:
-    sid, admin, _org = await live_space(client, db)
+    sid, admin, org = await live_space(client, db)
     archive = zip_of({f"p{i}.md": f"# Page {i}\n".encode() for i in range(3)})
     await large_import(client, sid, admin, archive)
     # Locked before the job runs: every attempt fails.
@@ -420,6 +421,13 @@ async def test_a_failed_import_drops_its_archive_when_it_gives_up(
     assert ("content.import", "failed") in statuses
     assert await stages(db) == []
     assert not await local_store(app).exists(blob_key(archive))
+    # Its run says so.
+    r = await client.get(f"/v1/org/{org}/imports", headers=admin.headers)
+    ((status, reason),) = [(i["status"], i["reason"]) for i in r.json()["items"]]
+    assert (status, reason) == (
+        "failed",
+        "The import could not be applied: it failed on every attempt",
+    )
 
 
 async def test_purging_a_space_drops_its_pending_import(

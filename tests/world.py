@@ -291,6 +291,8 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     world.extra["importUrl"] = "http://127.0.0.1:9/page.md"
     world.extra["fileId"] = r.json()["insertedFiles"][0]["id"]
     world.extra["token"] = r.json()["insertedFiles"][0]["downloadURL"].rsplit("/", 1)[1]
+    # An import run, as a queued import leaves one (tests/test_import.py makes them over HTTP).
+    world.extra["importRunId"] = await factories.import_run(db, org_a, space_id, admin_a)
     r = await client.post(
         f"/v1/spaces/{space_id}/change-requests/{seed}/merge", headers=admin_a.headers
     )

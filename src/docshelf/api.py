@@ -19,6 +19,7 @@ from docshelf.content.endpoints import public_router as download_router
 from docshelf.content.endpoints import router as content_router
 from docshelf.custom_field.endpoints import router as custom_field_router
 from docshelf.imports.endpoints import router as import_router
+from docshelf.imports.endpoints import runs_router as import_runs_router
 from docshelf.invite.endpoints import router as invite_router
 from docshelf.kit.prepared import Ahead
 from docshelf.links.endpoints import router as links_router
@@ -62,6 +63,7 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     content_router,
     links_router,
     import_router,
+    import_runs_router,
     search_router,
     # -- exports --
     pdf_router,

@@ -128,6 +128,33 @@ def worker(settings: Settings) -> None:
 
 
 @main.group()
+def jobs() -> None:
+    """Background jobs."""
+
+
+@jobs.command("run-now")
+@click.argument("kind")
+@click.pass_obj
+def jobs_run_now(settings: Settings, kind: str) -> None:
+    """Make the queued jobs of KIND due now, for the running worker to take: a scheduled
+    sweep (maintenance.purge, openapi.refresh...), or space.purge to remove deleted spaces
+    before their 7 days are over."""
+    from docshelf import tasks  # noqa: F401 - registers every job kind
+    from docshelf.worker import registry
+    from docshelf.worker.queue import make_due
+
+    if registry.kind_of(kind) is None:
+        raise click.ClickException(
+            f"No job kind {kind!r}; the kinds are: {', '.join(registry.kinds())}"
+        )
+    scheduled = any(s.kind == kind for s in registry.schedules())
+    _migrate(settings)
+    dedupe = registry.schedule_key(kind) if scheduled else None
+    moved = _in_transaction(settings, lambda conn: make_due(conn, kind, dedupe))
+    click.echo(f"{moved} {kind} job{'' if moved == 1 else 's'} due now")
+
+
+@main.group()
 def db() -> None:
     """Database maintenance."""
 

@@ -219,7 +219,11 @@ async def listing_moved(
 
 async def _queue_snapshot(conn: AsyncConnection, space_id: str) -> None:
     await enqueue(
-        conn, SNAPSHOT_LISTING, {"space_id": space_id}, dedupe_key=f"{SNAPSHOT_LISTING}:{space_id}"
+        conn,
+        SNAPSHOT_LISTING,
+        {"space_id": space_id},
+        dedupe_key=f"{SNAPSHOT_LISTING}:{space_id}",
+        space=space_id,
     )
 
 
@@ -271,7 +275,7 @@ async def snapshot_listing(conn: AsyncConnection, payload: dict[str, Any], plan:
     if plan.root is not None and await repository.main_pages_root(conn, space_id) != plan.root:
         # Main moved while this job ran: its move found this job's key taken and queued
         # nothing, so another pass looks (no key: this one still holds it).
-        await enqueue(conn, SNAPSHOT_LISTING, {"space_id": space_id})
+        await enqueue(conn, SNAPSHOT_LISTING, {"space_id": space_id}, space=space_id)
 
 
 SWEEP_LISTINGS = "content.sweep_listing_snapshots"

@@ -35,13 +35,25 @@ def _batches(texts: list[str]) -> Iterator[list[str]]:
         yield batch
 
 
-async def warm(texts: Iterable[str], *, every: bool = False) -> None:
+async def warm(
+    texts: Iterable[str],
+    *,
+    every: bool = False,
+    lane: offload.Lane = "parse",
+    tenant: str | None = None,
+) -> None:
+    """`lane`: imports parse in their own (kit/offload.py), so that their hundreds of pages
+    never hold up the parse of another caller's page write; `tenant`: whose turn it is."""
     skip = md.memoized if every else (lambda t: not md.costly(t))
     todo = [t for t in dict.fromkeys(texts) if t and not skip(t)]
     for batch in _batches(todo):
         try:
             prepared = await offload.run(
-                md.prepare_many, batch, seconds=PARSE_SECONDS * len(batch), lane="parse"
+                md.prepare_many,
+                batch,
+                seconds=PARSE_SECONDS * len(batch),
+                lane=lane,
+                tenant=tenant,
             )
         except (offload.OffloadTimeout, offload.OffloadCrashed, MemoryError):
             continue  # left to the inline path, which `markdown.check` bounds

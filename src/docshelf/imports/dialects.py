@@ -53,32 +53,35 @@ class Notes:
     approximated: list[str] = field(default_factory=list)  # constructs kept only in part
 
 
-def _safe_loader() -> type[Any]:
-    import yaml  # only where a project's YAML is read: the import worker
+# What a project's YAML (mkdocs.yml, .gitbook.yaml, _category_.yml, front matter) may cost. A real
+# configuration is a few KB, its nav some thousands of entries; past these bounds (an alias
+# bomb, whose nav would be walked for minutes) the YAML is refused while it is composed, in
+# milliseconds. (Plain numbers: kit.yamlbound, which loads PyYAML, is imported where YAML is
+# read, in the import worker, not by the API process.)
+YAML_CHARS = 1024 * 1024
+YAML_DEPTH = 64
+YAML_NODES = 50_000  # once aliases are expanded
+YAML_ALIASES = 1_000
 
-    class Loader(yaml.SafeLoader):
-        """SafeLoader that reads tags it does not know (mkdocs.yml's `!!python/name:...`,
-        `!ENV`) as plain values instead of refusing the whole file, and constructs nothing."""
 
-    def unknown(loader: Any, suffix: str, node: Any) -> Any:
-        if isinstance(node, yaml.ScalarNode):
-            return loader.construct_scalar(node)
-        if isinstance(node, yaml.SequenceNode):
-            return loader.construct_sequence(node)
-        return loader.construct_mapping(node)
+def read_yaml(text: str) -> Any:
+    """`text` as YAML (unknown tags read as plain values, nothing constructed for them); raises
+    kit.yamlbound.YamlRefused when it is not valid YAML or is past the bounds above."""
+    from docshelf.kit import yamlbound
 
-    Loader.add_multi_constructor("!", unknown)
-    Loader.add_multi_constructor("tag:yaml.org,2002:python/", unknown)
-    return Loader
+    bounds = yamlbound.Bounds(
+        text_chars=YAML_CHARS, depth=YAML_DEPTH, nodes=YAML_NODES, aliases=YAML_ALIASES
+    )
+    return yamlbound.load(text, bounds, tolerant=True)
 
 
 def load_yaml(text: str) -> Any:
-    """`text` as YAML, or None when it is not valid YAML."""
-    import yaml
+    """`text` as YAML, or None when it is not valid YAML or past the bounds."""
+    from docshelf.kit import yamlbound
 
     try:
-        return yaml.load(text, Loader=_safe_loader())
-    except yaml.YAMLError:
+        return read_yaml(text)
+    except yamlbound.YamlRefused:
         return None
 
 

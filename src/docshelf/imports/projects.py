@@ -40,7 +40,7 @@ from docshelf.imports.convert import (
     _meta_text,
     _order,
 )
-from docshelf.imports.dialects import load_yaml
+from docshelf.imports.dialects import load_yaml, read_yaml
 
 __all__ = ["build"]
 
@@ -156,9 +156,19 @@ def _gitbook(arc: _Archive) -> str | None:
 
 
 def _mkdocs(arc: _Archive) -> None:
+    from docshelf.kit.yamlbound import YamlRefused  # PyYAML: the import worker's alone
+
     name = _config(arc, _MKDOCS)
     assert name is not None
-    config = load_yaml(arc.configs[name])
+    try:
+        config = read_yaml(arc.configs[name])
+    except YamlRefused as refused:
+        if not refused.bound:
+            raise ConversionError(f"{name} is not a YAML mapping of settings") from None
+        # Not read at all rather than read for minutes: its pages are imported by folder.
+        config = {}
+        why = f"not read ({refused.message}): the pages under docs/ are imported by folder"
+        arc.skipped.append(Skipped(name, why, "approximated"))
     if not isinstance(config, dict):
         raise ConversionError(f"{name} is not a YAML mapping of settings")
     docs_dir = config.get("docs_dir", "docs")

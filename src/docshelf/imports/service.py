@@ -2,23 +2,28 @@
 
 Everything that can fail for a reason the caller can fix (a refused URL, an error answer, an
 unsupported source, an archive that is not one) fails before anything is written, as a 400.
-Imports larger than LARGE_IMPORT resources are applied by a durable job; the answer then names
-the revision the job will create.
+Imports larger than LARGE_IMPORT resources are applied by a durable job: the answer is then an
+import run (GitBook's ContentImportRun), pending, naming the revision the job will create, and
+the run shows the job's progress and outcome.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from docshelf.authz.content import ContentScope
+from docshelf.authz.guard import not_found
 from docshelf.content import indexing, parsing, repository
 from docshelf.content.edits import Editor
 from docshelf.content.lifecycle import blob_store, collect_unless_kept, schedule_collection
 from docshelf.content.service import require_content_edit
 from docshelf.content.snapshot import Snapshot
 from docshelf.fetch import Fetcher
+from docshelf.imports import repository as runs
 from docshelf.imports.convert import (
     ConversionError,
     Imported,
@@ -27,12 +32,16 @@ from docshelf.imports.convert import (
     from_markdown,
     from_zip,
 )
+from docshelf.imports.presenter import present_run
 from docshelf.kit import offload
 from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.db import unit_of_work
-from docshelf.kit.errors import BadRequest
+from docshelf.kit.errors import BadRequest, NotFound
 from docshelf.kit.ids import new_id
+from docshelf.kit.pagination import PageParams, SortKey, paginate
+from docshelf.models import import_runs
+from docshelf.organization import policy as org_policy
 from docshelf.space import policy as space_policy
 from docshelf.space import repository as space_repository
 from docshelf.worker.queue import enqueue
@@ -42,6 +51,8 @@ SUPPORTED = ("markdown", "zip", "html", "docx")
 LARGE_IMPORT = 200
 MAX_IMPORT_BYTES = 100 * 1024 * 1024
 IMPORT_JOB = "content.import"
+# The offload lane of everything an import converts and parses (kit/offload.py).
+LANE: offload.Lane = "convert"
 
 
 def convert(source: str, data: bytes, name: str) -> Imported:
@@ -98,7 +109,9 @@ async def _edit(
     return editor
 
 
-async def rehearse(engine: AsyncEngine, space_id: str, imported: Imported) -> None:
+async def rehearse(
+    engine: AsyncEngine, space_id: str, imported: Imported, tenant: str | None = None
+) -> None:
     """Applies the import to main's head without writing anything and parses every body it would
     store (links rewritten to references) in a worker, so the write that follows parses nothing
     while it holds the space. Should main move meanwhile, the write still works; it may only
@@ -113,7 +126,7 @@ async def rehearse(engine: AsyncEngine, space_id: str, imported: Imported) -> No
         except BadRequest:
             return  # the write reports it
         texts = await editor.final_texts()
-    await parsing.warm(texts, every=True)
+    await parsing.warm(texts, every=True, lane=LANE, tenant=tenant)
 
 
 async def apply(
@@ -157,11 +170,16 @@ async def apply(
 CONVERT_TIMEOUT = 120.0
 
 
-async def convert_offloaded(source: str, data: bytes, name: str) -> Imported:
-    """Converts in a worker process (kit.offload): a large or hostile archive costs the API's
-    event loop nothing, and conversion past CONVERT_TIMEOUT is stopped."""
+async def convert_offloaded(
+    source: str, data: bytes, name: str, tenant: str | None = None
+) -> Imported:
+    """Converts in a worker process (kit.offload), by turns between `tenant`s: a large or
+    hostile archive costs the API's event loop nothing, and conversion past CONVERT_TIMEOUT is
+    stopped."""
     try:
-        return await offload.run(convert, source, data, name, seconds=CONVERT_TIMEOUT)
+        return await offload.run(
+            convert, source, data, name, seconds=CONVERT_TIMEOUT, lane=LANE, tenant=tenant
+        )
     except offload.OffloadTimeout:
         raise BadRequest(
             f"Cannot import this {source} content: converting it took longer than "
@@ -181,59 +199,123 @@ def _check_source(source: str) -> None:
         )
 
 
-async def _check(ctx: Ctx, space_id: str) -> None:
-    require_content_edit(await space_policy.load(ctx, space_id))
+async def _check(ctx: Ctx, space_id: str) -> space_policy.SpaceAccess:
+    access = await space_policy.load(ctx, space_id)
+    require_content_edit(access)
+    return access
 
 
-async def import_content(st: Staged, space_id: str, url: str, source: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Outcome:
+    """An import applied now (`applied`: the 201 answer), or queued as a run (`run`: the 202
+    answer, its status pending)."""
+
+    applied: dict[str, Any] | None = None
+    run: dict[str, Any] | None = None
+
+
+async def import_content(st: Staged, space_id: str, url: str, source: str) -> Outcome:
     # Access first, so a refused caller makes us fetch nothing; then the fetch and the
     # conversion with no transaction open; then one short write, where access is checked again.
     async with st.read() as ctx:
-        await _check(ctx, space_id)
+        org_id = (await _check(ctx, space_id)).org_id
     _check_source(source)
     fetcher = Fetcher.from_settings(st.state.settings, max_bytes=MAX_IMPORT_BYTES)
     fetched = await fetcher.fetch(url)
     if not 200 <= fetched.status < 300:
         raise BadRequest(f"Cannot import {url}: it answered HTTP {fetched.status}")
     name = fetched.url.rstrip("/").rsplit("/", 1)[-1] or "index"
-    imported = await convert_offloaded(source, fetched.body, name)
+    imported = await convert_offloaded(source, fetched.body, name, org_id)
     count = len(imported.pages) + len(imported.files)
     if count == 0:
         raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
     large = count > LARGE_IMPORT
     if not large:
-        # Parsed in this process's memo, so the write parses nothing while it holds the space.
-        await parsing.warm((p.markdown for p in imported.pages), every=True)
-        await rehearse(st.engine, space_id, imported)
+        # Parsed in this process's memo, so the write parses nothing while it holds the space;
+        # in the import's own lane, so a page write's parse never waits behind an import.
+        pages = (p.markdown for p in imported.pages)
+        await parsing.warm(pages, every=True, lane=LANE, tenant=org_id)
+        await rehearse(st.engine, space_id, imported, org_id)
     # The bytes go to the blob store before the write opens: the archive for a job, or the
     # imported files for an import applied now.
     put = await repository.put_blobs(
         blob_store(), [fetched.body] if large else [f.data for f in imported.files]
     )
     async with collect_unless_kept(st.engine, put), st.write() as ctx:
-        await _check(ctx, space_id)
-        if large:
-            revision_id = new_id()
-            key = await repository.stage_blob(
-                ctx.conn, blob_store(), space_id, revision_id, fetched.body, put=put
-            )
-            await enqueue(
-                ctx.conn,
-                IMPORT_JOB,
-                {
-                    "space": space_id,
-                    "blob": key,
-                    "source": source,
-                    "name": name,
-                    "revision": revision_id,
-                    "author": st.actor.user_id,
-                },
-            )
-        else:
+        access = await _check(ctx, space_id)
+        if not large:
             revision_id = await apply(
                 ctx.conn, space_id, imported, author_id=st.actor.user_id, put=put
             )
-    return {"revision": revision_id, **report(imported)}
+            return Outcome(applied={"revision": revision_id, **report(imported)})
+        revision_id = new_id()
+        run_id = new_id()
+        now = utcnow()
+        key = await repository.stage_blob(
+            ctx.conn, blob_store(), space_id, revision_id, fetched.body, put=put
+        )
+        await runs.insert_run(
+            ctx.conn,
+            id=run_id,
+            organization_id=access.org_id,
+            space_id=space_id,
+            status="pending",
+            source=source,
+            source_url=url,
+            revision_id=revision_id,
+            total_resources=imported.total,
+            detected=imported.detected,
+            created_by=st.actor.user_id,
+            created_at=now,
+            updated_at=now,
+        )
+        await enqueue(
+            ctx.conn,
+            IMPORT_JOB,
+            {
+                "space": space_id,
+                "blob": key,
+                "source": source,
+                "name": name,
+                "revision": revision_id,
+                "author": st.actor.user_id,
+                "run": run_id,
+            },
+            organization=access.org_id,
+        )
+        row = await runs.get_run(ctx.conn, access.org_id, run_id)
+        assert row is not None
+        return Outcome(run=present_run(row, ctx.base_url))
+
+
+_RUN_KEYS = (
+    SortKey(import_runs.c.created_at, "created_at"),
+    SortKey(import_runs.c.id, "id"),
+)
+
+
+async def list_runs(
+    ctx: Ctx, org_id: str, params: PageParams, *, space: str | None, status: str | None
+) -> dict[str, Any]:
+    """The organization's runs into spaces the caller can read (a run shows what its space
+    holds), most recent first; a non-member gets the organization's 404."""
+    await org_policy.load(ctx, org_id)
+    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    stmt = runs.runs_in_organization(org_id, space, status).where(scope.visible_spaces_clause())
+    page = await paginate(ctx.conn, stmt, keys=_RUN_KEYS, params=params, descending=True)
+    return page.render(lambda row: present_run(row, ctx.base_url))
+
+
+async def get_run(ctx: Ctx, org_id: str, run_id: str) -> dict[str, Any]:
+    await org_policy.load(ctx, org_id)
+    row = await runs.get_run(ctx.conn, org_id, run_id)
+    if row is None:
+        not_found("Import run")
+    try:
+        await space_policy.load(ctx, row["space_id"])
+    except NotFound:
+        not_found("Import run")  # a run into a space the caller cannot read is not theirs
+    return present_run(row, ctx.base_url)
 
 
 def report(imported: Imported) -> dict[str, Any]:
@@ -257,22 +339,51 @@ async def _unstage(conn: AsyncConnection, payload: dict[str, Any]) -> None:
         await schedule_collection(conn, [key])
 
 
-async def _prepare_import(engine: AsyncEngine, payload: dict[str, Any]) -> Imported | None:
+async def _give_up(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+    await _unstage(conn, payload)
+    if payload.get("run"):
+        await runs.fail_run(
+            conn,
+            payload["run"],
+            "The import could not be applied: it failed on every attempt",
+            utcnow(),
+        )
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """The source cannot be imported, and trying again would not change that."""
+
+    reason: str
+
+
+async def _prepare_import(engine: AsyncEngine, payload: dict[str, Any]) -> Imported | _Refused:
+    if payload.get("run"):
+        async with unit_of_work(engine) as conn:
+            await runs.start_run(conn, payload["run"], utcnow())
     data = await blob_store().get(payload["blob"])
     if data is None:
-        return None
-    imported = await convert_offloaded(payload["source"], data, payload["name"])
-    await parsing.warm((p.markdown for p in imported.pages), every=True)
+        return _Refused("The archive to import is no longer stored")
+    try:
+        imported = await convert_offloaded(payload["source"], data, payload["name"])
+    except BadRequest as exc:
+        return _Refused(exc.message)
+    await parsing.warm((p.markdown for p in imported.pages), every=True, lane=LANE)
     await rehearse(engine, payload["space"], imported)
     return imported
 
 
-@task(IMPORT_JOB, prepare=_prepare_import, on_give_up=_unstage)
+@task(IMPORT_JOB, prepare=_prepare_import, on_give_up=_give_up)
 async def run_import(conn: AsyncConnection, payload: dict[str, Any], imported: Any) -> None:
     if await space_repository.get(conn, payload["space"]) is None:
-        return  # purged meanwhile, and its stage with it
-    if imported is None or await repository.get(conn, payload["space"], payload["revision"]):
-        # The archive is gone, or a retry after a commit that already applied it.
+        return  # purged meanwhile, and its stage and run with it
+    if await repository.get(conn, payload["space"], payload["revision"]):
+        # A retry after a commit that already applied it (and completed its run).
+        await _unstage(conn, payload)
+        return
+    if isinstance(imported, _Refused):
+        if payload.get("run"):
+            await runs.fail_run(conn, payload["run"], imported.reason, utcnow())
         await _unstage(conn, payload)
         return
     await apply(
@@ -282,4 +393,8 @@ async def run_import(conn: AsyncConnection, payload: dict[str, Any], imported: A
         author_id=payload["author"],
         revision_id=payload["revision"],
     )
+    if payload.get("run"):
+        done = report(imported)
+        summary = {k: done[k] for k in ("importedResources", "skipped", "skippedCounts")}
+        await runs.complete_run(conn, payload["run"], summary, utcnow())
     await _unstage(conn, payload)

@@ -16,7 +16,8 @@ from docshelf.models.content import (
 from docshelf.models.custom_field import custom_field_values, custom_fields
 from docshelf.models.export import pdf_exports
 from docshelf.models.identity import api_tokens, users
-from docshelf.models.job import jobs
+from docshelf.models.import_run import import_runs
+from docshelf.models.job import job_tenants, jobs
 from docshelf.models.openapi_spec import (
     openapi_spec_contents,
     openapi_spec_versions,
@@ -66,9 +67,11 @@ __all__ = [
     "content_objects",
     "custom_field_values",
     "custom_fields",
+    "import_runs",
     "import_stages",
     "instance_settings",
     "invites",
+    "job_tenants",
     "jobs",
     "listing_snapshots",
     "members",

@@ -2,11 +2,11 @@
 
 Everything here is bounded before it is built: a document is at most MAX_SOURCE_BYTES, nested
 at most MAX_DEPTH levels, and expands to at most MAX_NODES nodes once YAML aliases are followed.
-YAML is composed by PyYAML's safe loader with a depth count, and the composed node graph is
-measured (memoized, so a billion-laughs document costs its *written* size) before any Python
-object is constructed from it. Nothing here touches the network: external `$ref`s are reported
-to the caller, which fetches them through the guarded fetcher and hands the files back; the
-validator's reference handlers only read those files.
+YAML is read by kit/yamlbound.py: composed with counts of depth, nodes and aliases, and the
+composed node graph measured (memoized, so a billion-laughs document costs its *written* size)
+before any Python object is constructed from it. Nothing here touches the network: external
+`$ref`s are reported to the caller, which fetches them through the guarded fetcher and hands
+the files back; the validator's reference handlers only read those files.
 """
 
 from __future__ import annotations
@@ -19,10 +19,8 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 import orjson
-import yaml
-from yaml.composer import Composer
-from yaml.constructor import SafeConstructor
-from yaml.resolver import Resolver
+
+from docshelf.kit import yamlbound
 
 MAX_SOURCE_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 100
@@ -75,116 +73,17 @@ def parse_document(data: bytes, uri: str | None) -> tuple[dict[str, Any], list[s
 
 # -- YAML -------------------------------------------------------------------------------------
 
-
-class _Bounds:
-    """Composes like PyYAML's composer, counting depth, nodes and aliases as it goes."""
-
-    def _start_counting(self) -> None:
-        self._depth = 0
-        self._aliases = 0
-        self._nodes = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):  # type: ignore[attr-defined]
-            self._aliases += 1
-            if self._aliases > MAX_ALIASES:
-                raise ParseError(f"more than {MAX_ALIASES} YAML aliases")
-            return super().compose_node(parent, index)  # type: ignore[misc]
-        # Written nodes too: a flat list of a million numbers would otherwise be composed whole
-        # (at ~1 KB of node and marks each) before _measure could refuse it.
-        self._nodes += 1
-        if self._nodes > MAX_NODES:
-            raise ParseError(f"more than {MAX_NODES} nodes")
-        self._depth += 1
-        if self._depth > MAX_DEPTH:
-            raise ParseError(f"nested deeper than {MAX_DEPTH} levels")
-        try:
-            return super().compose_node(parent, index)  # type: ignore[misc]
-        finally:
-            self._depth -= 1
-
-
-if yaml.__with_libyaml__:
-    from yaml._yaml import CParser
-
-    class _BoundedLoader(_Bounds, Composer, SafeConstructor, Resolver, CParser):
-        """LibYAML's parser for the events (about twice as fast as PyYAML's), PyYAML's composer
-        (with the counts above) for the nodes: LibYAML's own composer could not be bounded."""
-
-        def __init__(self, stream: str) -> None:
-            CParser.__init__(self, stream)
-            Composer.__init__(self)
-            SafeConstructor.__init__(self)
-            Resolver.__init__(self)
-            self._start_counting()
-
-else:  # pragma: no cover - PyYAML built without LibYAML
-
-    class _BoundedLoader(_Bounds, yaml.SafeLoader):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            yaml.SafeLoader.__init__(self, stream)
-            self._start_counting()
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    return []
-
-
-def _measure(root: yaml.Node) -> None:
-    """Refuses a node graph whose expanded tree (aliases copied out, as JSON would write it)
-    has more than MAX_NODES nodes or MAX_DEPTH levels, or that contains itself. Each node is
-    measured once, so the cost is the graph's size, not the expansion's."""
-    sizes: dict[int, tuple[int, int]] = {}
-    open_: set[int] = set()
-
-    def visit(node: yaml.Node, depth: int) -> tuple[int, int]:
-        key = id(node)
-        known = sizes.get(key)
-        if known is not None:
-            return known
-        if key in open_:
-            raise ParseError("a YAML alias refers to a node that contains it")
-        if depth > MAX_DEPTH:
-            raise ParseError(f"nested deeper than {MAX_DEPTH} levels once aliases are expanded")
-        open_.add(key)
-        count, height = 1, 0
-        for child in _children(node):
-            child_count, child_height = visit(child, depth + 1)
-            count += child_count
-            height = max(height, child_height + 1)
-            if count > MAX_NODES:
-                raise ParseError(f"more than {MAX_NODES} nodes once YAML aliases are expanded")
-        if depth + height > MAX_DEPTH:
-            raise ParseError(f"nested deeper than {MAX_DEPTH} levels once aliases are expanded")
-        open_.discard(key)
-        sizes[key] = (count, height)
-        return count, height
-
-    visit(root, 1)
+_YAML_BOUNDS = yamlbound.Bounds(
+    text_chars=MAX_SOURCE_BYTES, depth=MAX_DEPTH, nodes=MAX_NODES, aliases=MAX_ALIASES
+)
 
 
 def _load_yaml(text: str) -> Any:
-    loader = _BoundedLoader(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            raise ParseError("the document is empty")
-        _measure(node)
-        return _plain(loader.construct_document(node))
-    except yaml.YAMLError as exc:
-        if "exceeded maximum nesting depth" in str(exc):
-            # PyYAML (6.0.4 and later) bounds nesting itself, at a depth past ours: the same
-            # refusal, said as ours.
-            raise ParseError(f"nested deeper than {MAX_DEPTH} levels") from None
-        raise ParseError(f"invalid YAML: {_one_line(str(exc))}") from None
-    except RecursionError:
-        raise ParseError(f"nested deeper than {MAX_DEPTH} levels") from None
-    finally:
-        loader.dispose()
+        document = yamlbound.load(text, _YAML_BOUNDS, empty="the document is empty")
+    except yamlbound.YamlRefused as exc:
+        raise ParseError(exc.message) from None
+    return _plain(document)
 
 
 _INT64 = 2**63
@@ -235,8 +134,7 @@ def _check_depth(document: Any) -> None:
             stack.extend((v, depth + 1) for v in value)
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:500]
+_one_line = yamlbound.one_line
 
 
 # -- references -------------------------------------------------------------------------------

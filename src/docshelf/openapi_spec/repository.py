@@ -189,10 +189,11 @@ async def finish(
 
 async def due_for_refresh(
     conn: AsyncConnection, processed_before: datetime, limit: int
-) -> list[tuple[str, int]]:
-    """URL specs processed before the time given, marked pending; (id, generation) of each."""
+) -> list[tuple[str, int, str]]:
+    """URL specs processed before the time given, marked pending; (id, generation,
+    organization) of each."""
     stmt = (
-        sa.select(openapi_specs.c.id, openapi_specs.c.generation)
+        sa.select(openapi_specs.c.id, openapi_specs.c.generation, openapi_specs.c.organization_id)
         .where(
             openapi_specs.c.processing_state == "complete",
             openapi_specs.c.last_processed_at < processed_before,
@@ -202,11 +203,13 @@ async def due_for_refresh(
         .limit(limit)
         .with_for_update(skip_locked=True)
     )
-    due = [(row.id, row.generation) for row in (await conn.execute(stmt)).all()]
+    due = [
+        (row.id, row.generation, row.organization_id) for row in (await conn.execute(stmt)).all()
+    ]
     if due:
         await conn.execute(
             sa.update(openapi_specs)
-            .where(openapi_specs.c.id.in_([spec_id for spec_id, _ in due]))
+            .where(openapi_specs.c.id.in_([spec_id for spec_id, _, _ in due]))
             .values(processing_state="pending")
         )
     return due

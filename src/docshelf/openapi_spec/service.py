@@ -68,7 +68,7 @@ async def _create(ctx: Ctx, org_id: str, slug: str, source: Source) -> None:
         source_text=text,
         now=utcnow(),
     )
-    await tasks.queue_processing(ctx.conn, spec_id, 1)
+    await tasks.queue_processing(ctx.conn, spec_id, 1, org_id)
 
 
 async def create_spec(ctx: Ctx, org_id: str, body: CreateOpenAPISpec) -> dict[str, Any]:
@@ -105,7 +105,7 @@ async def put_spec(ctx: Ctx, org_id: str, slug: str, source: Source) -> tuple[di
         generation = await repository.set_source(
             ctx.conn, row["id"], source_url=url, source_text=text, now=utcnow()
         )
-        await tasks.queue_processing(ctx.conn, row["id"], generation)
+        await tasks.queue_processing(ctx.conn, row["id"], generation, org_id)
     return await get_spec(ctx, org_id, slug), row is None
 
 

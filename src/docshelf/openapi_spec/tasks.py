@@ -22,9 +22,11 @@ REFRESH_SWEEP = timedelta(minutes=10)
 REFRESH_BATCH = 100
 
 
-async def queue_processing(conn: AsyncConnection, spec_id: str, generation: int) -> None:
+async def queue_processing(
+    conn: AsyncConnection, spec_id: str, generation: int, org_id: str
+) -> None:
     """In the caller's transaction: the job exists only if the change of source commits."""
-    await enqueue(conn, PROCESS, {"spec": spec_id, "generation": generation})
+    await enqueue(conn, PROCESS, {"spec": spec_id, "generation": generation}, organization=org_id)
 
 
 async def _prepare(engine: AsyncEngine, payload: dict[str, Any]) -> processing.Outcome | None:
@@ -90,5 +92,5 @@ async def refresh(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
     """Queues the processing of URL sources last processed more than the interval ago."""
     interval = timedelta(hours=processing.settings().openapi_refresh_hours)
     due = await repository.due_for_refresh(conn, utcnow() - interval, REFRESH_BATCH)
-    for spec_id, generation in due:
-        await queue_processing(conn, spec_id, generation)
+    for spec_id, generation, org_id in due:
+        await queue_processing(conn, spec_id, generation, org_id)

@@ -67,7 +67,7 @@ async def render(
 ) -> Body:
     if len(markdown) > OFFLOAD_CHARS:
         body = await offload.run(
-            _render, markdown, base_path, paths, seconds=RENDER_SECONDS, lane="render"
+            _render, markdown, base_path, paths, seconds=RENDER_SECONDS, lane="read"
         )
     else:
         body = _render(markdown, base_path, paths)

@@ -22,6 +22,7 @@ async def schedule_purge(conn: AsyncConnection, space_id: str, deleted_at: datet
         PURGE_JOB,
         {"space": space_id, "deletedAt": deleted_at.isoformat()},
         run_at=deleted_at + RETENTION,
+        space=space_id,
     )
 
 

@@ -160,8 +160,10 @@ async def start(
 ) -> str:
     """The identity provider's URL with a new AuthnRequest, remembered with the browser's
     nonce, where to land, and (with a link code) the account the login links."""
-    _, partner = await _active_partner(b, provider_id)
-    request_id, location = await _offload(saml.authn_request, partner, "")
+    row, partner = await _active_partner(b, provider_id)
+    request_id, location = await _offload(
+        saml.authn_request, partner, "", tenant=row["organization_id"]
+    )
     now = utcnow()
     async with unit_of_work(b.engine) as conn:
         link_user = None
@@ -203,14 +205,16 @@ async def consume(b: Browser, provider_id: str, encoded: str, nonce: str | None)
     """Verifies a SAMLResponse and logs its subject in."""
     if not encoded:
         raise BadRequest(_REFUSED + "SAMLResponse is missing")
-    _, partner = await _active_partner(b, provider_id)
+    provider, partner = await _active_partner(b, provider_id)
     if nonce is None:
         # Before any XML work: a response posted by a browser that started no login here.
         raise BadRequest(
             _REFUSED + "this browser did not start a login here (its login cookie is missing); "
             "start again from the organization's login link"
         )
-    verified = await _offload(saml.verify_response, partner, encoded)
+    verified = await _offload(
+        saml.verify_response, partner, encoded, tenant=provider["organization_id"]
+    )
     if not _EMAIL.match(verified.email) or has_controls(verified.email, multiline=False):
         raise BadRequest(_REFUSED + "the asserted e-mail address is not valid")
     now = utcnow()
@@ -323,9 +327,11 @@ async def _join(
 T = TypeVar("T")
 
 
-async def _offload(fn: Callable[..., T], *args: object) -> T:
+async def _offload(fn: Callable[..., T], *args: object, tenant: str) -> T:
+    # Taking turns with other organizations' page parses and logins: one organization's
+    # logins cannot hold the lane from the others.
     try:
-        return await offload.run(fn, *args, seconds=SAML_SECONDS, lane="parse")
+        return await offload.run(fn, *args, seconds=SAML_SECONDS, lane="parse", tenant=tenant)
     except saml.SamlRefused as exc:
         log.info("SAML refused: %s", exc)
         raise BadRequest(_REFUSED + str(exc)) from None

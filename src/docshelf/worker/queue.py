@@ -6,13 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import upsert_insert
 from docshelf.kit.ids import new_id
 from docshelf.kit.logs import job_payload
-from docshelf.models import jobs
+from docshelf.models import jobs, spaces
 
 
 async def enqueue(
@@ -23,10 +24,17 @@ async def enqueue(
     run_at: datetime | None = None,
     dedupe_key: str | None = None,
     max_attempts: int = 5,
+    organization: str | None = None,
+    space: str | None = None,
 ) -> str | None:
-    """Returns the new job's id, or None when a pending job with the same dedupe key exists."""
+    """Returns the new job's id, or None when a pending job with the same dedupe key exists.
+    `organization` (or `space`, whose organization is read in the same statement) names whose
+    work the job is, for the runner's fair share; neither: the install's own upkeep."""
     now = utcnow()
     job_id = new_id()
+    tenant: Any = organization
+    if tenant is None and space is not None:
+        tenant = sa.select(spaces.c.organization_id).where(spaces.c.id == space).scalar_subquery()
     stmt = (
         upsert_insert(conn.dialect.name, jobs)
         .values(
@@ -40,8 +48,25 @@ async def enqueue(
             run_at=run_at or now,
             dedupe_key=dedupe_key,
             created_at=now,
+            organization_id=tenant,
         )
         .on_conflict_do_nothing()
     )
     result = await conn.execute(stmt)
     return job_id if result.rowcount == 1 else None
+
+
+async def make_due(conn: AsyncConnection, kind: str, dedupe_key: str | None = None) -> int:
+    """Brings every queued job of `kind` forward to now (a scheduled sweep, the purge of
+    deleted spaces); with `dedupe_key`, queues one due now if none is queued. How many jobs
+    are now due."""
+    now = utcnow()
+    result = await conn.execute(
+        sa.update(jobs)
+        .where(jobs.c.kind == kind, jobs.c.status == "queued", jobs.c.run_at > now)
+        .values(run_at=now)
+    )
+    moved = int(result.rowcount or 0)
+    if moved == 0 and dedupe_key is not None:
+        moved = int(await enqueue(conn, kind, {}, dedupe_key=dedupe_key) is not None)
+    return moved

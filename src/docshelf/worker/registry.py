@@ -24,6 +24,12 @@ class Schedule:
     first: timedelta | None = None
 
 
+# The longest a job may run, prepare step and handler together, unless its kind says less. It
+# stays below the runner's lease (5 minutes), so a job still running is never taken by another
+# runner; past it the job is stopped (its offloaded work killed) and counts as a failed attempt.
+MAX_SECONDS = 240.0
+
+
 @dataclass(frozen=True)
 class Kind:
     # handler(conn, payload), or handler(conn, payload, prepared) when `prepare` is set.
@@ -31,6 +37,7 @@ class Kind:
     prepare: Prepare | None = None
     # on_give_up(conn, payload)
     on_give_up: Handler | None = None
+    seconds: float = MAX_SECONDS
 
 
 _KINDS: dict[str, Kind] = {}
@@ -44,18 +51,21 @@ def task(
     first: timedelta | None = None,
     prepare: Prepare | None = None,
     on_give_up: Handler | None = None,
+    seconds: float = MAX_SECONDS,
 ) -> Callable[[Handler], Handler]:
     """A kind with `every` runs periodically, one run pending at a time; `first` brings the
     run queued when a runner starts closer, for sweeps that catch up after an upgrade.
     `prepare(engine, payload)` runs before the job's transaction opens and its result is
     passed to the handler. `on_give_up` runs, in the transaction that marks the job failed,
     once its last attempt has failed: the place to release what the job held (its handler's
-    writes rolled back)."""
+    writes rolled back). `seconds` bounds a run, at most MAX_SECONDS."""
+    if not 0 < seconds <= MAX_SECONDS:
+        raise ValueError(f"job kind {kind!r}: seconds must be in (0, {MAX_SECONDS:g}]")
 
     def register(fn: Handler) -> Handler:
         if kind in _KINDS and _KINDS[kind].handler is not fn:
             raise RuntimeError(f"job kind {kind!r} registered twice")
-        _KINDS[kind] = Kind(fn, prepare, on_give_up)
+        _KINDS[kind] = Kind(fn, prepare, on_give_up, seconds)
         if every is not None:
             _SCHEDULES.append(Schedule(kind, every, first))
         return fn
@@ -65,6 +75,16 @@ def task(
 
 def kind_of(name: str) -> Kind | None:
     return _KINDS.get(name)
+
+
+def kinds() -> list[str]:
+    """Every registered kind, sorted."""
+    return sorted(_KINDS)
+
+
+def schedule_key(kind: str) -> str:
+    """The dedupe key that keeps one run of a scheduled kind pending at a time."""
+    return f"schedule:{kind}"
 
 
 def schedules() -> list[Schedule]:
