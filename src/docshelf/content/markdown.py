@@ -35,7 +35,16 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 from docshelf.config import Settings
-from docshelf.content.limits import MAX_BLOCK_NESTING, MAX_LINKS, MAX_MARKDOWN_BYTES, MAX_MARKUP
+from docshelf.content.limits import (
+    BLOCK_NESTING,
+    LINKS,
+    MARKUP,
+    MAX_BLOCK_NESTING,
+    MAX_LINKS,
+    MAX_MARKDOWN_BYTES,
+    MAX_MARKUP,
+    PAGE_SIZE,
+)
 from docshelf.kit.keep import kept
 from docshelf.kit.lru import SizedLRU
 
@@ -601,10 +610,21 @@ def costly(markdown: str) -> bool:
     not been parsed in this process yet."""
     if len(markdown) > MAX_MARKDOWN_BYTES:
         return False  # `check` refuses it on its size alone, before any parse
-    markup = sum(markdown.count(c) for c in _MARKUP)
-    if 2.5 * len(markdown) + 30 * markup <= _INLINE_BUDGET_US:
+    if parse_cost_us(markdown) <= _INLINE_BUDGET_US:
         return False
     return not memoized(markdown)
+
+
+def parse_cost_us(markdown: str) -> float:
+    """About how long one parse of `markdown` takes on a quiet machine, in microseconds (one
+    pass of C-speed counting: cheap next to the parse)."""
+    return 2.5 * len(markdown) + 30 * markup_count(markdown)
+
+
+def markup_count(markdown: str) -> int:
+    """The markup characters anywhere in `markdown`, code included: at least what `check`
+    counts against MAX_MARKUP."""
+    return sum(markdown.count(c) for c in _MARKUP)
 
 
 Prepared = tuple["_Analysis | None", "tuple[bytes, tuple[Section, ...]] | None"]
@@ -656,25 +676,33 @@ def _nesting(tokens: list[Token]) -> int:
 def check(markdown: str) -> str | None:
     """What makes `markdown` exceed the limits on a page's body, or None. Linear time; the parse
     it takes is the one later helpers reuse."""
+    found = violation(markdown)
+    return None if found is None else found[1]
+
+
+def violation(markdown: str) -> tuple[str, str] | None:
+    """`check`'s answer with the name of the limit exceeded (limits.PAGE_SIZE...)."""
     size = len(markdown.encode("utf-8", "surrogatepass"))
     if size > MAX_MARKDOWN_BYTES:
-        return f"markdown is {size} bytes; a page holds at most {MAX_MARKDOWN_BYTES}"
+        return PAGE_SIZE, f"markdown is {size} bytes; a page holds at most {MAX_MARKDOWN_BYTES}"
     try:
         analysis = _ANALYSES.get(markdown, _budgeted_analysis)
     except _OverBudget:
         analysis = None
     if analysis is None or analysis.markup > MAX_MARKUP:
-        return (
+        return MARKUP, (
             f"markdown holds more than {MAX_MARKUP} markup characters outside code "
             f"({' '.join(_MARKUP)}); a page holds at most {MAX_MARKUP}"
         )
     if analysis.nesting > MAX_BLOCK_NESTING:
-        return (
+        return BLOCK_NESTING, (
             f"markdown nests block quotes or lists {analysis.nesting} deep; "
             f"at most {MAX_BLOCK_NESTING} levels are allowed"
         )
     if len(analysis.dests) > MAX_LINKS:
-        return f"markdown holds {len(analysis.dests)} links; a page holds at most {MAX_LINKS}"
+        return LINKS, (
+            f"markdown holds {len(analysis.dests)} links; a page holds at most {MAX_LINKS}"
+        )
     return None
 
 
