@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import zipfile
+from pathlib import Path
 from typing import Literal
 
 import pytest
@@ -19,6 +20,7 @@ from docshelf.imports.convert import (
     ImportedPage,
     ImportedReusable,
     Skipped,
+    from_folder,
     from_html,
     from_markdown,
     from_zip,
@@ -188,8 +190,9 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             total=7,
             imported=4,
             skipped=(
-                Skipped(".DS_Store", "hidden file"),
+                # In the order of their paths in the archive (the wrapping folder's first).
                 Skipped("__MACOSX/", "macOS metadata folder"),
+                Skipped(".DS_Store", "hidden file"),
                 Skipped("notes.docx", UNSUPPORTED.format("docx")),
             ),
             # GitBook's reusable contents become the space's.
@@ -247,7 +250,26 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             ),
             total=5,
             imported=5,
-            skipped=(),
+            # Local links and images that lead to nothing of the archive: each named.
+            skipped=(
+                Skipped(
+                    "README.md",
+                    "links to 'missing.md', which is no page or image of the import: "
+                    "left as written",
+                    "unresolved",
+                ),
+                Skipped(
+                    "README.md",
+                    "links to '../up.md', which is no page or image of the import: left as written",
+                    "unresolved",
+                ),
+                Skipped(
+                    "guide/intro.md",
+                    "shows the image '../README.md', which is no image of the import: "
+                    "left as written",
+                    "unresolved",
+                ),
+            ),
         ),
     ),
     "summary and README in lower case": (
@@ -284,18 +306,26 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             total=5,
             imported=1,
             skipped=(
-                Skipped("notes.docx", UNSUPPORTED.format("docx")),
-                Skipped("data/table.csv", UNSUPPORTED.format("csv")),
                 Skipped("binary.md", "not a text file"),
                 Skipped("clip.mp4", UNSUPPORTED.format("mp4")),
+                Skipped("data/table.csv", UNSUPPORTED.format("csv")),
+                Skipped("notes.docx", UNSUPPORTED.format("docx")),
             ),
         ),
     ),
 }
 
 
+def write_folder(root: Path, files: dict[str, str | bytes]) -> Path:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return root
+
+
 @pytest.mark.parametrize(("files", "expected"), ZIP_CASES.values(), ids=ZIP_CASES.keys())
-def test_from_zip(files: dict[str, str | bytes], expected: Imported) -> None:
+def test_from_zip(files: dict[str, str | bytes], expected: Imported, tmp_path: Path) -> None:
     # A SUMMARY.md makes a GitBook repository; anything else here is a plain folder.
     gitbook = any(p.lower().endswith(("summary.md", ".gitbook.yaml")) for p in files)
     kind = "gitbook" if gitbook else "folder"
@@ -303,6 +333,8 @@ def test_from_zip(files: dict[str, str | bytes], expected: Imported) -> None:
     assert from_zip(make_zip(files)) == expected
     # Directory entries, as most zip tools write them, change nothing.
     assert from_zip(make_zip(files, directories=True)) == expected
+    # Nor does reading the folder itself rather than an archive of it.
+    assert from_folder(write_folder(tmp_path / "project", files)) == expected
 
 
 def test_from_zip_windows_separators() -> None:
@@ -507,7 +539,7 @@ def _chain(depth: int) -> dict[str, str | bytes]:
     return {"SUMMARY.md": "\n".join(lines) + "\n", **files}
 
 
-def test_deep_summaries_are_read_whole_or_refused() -> None:
+def test_deep_summaries_are_read_whole_or_cut_where_too_deep() -> None:
     # markdown-it's default nesting limit used to drop everything below the tenth level.
     deepest = from_zip(make_zip(_chain(MAX_IMPORT_DEPTH)))
     assert len(deepest.pages) == deepest.imported == deepest.total == MAX_IMPORT_DEPTH
@@ -515,13 +547,34 @@ def test_deep_summaries_are_read_whole_or_refused() -> None:
     assert [p.parent for p in deepest.pages] == [None] + [
         f"p{i}" for i in range(1, MAX_IMPORT_DEPTH)
     ]
-    # One level too deep is refused by the depth check; deeper still, by the reader itself.
-    with pytest.raises(ConversionError) as too_deep:
-        from_zip(make_zip(_chain(MAX_IMPORT_DEPTH + 1)))
-    assert str(too_deep.value).startswith(f"SUMMARY.md nests pages {MAX_IMPORT_DEPTH + 1} levels")
-    with pytest.raises(ConversionError) as refused:
-        from_zip(make_zip(_chain(SUMMARY_MAX_DEPTH + 1)))
-    assert (
-        str(refused.value)
-        == f"SUMMARY.md nests its entries more than {SUMMARY_MAX_DEPTH} levels deep"
+    # Deeper than the reader reads (it would silently drop the rest of the file too): those
+    # entries are cut out and reported, the entries after them still read.
+    files = _chain(SUMMARY_MAX_DEPTH + 3)
+    files["SUMMARY.md"] = str(files["SUMMARY.md"]) + "* [After](after.md)\n  * [Below](b.md)\n"
+    files.update({"after.md": "# After\n", "b.md": "# Below\n"})
+    imported = from_zip(make_zip(files))
+    assert len(imported.pages) == MAX_IMPORT_DEPTH + 2
+    assert [(p.ref, p.parent, p.title) for p in imported.pages[-3:]] == [
+        (f"p{MAX_IMPORT_DEPTH}", f"p{MAX_IMPORT_DEPTH - 1}", f"P{MAX_IMPORT_DEPTH - 1}"),
+        (f"p{MAX_IMPORT_DEPTH + 1}", None, "After"),
+        (f"p{MAX_IMPORT_DEPTH + 2}", f"p{MAX_IMPORT_DEPTH + 1}", "Below"),
+    ]
+    limit = "over the page depth limit"
+    assert (imported.total, imported.imported) == (SUMMARY_MAX_DEPTH + 5, MAX_IMPORT_DEPTH + 2)
+    assert imported.skipped == (
+        Skipped(
+            "SUMMARY.md",
+            f"{limit} (entries from line {SUMMARY_MAX_DEPTH + 1} to {SUMMARY_MAX_DEPTH + 3} "
+            f"nest deeper than {SUMMARY_MAX_DEPTH} levels; an import holds at most "
+            f"{MAX_IMPORT_DEPTH}): left out",
+        ),
+        *(
+            Skipped(f"p{i}.md", f"{limit} (listed in SUMMARY.md too deep to import): left out")
+            for i in range(SUMMARY_MAX_DEPTH, SUMMARY_MAX_DEPTH + 3)
+        ),
+        Skipped(
+            f"p{MAX_IMPORT_DEPTH}.md",
+            f"{limit} (it would be {MAX_IMPORT_DEPTH + 1} levels deep; an import holds at most "
+            f"{MAX_IMPORT_DEPTH}): left out",
+        ),
     )
