@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
 import zipfile
 from pathlib import Path
 from typing import Literal
@@ -577,4 +578,25 @@ def test_deep_summaries_are_read_whole_or_cut_where_too_deep() -> None:
             f"{limit} (it would be {MAX_IMPORT_DEPTH + 1} levels deep; an import holds at most "
             f"{MAX_IMPORT_DEPTH}): left out",
         ),
+    )
+
+
+def test_a_folder_reports_what_no_zip_holds(tmp_path: Path) -> None:
+    """Links to folders are not followed (they may lead anywhere, or in a circle), special files
+    are not read (a pipe would never end) and broken links cannot be: each is reported."""
+    root = write_folder(tmp_path / "docs", {"README.md": "# Home\n", "guide/a.md": "# A\n"})
+    (root / "shared").symlink_to(root / "guide", target_is_directory=True)
+    (root / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    os.mkfifo(root / "pipe.md")
+    imported = from_folder(root)
+    assert [(p.ref, p.parent, p.title) for p in imported.pages] == [
+        ("p1", None, "Home"),
+        ("p2", None, "Guide"),
+        ("p3", "p2", "A"),
+    ]
+    assert (imported.total, imported.imported) == (5, 2)
+    assert imported.skipped == (
+        Skipped("shared/", "a link to a folder: not followed"),
+        Skipped("gone.md", "cannot be read: No such file or directory"),
+        Skipped("pipe.md", "not a regular file"),
     )

@@ -14,25 +14,27 @@ what one page then costs: every parse is linear in the text and runs in the offl
 
 from __future__ import annotations
 
-# A page's markdown, in UTF-8 bytes. markdown-it-py parses ~1.5-6 us a character (quiet to
-# loaded machine), so a page at the bound is a few seconds of one worker's CPU per parse; its
-# JSON document (~4.4 bytes a character) still fits the rendered-document memo
-# (markdown.py, a third of `DOCSHELF_MARKDOWN_MEMO_MB` times two).
-MAX_MARKDOWN_BYTES = 4 * 1024 * 1024
+# A page's markdown, in UTF-8 bytes: 2.3 times the largest real page we know of. markdown-it-py
+# parses ~1.5-6 us a character (quiet to loaded machine): a parse at the bound is seconds of a
+# worker's CPU, and a read of its JSON document a second of the event loop's, serializing ~9 MB.
+# Twice this (measured) made a cold read a minute under load, and one page's document took
+# two thirds of the rendered-document memo (markdown.py), so two such pages evicted each other.
+MAX_MARKDOWN_BYTES = 2 * 1024 * 1024
 
 # Characters that start inline markup ([ ] ! < * _ ` ~ & and backslash) in a page's inline
 # content (code blocks and fences do not count). Each costs the parser 10-35 us, ten times any
 # other character, so a body made of nothing else costs about what a page of prose at the size
-# bound does. Real pages hold 3-5 % of them (Rust's release notes: 4.2 %, 170,000 at 4 MB).
-MAX_MARKUP = 250_000
+# bound does. Real pages hold 3-5 % of them (Rust's release notes: 4.2 %, 88,000 at 2 MiB).
+MAX_MARKUP = 150_000
 
 # Block containers (block quotes and list items) nested inside each other. Deeper content would
 # be silently dropped by the parser, and a JSON document nests two levels per container.
 MAX_BLOCK_NESTING = 32
 
 # Link and image destinations (inline, reference definitions, autolinks) in one page: a link
-# every 85 bytes at the size bound (release notes: one every 160).
-MAX_LINKS = 50_000
+# every 85 bytes at the size bound (release notes: one every 160, an index of links one every
+# 30-60). Each is a row of the links index and ~200 bytes of the links memo.
+MAX_LINKS = 25_000
 
 # Levels of a page tree: a top-level page is at depth 1. GitBook's page listing nests `pages`
 # inside pages, two JSON levels each, and orjson refuses more than 254.

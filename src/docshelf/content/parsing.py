@@ -18,7 +18,7 @@ from docshelf.kit import offload
 
 # Each batch gets this much per text, and more for long texts: preparing a text parses it twice
 # (links and limits, then the document and sections), and a loaded machine parses four times
-# slower than `parse_cost_us` says. A page at the size limit gets about two minutes: past its
+# slower than `parse_cost_us` says. A page at the size limit gets a minute and a half: past its
 # time, a text is parsed on the event loop instead, which must never be for one that big.
 PARSE_SECONDS = 30.0
 _COST_MARGIN = 8

@@ -511,10 +511,12 @@ def _folder_entries(folder: Path, skipped: list[Skipped]) -> Iterator[_Entry]:
     links to folders are not, and are reported: a link may lead anywhere, or round in a
     circle)."""
 
-    def fail(error: OSError) -> None:
-        raise ConversionError(f"{folder}: {error.strerror or error}") from error
+    def unreadable(error: OSError) -> None:
+        where = Path(error.filename or folder)
+        relative = where.relative_to(folder).as_posix() if where != folder else "."
+        skipped.append(Skipped(relative + "/", f"cannot be read: {error.strerror or error}"))
 
-    for top, dirs, files in os.walk(folder, onerror=fail):
+    for top, dirs, files in os.walk(folder, onerror=unreadable):
         here = Path(top)
         dirs.sort()  # the walk's order only decides which of two errors speaks first
         for name in dirs:

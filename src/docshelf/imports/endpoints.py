@@ -34,8 +34,9 @@ class SkippedResource(Out):
     reason: str = Field(description="Why it was not imported (or only as an empty page)")
     kind: Literal["skipped", "unresolved", "approximated"] = Field(
         description=(
-            "skipped: left out; unresolved: an include or table-of-contents entry that leads "
-            "nowhere; approximated: imported as something close to it"
+            "skipped: left out (the reason names the limit when one left it out); unresolved: "
+            "an include, table-of-contents entry or link that leads nowhere; approximated: "
+            "imported as something close to it"
         )
     )
 
@@ -57,7 +58,8 @@ class ImportResult(Out):
     skipped: list[SkippedResource] = Field(
         description=(
             "Docshelf extension: every file of the source left out (hidden folders count as "
-            "one entry) and every SUMMARY.md entry not imported as written, with the reason"
+            "one entry), every SUMMARY.md entry not imported as written and every local link "
+            "that leads to nothing of the import, with the reason"
         )
     )
     skippedCounts: SkippedCounts = Field(description="Docshelf extension: `skipped` by kind")
@@ -83,7 +85,8 @@ class ImportResult(Out):
         "heading). The URL is fetched through the "
         "SSRF-guarded fetcher. Imports of more than 200 resources are applied by a background "
         "job; the answer then names the revision the job creates. `skipped` lists what was "
-        "left out and why; a SUMMARY.md nested deeper than 100 levels is refused."
+        "left out and why: a page over a content limit or deeper than 50 levels is left out "
+        "and the rest imported, and a link to nothing of the import is reported."
     ),
 )
 @staged
