@@ -703,6 +703,8 @@ def _summary_tokens(arc: _Archive, summary: str) -> tuple[list[Token], set[str]]
         end += 1
         while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) >= indent):
             end += 1
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1  # blank lines after it are not its own
         for line in lines[start:end]:
             for href in _HREF.findall(line):
                 path, _ = _summary_target(arc, href)
