@@ -353,3 +353,25 @@ async def test_imports_leave_out_what_is_past_the_depth(
     ]
     pages = (await client.get(f"/v1/spaces/{sid}/content/pages", headers=reader.headers)).json()
     assert depth_of(pages["pages"]) == MAX_PAGE_DEPTH
+
+
+async def test_a_single_page_import_over_a_limit_is_refused(
+    client: httpx.AsyncClient, db: AsyncEngine, site: tuple[str, Files], allow_loopback: None
+) -> None:
+    """Nothing else would land: refused, naming the limit, as a change batch is."""
+    base, files = site
+    sid, editor, _reader = await live_space(client, db)
+    files["/big.md"] = ("text/markdown", b"# Big\n\n" + b"a" * MAX_MARKDOWN_BYTES)
+    before = await snapshot(db)
+    r = await client.post(
+        f"/v1/spaces/{sid}/content/import",
+        json={"url": base + "/big.md", "source": "markdown"},
+        headers=editor.headers,
+    )
+    size = MAX_MARKDOWN_BYTES + len("# Big\n\n")
+    assert r.json() == error(
+        400,
+        f"Cannot import this markdown content: big.md: markdown is {size} bytes; a page holds "
+        f"at most {MAX_MARKDOWN_BYTES}",
+    )
+    assert await snapshot(db) == before

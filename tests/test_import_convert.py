@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import pickle
 import zipfile
 from pathlib import Path
 from typing import Literal
 
 import pytest
 
-from docshelf.content.limits import MAX_IMPORT_DEPTH
+from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES
 from docshelf.imports.convert import (
     SUMMARY_MAX_DEPTH,
     ConversionError,
@@ -20,6 +21,7 @@ from docshelf.imports.convert import (
     ImportedFile,
     ImportedPage,
     ImportedReusable,
+    OverLimit,
     Skipped,
     from_folder,
     from_html,
@@ -599,4 +601,59 @@ def test_a_folder_reports_what_no_zip_holds(tmp_path: Path) -> None:
         Skipped("shared/", "a link to a folder: not followed"),
         Skipped("gone.md", "cannot be read: No such file or directory"),
         Skipped("pipe.md", "not a regular file"),
+    )
+
+
+def test_a_limit_refusal_pickles_whole() -> None:
+    """It may be raised in an offload worker and read in the API process."""
+    with pytest.raises(OverLimit) as info:
+        from_markdown(b"a" * (MAX_MARKDOWN_BYTES + 1), "big.md")
+    again = pickle.loads(pickle.dumps(info.value))
+    assert (str(again), again.limit, again.reason()) == (
+        str(info.value),
+        "page size",
+        f"over the page size limit (markdown is {MAX_MARKDOWN_BYTES + 1} bytes; a page holds "
+        f"at most {MAX_MARKDOWN_BYTES}): left out",
+    )
+    assert str(again) == (
+        f"big.md: markdown is {MAX_MARKDOWN_BYTES + 1} bytes; a page holds at most "
+        f"{MAX_MARKDOWN_BYTES}"
+    )
+
+
+def test_links_to_nothing_are_named_up_to_twenty_a_page() -> None:
+    links = "".join(f"[n{i}](gone/{i}.md) " for i in range(23))
+    imported = from_zip(make_zip({"README.md": f"# Home\n\n{links}\n"}))
+    assert [s.reason for s in imported.skipped[-2:]] == [
+        "links to 'gone/19.md', which is no page or image of the import: left as written",
+        "links to 3 more targets that are not in the import: left as written",
+    ]
+    assert len(imported.skipped) == 21
+    assert {s.kind for s in imported.skipped} == {"unresolved"}
+
+
+def test_links_left_as_written_when_rewriting_them_would_pass_a_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ref can be longer than the path it replaces: a page just within the size limit would
+    then pass it, and the editor refuse the whole import. Its links stay as written instead."""
+    from docshelf.content import markdown as md
+    from docshelf.imports import convert
+
+    monkeypatch.setattr(md, "MAX_MARKDOWN_BYTES", 1000)
+    monkeypatch.setattr(convert, "MAX_MARKDOWN_BYTES", 1000)
+    near = "[b](b) " * 10 + "x" * (1000 - 70 - 1) + "\n"
+    assert len(near) == 1000
+    imported = from_zip(make_zip({"a.md": near, "b.md": "# B\n", "c.md": "[b](b)\n"}))
+    assert [(p.title, p.markdown) for p in imported.pages] == [
+        ("A", near),
+        ("B", ""),
+        ("C", "[b](./p2)\n"),
+    ]
+    assert imported.skipped == (
+        Skipped(
+            "a.md",
+            "links to other pages left as written: with them rewritten, the page is over a limit",
+            "approximated",
+        ),
     )

@@ -165,9 +165,14 @@ class OverLimit(ConversionError):
     """A page exceeds a content limit: `limit` is its name (limits.PAGE_SIZE...)."""
 
     def __init__(self, name: str, limit: str, problem: str) -> None:
-        super().__init__(f"{name}: {problem}")
+        # All three in `args`, so that it pickles (out of an offload worker) whole.
+        super().__init__(name, limit, problem)
+        self.name = name
         self.limit = limit
         self.problem = problem
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.problem}"
 
     def reason(self, outcome: str = "left out") -> str:
         return over_limit(self.limit, self.problem, outcome)
