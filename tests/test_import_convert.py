@@ -657,3 +657,40 @@ def test_links_left_as_written_when_rewriting_them_would_pass_a_limit(
             "approximated",
         ),
     )
+
+
+def test_a_folder_page_over_a_limit_stays_as_an_empty_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its pages still need a parent (and links to it a target); a page with nothing below it
+    over a limit is left out."""
+    from docshelf.content import markdown as md
+    from docshelf.imports import convert
+
+    monkeypatch.setattr(md, "MAX_MARKDOWN_BYTES", 100)
+    monkeypatch.setattr(convert, "MAX_MARKDOWN_BYTES", 100)
+    big = "# Guide\n\n" + "x" * 100 + "\n"
+    imported = from_zip(
+        make_zip(
+            {
+                "README.md": "# Home\n\n[guide](guide/) [big](big.md)\n",
+                "big.md": big,
+                "guide/README.md": big,
+                "guide/a.md": "# A\n\n[up](README.md)\n",
+            }
+        )
+    )
+    assert [(p.ref, p.parent, p.title, p.markdown) for p in imported.pages] == [
+        ("p1", None, "Home", "[guide](./p2) [big](big.md)\n"),
+        ("p2", None, "Guide", ""),
+        ("p3", "p2", "A", "[up](./p2)\n"),
+    ]
+    assert (imported.total, imported.imported) == (4, 2)
+    over = "over the page size limit (markdown is 110 bytes; a page holds at most 100)"
+    assert imported.skipped == (
+        Skipped("big.md", f"{over}: left out"),
+        Skipped("guide/README.md", f"{over}: imported as an empty page holding the pages below it"),
+        Skipped(
+            "README.md",
+            "links to 'big.md', which is no page or image of the import: left as written",
+            "unresolved",
+        ),
+    )
