@@ -653,7 +653,7 @@ def test_links_left_as_written_when_rewriting_them_would_pass_a_limit(
     assert imported.skipped == (
         Skipped(
             "a.md",
-            "links to other pages left as written: with them rewritten, the page is over a limit",
+            "links to other pages left as written: rewritten, the page is over the page size limit",
             "approximated",
         ),
     )

@@ -32,7 +32,7 @@ from urllib.parse import unquote
 
 from markdown_it.token import Token
 
-from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES, PAGE_DEPTH
+from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES, PAGE_DEPTH, PAGE_SIZE
 from docshelf.content.markdown import commonmark, markup_count, rewrite_links, violation
 from docshelf.imports.dialects import Notes, front_matter, humanize
 from docshelf.imports.dialects import convert as convert_dialects
@@ -661,10 +661,10 @@ _PENDING = -2  # a list item whose entry has not been read yet
 _NONE = -1  # a list item that made no page
 # markdown-it stops reading, silently, what is nested deeper than maxNesting (20 by default: ten
 # list levels, so a deeper SUMMARY.md lost its tail). Tables of contents are read with room for
-# SUMMARY_MAX_DEPTH list levels (two tokens each, plus the item's paragraph), and one reaching
-# further is refused rather than imported in part.
-# One level more than an import may hold, so a table of contents one level too deep is refused
-# by the depth check, which names the depth.
+# SUMMARY_MAX_DEPTH list levels (two tokens each, plus the item's paragraph); what reaches
+# further is cut out and reported (`_summary_tokens`) rather than lost in silence. One level
+# more than an import may hold, so that entries one level too deep are read, then left out by
+# the depth check (`_prune`), which names each file and its depth.
 SUMMARY_MAX_DEPTH = MAX_IMPORT_DEPTH + 1
 _SUMMARY_MD = commonmark(2 * SUMMARY_MAX_DEPTH + 2)
 
@@ -969,20 +969,24 @@ def _rewritten(
         more = len(nowhere) - _BROKEN_PER_PAGE
         why = f"links to {more} more targets that are not in the import: left as written"
         broken.append(Skipped(source, why, "unresolved"))
-    if out == markdown or not _grew_past_limits(markdown, out):
+    limit = None if out == markdown else _limit_passed(markdown, out)
+    if limit is None:
         return out
-    why = "links to other pages left as written: with them rewritten, the page is over a limit"
+    why = f"links to other pages left as written: rewritten, the page is over the {limit} limit"
     broken.append(Skipped(source, why, "approximated"))
     return markdown
 
 
-def _grew_past_limits(before: str, after: str) -> bool:
-    """Whether rewriting links made a page that was within the limits exceed one (refs can be
-    longer than what they replace): its size is checked, and the rest only when it gained
+def _limit_passed(before: str, after: str) -> str | None:
+    """The limit that rewriting links made a page within the limits exceed (refs can be longer
+    than what they replace), if any: its size is checked, and the rest only when it gained
     markup characters, which it rarely does."""
     if len(after.encode("utf-8", "surrogatepass")) > MAX_MARKDOWN_BYTES:
-        return True
-    return markup_count(after) > markup_count(before) and violation(after) is not None
+        return PAGE_SIZE
+    if markup_count(after) <= markup_count(before):
+        return None
+    found = violation(after)
+    return None if found is None else found[0]
 
 
 def _finish(arc: _Archive) -> Imported:
