@@ -12,6 +12,7 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.content import markdown as md
+from docshelf.content.limits import MAX_MARKDOWN_BYTES, MAX_MARKUP
 from docshelf.kit.clock import clock
 from tests import factories
 from tests.conftest import BASE
@@ -366,8 +367,9 @@ async def test_bad_input_changes_nothing(client: httpx.AsyncClient, db: AsyncEng
         (
             "POST",
             url,
-            {"body": {"markdown": "x" * (512 * 1024 + 1)}},
-            "Invalid body field 'body': markdown is 524289 bytes; a comment holds at most 524288",
+            {"body": {"markdown": "x" * (MAX_MARKDOWN_BYTES + 1)}},
+            f"Invalid body field 'body': markdown is {MAX_MARKDOWN_BYTES + 1} bytes; a comment "
+            f"holds at most {MAX_MARKDOWN_BYTES}",
         ),
         (
             "POST",
@@ -605,10 +607,11 @@ async def test_costly_texts_are_parsed_before_the_write(
     assert md.costly(heavy)
     assert (await post(client, url, admin, heavy))["body"] == {"markdown": heavy}
     before = await snapshot(db)
-    r = await client.post(url, json={"body": {"markdown": "[" * 50_001}}, headers=admin.headers)
+    over = {"body": {"markdown": "[" * (MAX_MARKUP + 1)}}
+    r = await client.post(url, json=over, headers=admin.headers)
     assert r.json() == error(
         400,
-        "Invalid body field 'body': markdown holds more than 50000 markup characters outside "
-        "code ([ ] ! < * _ ` ~ & \\); a comment holds at most 50000",
+        f"Invalid body field 'body': markdown holds more than {MAX_MARKUP} markup characters "
+        f"outside code ([ ] ! < * _ ` ~ & \\); a comment holds at most {MAX_MARKUP}",
     )
     assert await snapshot(db) == before

@@ -1,6 +1,7 @@
 """Content limits over HTTP (docshelf.content.limits): markdown size, nesting and links per page,
 page tree depth on inserts, moves, merges and imports, and reads of trees stored deeper than the
-limit before it existed. Every refusal is a 400 that changes nothing."""
+limit before it existed. Every refusal is a 400 that changes nothing; an import leaves out what
+exceeds a limit, names it, and imports the rest."""
 
 from __future__ import annotations
 
@@ -293,13 +294,17 @@ async def test_trees_stored_deeper_than_the_limit_still_read(
 # -- imports --------------------------------------------------------------------------------------
 
 
-async def test_imports_past_the_depth_are_refused(
+async def test_imports_leave_out_what_is_past_the_depth(
     client: httpx.AsyncClient, db: AsyncEngine, site: tuple[str, Files], allow_loopback: None
 ) -> None:
+    """Deeper than a page tree holds: those pages are left out and named, the rest imported;
+    an import with nothing else is refused, naming the limit, and changes nothing."""
     base, files = site
     sid, editor, reader = await live_space(client, db)
     folders = "/".join(f"d{i}" for i in range(1200))
-    files["/folders.zip"] = ("application/zip", zip_of({f"{folders}/page.md": b"# Deep\n"}))
+    deep = {f"{folders}/page.md": b"# Deep\n"}
+    files["/deep.zip"] = ("application/zip", zip_of(deep))
+    files["/folders.zip"] = ("application/zip", zip_of({**deep, "top.md": b"# Top\n"}))
     summary = "".join("  " * i + f"* [P{i}](p{i}.md)\n" for i in range(MAX_PAGE_DEPTH + 1))
     entries = {f"p{i}.md": f"# P{i}\n".encode() for i in range(MAX_PAGE_DEPTH + 1)}
     files["/summary.zip"] = (
@@ -307,30 +312,66 @@ async def test_imports_past_the_depth_are_refused(
         zip_of({"SUMMARY.md": summary.encode(), **entries}),
     )
     url = f"/v1/spaces/{sid}/content/import"
+    limit = "over the page depth limit"
     before = await snapshot(db)
+    r = await client.post(
+        url, json={"url": base + "/deep.zip", "source": "zip"}, headers=editor.headers
+    )
+    # Alone in the archive, its first folder reads as the archive's wrapper.
+    inside = folders.removeprefix("d0/")
+    assert r.json() == error(
+        400,
+        "Cannot import this zip content: nothing to import: every page was left out "
+        f"({inside}/page.md: {limit} (it would be 1200 levels deep; an import holds at most "
+        f"{MAX_PAGE_DEPTH}): left out)",
+    )
+    assert await snapshot(db) == before
     r = await client.post(
         url, json={"url": base + "/folders.zip", "source": "zip"}, headers=editor.headers
     )
-    assert r.status_code == 400, r.text
-    message = r.json()["error"]["message"]
-    assert message.endswith(
-        f"nests pages 1200 levels deep; an import holds at most {MAX_PAGE_DEPTH}"
-    )
+    assert r.status_code == 201, r.text
+    assert r.json()["skipped"] == [
+        {
+            "path": f"{folders}/page.md",
+            "reason": f"{limit} (it would be 1201 levels deep; an import holds at most "
+            f"{MAX_PAGE_DEPTH}): left out",
+            "kind": "skipped",
+        }
+    ]
     r = await client.post(
         url, json={"url": base + "/summary.zip", "source": "zip"}, headers=editor.headers
     )
-    assert r.status_code == 400, r.text
-    assert r.json()["error"]["message"].endswith(
-        f"SUMMARY.md nests pages {MAX_PAGE_DEPTH + 1} levels deep; "
-        f"an import holds at most {MAX_PAGE_DEPTH}"
-    )
-    assert await snapshot(db) == before
-    # At the limit, the import goes through.
-    summary = "".join("  " * i + f"* [P{i}](p{i}.md)\n" for i in range(MAX_PAGE_DEPTH))
-    files["/fits.zip"] = ("application/zip", zip_of({"SUMMARY.md": summary.encode(), **entries}))
-    r = await client.post(
-        url, json={"url": base + "/fits.zip", "source": "zip"}, headers=editor.headers
-    )
     assert r.status_code == 201, r.text
+    assert (r.json()["importedResources"], r.json()["totalResources"]) == (50, 51)
+    assert r.json()["skipped"] == [
+        {
+            "path": f"p{MAX_PAGE_DEPTH}.md",
+            "reason": f"{limit} (it would be {MAX_PAGE_DEPTH + 1} levels deep; an import holds "
+            f"at most {MAX_PAGE_DEPTH}): left out",
+            "kind": "skipped",
+        }
+    ]
     pages = (await client.get(f"/v1/spaces/{sid}/content/pages", headers=reader.headers)).json()
     assert depth_of(pages["pages"]) == MAX_PAGE_DEPTH
+
+
+async def test_a_single_page_import_over_a_limit_is_refused(
+    client: httpx.AsyncClient, db: AsyncEngine, site: tuple[str, Files], allow_loopback: None
+) -> None:
+    """Nothing else would land: refused, naming the limit, as a change batch is."""
+    base, files = site
+    sid, editor, _reader = await live_space(client, db)
+    files["/big.md"] = ("text/markdown", b"# Big\n\n" + b"a" * MAX_MARKDOWN_BYTES)
+    before = await snapshot(db)
+    r = await client.post(
+        f"/v1/spaces/{sid}/content/import",
+        json={"url": base + "/big.md", "source": "markdown"},
+        headers=editor.headers,
+    )
+    size = MAX_MARKDOWN_BYTES + len("# Big\n\n")
+    assert r.json() == error(
+        400,
+        f"Cannot import this markdown content: big.md: markdown is {size} bytes; a page holds "
+        f"at most {MAX_MARKDOWN_BYTES}",
+    )
+    assert await snapshot(db) == before

@@ -16,15 +16,15 @@ from markdown_it import MarkdownIt
 
 from docshelf.content import markdown as md
 from docshelf.content.limits import (
+    LINKS,
     MAX_BLOCK_NESTING,
     MAX_IMPORT_DEPTH,
-    MAX_LINKS,
     MAX_MARKDOWN_BYTES,
     MAX_MARKUP,
     MAX_PAGE_DEPTH,
 )
 from docshelf.content.presenter import nest_pages
-from docshelf.imports.convert import ConversionError, from_markdown, from_zip
+from docshelf.imports.convert import ConversionError, Skipped, from_markdown, from_zip
 
 # -- linear link labels ---------------------------------------------------------------------------
 
@@ -101,7 +101,7 @@ def test_pathological_bodies_are_processed_or_refused(text: str) -> None:
     assert md.rewrite_links(text, lambda target, image: None) == text
 
 
-def test_check_names_each_limit() -> None:
+def test_check_names_each_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     assert md.check("a" * MAX_MARKDOWN_BYTES) is None
     assert md.check("a" * MAX_MARKDOWN_BYTES + "b") == (
         f"markdown is {MAX_MARKDOWN_BYTES + 1} bytes; a page holds at most {MAX_MARKDOWN_BYTES}"
@@ -117,16 +117,25 @@ def test_check_names_each_limit() -> None:
         f"markdown holds more than {MAX_MARKUP} markup characters outside code "
         f"([ ] ! < * _ ` ~ & \\); a page holds at most {MAX_MARKUP}"
     )
-    assert md.check("[" * MAX_MARKUP) is None
+    # At the limit in cheap markup (brackets at the limit cost seconds: HTTP tests write them).
+    assert md.check("*" * MAX_MARKUP) is None
     assert md.check("[" * (MAX_MARKUP + 1)) == over
     assert md.check("a_" * MAX_MARKUP + "\n\n*x*") == over
     # Code is not parsed for markup, so it does not count.
     assert md.check("```\n" + "[" * MAX_MARKUP * 2 + "\n```\n") is None
     assert md.check("    " + "<" * MAX_MARKUP * 2 + "\n") is None
-    assert md.check("<https://x.y>\n" * MAX_LINKS) is None
-    assert md.check("[a]: /b\n" + "[a]\n" * MAX_LINKS + "![i](j)") is None
-    assert md.check("![i](j)\n" * (MAX_LINKS + 1)) == (
-        f"markdown holds {MAX_LINKS + 1} links; a page holds at most {MAX_LINKS}"
+    # Every form of link counts; shown against a lower bound, as cheap to parse as the rest
+    # (tests/test_content_limits.py writes a page at the real one).
+    monkeypatch.setattr(md, "MAX_LINKS", 1000)
+    assert md.check("<https://x.y>\n" * 1000) is None
+    assert md.check("[a]: /b\n" + "[a]\n" * 1000 + "![i](j)") is None
+    assert md.check("![i](j)\n" * 1001) == "markdown holds 1001 links; a page holds at most 1000"
+    assert md.check("<https://x.y>\n" * 1001) == (
+        "markdown holds 1001 links; a page holds at most 1000"
+    )
+    assert md.violation("[x](y)\n" * 1001) == (
+        LINKS,
+        "markdown holds 1001 links; a page holds at most 1000",
     )
 
 
@@ -220,27 +229,40 @@ def folders(n: int) -> str:
     return "/".join(f"d{i}" for i in range(n))
 
 
-def test_folder_imports_up_to_the_depth() -> None:
+def deeper(path: str, depth: int) -> Skipped:
+    return Skipped(
+        path,
+        f"over the page depth limit (it would be {depth} levels deep; an import holds at most "
+        f"{MAX_IMPORT_DEPTH}): left out",
+    )
+
+
+def test_folder_imports_up_to_the_depth_and_reports_what_is_deeper() -> None:
     fits = from_zip(make_zip({"top.md": b"x", f"{folders(MAX_IMPORT_DEPTH - 1)}/page.md": b"x"}))
     assert len(fits.pages) == MAX_IMPORT_DEPTH + 1  # the folders, the page, top.md
     # A folder's README is the folder's own page, not a level below it.
     readme = f"{folders(MAX_IMPORT_DEPTH)}/README.md"
     assert len(from_zip(make_zip({"top.md": b"x", readme: b"x"})).pages) == MAX_IMPORT_DEPTH + 1
+    # One level deeper: that file is left out and named, the rest imported.
     deep = f"{folders(MAX_IMPORT_DEPTH)}/page.md"
-    with pytest.raises(ConversionError) as info:
-        from_zip(make_zip({"top.md": b"x", deep: b"x"}))
-    assert str(info.value) == (
-        f"{deep} nests pages {MAX_IMPORT_DEPTH + 1} levels deep; "
-        f"an import holds at most {MAX_IMPORT_DEPTH}"
-    )
+    imported = from_zip(make_zip({"top.md": b"x", deep: b"x", "d0/near.md": b"x"}))
+    assert [(p.ref, p.parent, p.title) for p in imported.pages] == [
+        ("p1", None, "D0"),
+        ("p2", "p1", "Near"),
+        ("p3", None, "Top"),
+    ]
+    assert (imported.total, imported.imported) == (3, 2)
+    assert imported.skipped == (deeper(deep, MAX_IMPORT_DEPTH + 1),)
 
 
-def test_thousands_of_folders_are_refused_cleanly() -> None:
-    with pytest.raises(ConversionError, match="nests pages 1200 levels deep"):
-        from_zip(make_zip({"top.md": b"x", f"{folders(1199)}/page.md": b"x"}))
+def test_thousands_of_folders_are_left_out_cleanly() -> None:
+    deep = f"{folders(1199)}/page.md"
+    imported = from_zip(make_zip({"top.md": b"x", deep: b"x"}))
+    assert [p.title for p in imported.pages] == ["Top"]
+    assert imported.skipped == (deeper(deep, 1200),)
 
 
-def test_summary_imports_up_to_the_depth() -> None:
+def test_summary_imports_up_to_the_depth_and_reports_what_is_deeper() -> None:
     def summary(depth: int, *, group: bool = False) -> bytes:
         head = "# Summary\n\n## Part\n\n" if group else ""
         entries = "".join("  " * i + f"* [P{i}](p{i}.md)\n" for i in range(depth))
@@ -248,23 +270,35 @@ def test_summary_imports_up_to_the_depth() -> None:
         return make_zip({"SUMMARY.md": (head + entries).encode(), **files})
 
     assert len(from_zip(summary(MAX_IMPORT_DEPTH)).pages) == MAX_IMPORT_DEPTH
-    for data in (summary(MAX_IMPORT_DEPTH + 1), summary(MAX_IMPORT_DEPTH, group=True)):
-        with pytest.raises(ConversionError) as info:
-            from_zip(data)
-        assert str(info.value) == (
-            f"SUMMARY.md nests pages {MAX_IMPORT_DEPTH + 1} levels deep; "
-            f"an import holds at most {MAX_IMPORT_DEPTH}"
-        )
+    # The entry one level too deep (under the group's level, or its own) is left out, named.
+    for data, cut in (
+        (summary(MAX_IMPORT_DEPTH + 1), f"p{MAX_IMPORT_DEPTH}.md"),
+        (summary(MAX_IMPORT_DEPTH, group=True), f"p{MAX_IMPORT_DEPTH - 1}.md"),
+    ):
+        imported = from_zip(data)
+        assert len(imported.pages) == MAX_IMPORT_DEPTH
+        assert imported.skipped == (deeper(cut, MAX_IMPORT_DEPTH + 1),)
 
 
-def test_imported_pages_over_the_body_limits_are_refused_first() -> None:
-    """Checked before the importer parses a page for its title: that parse is not bounded."""
+def test_imported_pages_over_the_body_limits_are_left_out() -> None:
+    """Checked before the importer parses a page for its title: that parse is not bounded. A
+    single page is refused; a page of a project is left out and named, the rest imported."""
     with pytest.raises(ConversionError) as info:
         from_markdown(b"[" * (MAX_MARKUP + 1), "x.md")
     assert str(info.value).startswith(f"x.md: markdown holds more than {MAX_MARKUP} markup")
+    imported = from_zip(make_zip({"big.md": b"a" * (MAX_MARKDOWN_BYTES + 1), "ok.md": b"ok"}))
+    assert [p.title for p in imported.pages] == ["Ok"]
+    assert imported.skipped == (
+        Skipped(
+            "big.md",
+            f"over the page size limit (markdown is {MAX_MARKDOWN_BYTES + 1} bytes; a page "
+            f"holds at most {MAX_MARKDOWN_BYTES}): left out",
+        ),
+    )
     with pytest.raises(ConversionError) as info:
         from_zip(make_zip({"big.md": b"a" * (MAX_MARKDOWN_BYTES + 1)}))
     assert str(info.value) == (
-        f"big.md: markdown is {MAX_MARKDOWN_BYTES + 1} bytes; "
-        f"a page holds at most {MAX_MARKDOWN_BYTES}"
+        "nothing to import: every page was left out (big.md: over the page size limit "
+        f"(markdown is {MAX_MARKDOWN_BYTES + 1} bytes; a page holds at most "
+        f"{MAX_MARKDOWN_BYTES}): left out)"
     )

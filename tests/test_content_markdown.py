@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from markdown_it.common.utils import unescapeAll
 from openapi_schema_validator import OAS30Validator
 
+from docshelf.content import markdown as md
 from docshelf.content.markdown import (
     Link,
     Section,
@@ -483,3 +484,34 @@ def test_deep_nesting_does_not_raise(source: str) -> None:
     assert rewrite_links(source, lambda target, image: target + "1").count("1") >= len(links)
     to_document(source)
     split_sections(source)
+
+
+def test_a_large_documents_answer_is_kept_encoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The document of a page near the size limit is 8 MB of JSON; decoding it to key its
+    blocks and encoding it again held the event loop ~0.5 s a read. It is kept encoded, keyed,
+    from the parse (a worker's, for such a text), and sent as it is."""
+    import types
+
+    import orjson
+
+    from docshelf.content import blocks
+
+    text = "".join(
+        f"## Part {i}\n\nSome *text* with a [link](https://example.com/{i}).\n\n"
+        for i in range(12_000)
+    )
+    md.adopt(text, md.prepare(text))
+    expected = blocks.keyed(md.to_document(text))
+    real = md.orjson
+
+    def no_loads(data: bytes) -> object:
+        raise AssertionError("a large document was decoded on the serving path")
+
+    monkeypatch.setattr(md, "orjson", types.SimpleNamespace(loads=no_loads, Fragment=real.Fragment))
+    answered = md.answered_document(text)
+    monkeypatch.setattr(md, "orjson", real)
+    assert isinstance(answered, orjson.Fragment)
+    assert orjson.loads(orjson.dumps({"document": answered}))["document"] == expected
+    # A small document is decoded and keyed as before.
+    small = "# Title\n\nText.\n"
+    assert md.answered_document(small) == blocks.keyed(md.to_document(small))

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
+import pickle
 import zipfile
+from pathlib import Path
 from typing import Literal
 
 import pytest
 
-from docshelf.content.limits import MAX_IMPORT_DEPTH
+from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES
 from docshelf.imports.convert import (
     SUMMARY_MAX_DEPTH,
     ConversionError,
@@ -18,7 +21,9 @@ from docshelf.imports.convert import (
     ImportedFile,
     ImportedPage,
     ImportedReusable,
+    OverLimit,
     Skipped,
+    from_folder,
     from_html,
     from_markdown,
     from_zip,
@@ -188,8 +193,9 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             total=7,
             imported=4,
             skipped=(
-                Skipped(".DS_Store", "hidden file"),
+                # In the order of their paths in the archive (the wrapping folder's first).
                 Skipped("__MACOSX/", "macOS metadata folder"),
+                Skipped(".DS_Store", "hidden file"),
                 Skipped("notes.docx", UNSUPPORTED.format("docx")),
             ),
             # GitBook's reusable contents become the space's.
@@ -247,7 +253,26 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             ),
             total=5,
             imported=5,
-            skipped=(),
+            # Local links and images that lead to nothing of the archive: each named.
+            skipped=(
+                Skipped(
+                    "README.md",
+                    "links to 'missing.md', which is no page or image of the import: "
+                    "left as written",
+                    "unresolved",
+                ),
+                Skipped(
+                    "README.md",
+                    "links to '../up.md', which is no page or image of the import: left as written",
+                    "unresolved",
+                ),
+                Skipped(
+                    "guide/intro.md",
+                    "shows the image '../README.md', which is no image of the import: "
+                    "left as written",
+                    "unresolved",
+                ),
+            ),
         ),
     ),
     "summary and README in lower case": (
@@ -284,18 +309,26 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             total=5,
             imported=1,
             skipped=(
-                Skipped("notes.docx", UNSUPPORTED.format("docx")),
-                Skipped("data/table.csv", UNSUPPORTED.format("csv")),
                 Skipped("binary.md", "not a text file"),
                 Skipped("clip.mp4", UNSUPPORTED.format("mp4")),
+                Skipped("data/table.csv", UNSUPPORTED.format("csv")),
+                Skipped("notes.docx", UNSUPPORTED.format("docx")),
             ),
         ),
     ),
 }
 
 
+def write_folder(root: Path, files: dict[str, str | bytes]) -> Path:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return root
+
+
 @pytest.mark.parametrize(("files", "expected"), ZIP_CASES.values(), ids=ZIP_CASES.keys())
-def test_from_zip(files: dict[str, str | bytes], expected: Imported) -> None:
+def test_from_zip(files: dict[str, str | bytes], expected: Imported, tmp_path: Path) -> None:
     # A SUMMARY.md makes a GitBook repository; anything else here is a plain folder.
     gitbook = any(p.lower().endswith(("summary.md", ".gitbook.yaml")) for p in files)
     kind = "gitbook" if gitbook else "folder"
@@ -303,6 +336,8 @@ def test_from_zip(files: dict[str, str | bytes], expected: Imported) -> None:
     assert from_zip(make_zip(files)) == expected
     # Directory entries, as most zip tools write them, change nothing.
     assert from_zip(make_zip(files, directories=True)) == expected
+    # Nor does reading the folder itself rather than an archive of it.
+    assert from_folder(write_folder(tmp_path / "project", files)) == expected
 
 
 def test_from_zip_windows_separators() -> None:
@@ -507,7 +542,7 @@ def _chain(depth: int) -> dict[str, str | bytes]:
     return {"SUMMARY.md": "\n".join(lines) + "\n", **files}
 
 
-def test_deep_summaries_are_read_whole_or_refused() -> None:
+def test_deep_summaries_are_read_whole_or_cut_where_too_deep() -> None:
     # markdown-it's default nesting limit used to drop everything below the tenth level.
     deepest = from_zip(make_zip(_chain(MAX_IMPORT_DEPTH)))
     assert len(deepest.pages) == deepest.imported == deepest.total == MAX_IMPORT_DEPTH
@@ -515,13 +550,147 @@ def test_deep_summaries_are_read_whole_or_refused() -> None:
     assert [p.parent for p in deepest.pages] == [None] + [
         f"p{i}" for i in range(1, MAX_IMPORT_DEPTH)
     ]
-    # One level too deep is refused by the depth check; deeper still, by the reader itself.
-    with pytest.raises(ConversionError) as too_deep:
-        from_zip(make_zip(_chain(MAX_IMPORT_DEPTH + 1)))
-    assert str(too_deep.value).startswith(f"SUMMARY.md nests pages {MAX_IMPORT_DEPTH + 1} levels")
-    with pytest.raises(ConversionError) as refused:
-        from_zip(make_zip(_chain(SUMMARY_MAX_DEPTH + 1)))
-    assert (
-        str(refused.value)
-        == f"SUMMARY.md nests its entries more than {SUMMARY_MAX_DEPTH} levels deep"
+    # Deeper than the reader reads (it would silently drop the rest of the file too): those
+    # entries are cut out and reported, the entries after them still read.
+    files = _chain(SUMMARY_MAX_DEPTH + 3)
+    files["SUMMARY.md"] = str(files["SUMMARY.md"]) + "* [After](after.md)\n  * [Below](b.md)\n"
+    files.update({"after.md": "# After\n", "b.md": "# Below\n"})
+    imported = from_zip(make_zip(files))
+    assert len(imported.pages) == MAX_IMPORT_DEPTH + 2
+    assert [(p.ref, p.parent, p.title) for p in imported.pages[-3:]] == [
+        (f"p{MAX_IMPORT_DEPTH}", f"p{MAX_IMPORT_DEPTH - 1}", f"P{MAX_IMPORT_DEPTH - 1}"),
+        (f"p{MAX_IMPORT_DEPTH + 1}", None, "After"),
+        (f"p{MAX_IMPORT_DEPTH + 2}", f"p{MAX_IMPORT_DEPTH + 1}", "Below"),
+    ]
+    limit = "over the page depth limit"
+    assert (imported.total, imported.imported) == (SUMMARY_MAX_DEPTH + 5, MAX_IMPORT_DEPTH + 2)
+    assert imported.skipped == (
+        Skipped(
+            "SUMMARY.md",
+            f"{limit} (entries from line {SUMMARY_MAX_DEPTH + 1} to {SUMMARY_MAX_DEPTH + 3} "
+            f"nest deeper than {SUMMARY_MAX_DEPTH} levels; an import holds at most "
+            f"{MAX_IMPORT_DEPTH}): left out",
+        ),
+        *(
+            Skipped(f"p{i}.md", f"{limit} (listed in SUMMARY.md too deep to import): left out")
+            for i in range(SUMMARY_MAX_DEPTH, SUMMARY_MAX_DEPTH + 3)
+        ),
+        Skipped(
+            f"p{MAX_IMPORT_DEPTH}.md",
+            f"{limit} (it would be {MAX_IMPORT_DEPTH + 1} levels deep; an import holds at most "
+            f"{MAX_IMPORT_DEPTH}): left out",
+        ),
+    )
+
+
+def test_a_folder_reports_what_no_zip_holds(tmp_path: Path) -> None:
+    """Links to folders are not followed (they may lead anywhere, or in a circle), special files
+    are not read (a pipe would never end) and broken links cannot be: each is reported."""
+    root = write_folder(tmp_path / "docs", {"README.md": "# Home\n", "guide/a.md": "# A\n"})
+    (root / "shared").symlink_to(root / "guide", target_is_directory=True)
+    (root / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    os.mkfifo(root / "pipe.md")
+    imported = from_folder(root)
+    assert [(p.ref, p.parent, p.title) for p in imported.pages] == [
+        ("p1", None, "Home"),
+        ("p2", None, "Guide"),
+        ("p3", "p2", "A"),
+    ]
+    assert (imported.total, imported.imported) == (5, 2)
+    assert imported.skipped == (
+        Skipped("shared/", "a link to a folder: not followed"),
+        Skipped("gone.md", "cannot be read: No such file or directory"),
+        Skipped("pipe.md", "not a regular file"),
+    )
+
+
+def test_a_limit_refusal_pickles_whole() -> None:
+    """It may be raised in an offload worker and read in the API process."""
+    with pytest.raises(OverLimit) as info:
+        from_markdown(b"a" * (MAX_MARKDOWN_BYTES + 1), "big.md")
+    again = pickle.loads(pickle.dumps(info.value))
+    assert (str(again), again.limit, again.reason()) == (
+        str(info.value),
+        "page size",
+        f"over the page size limit (markdown is {MAX_MARKDOWN_BYTES + 1} bytes; a page holds "
+        f"at most {MAX_MARKDOWN_BYTES}): left out",
+    )
+    assert str(again) == (
+        f"big.md: markdown is {MAX_MARKDOWN_BYTES + 1} bytes; a page holds at most "
+        f"{MAX_MARKDOWN_BYTES}"
+    )
+
+
+def test_links_to_nothing_are_named_up_to_twenty_a_page() -> None:
+    links = "".join(f"[n{i}](gone/{i}.md) " for i in range(23))
+    imported = from_zip(make_zip({"README.md": f"# Home\n\n{links}\n"}))
+    assert [s.reason for s in imported.skipped[-2:]] == [
+        "links to 'gone/19.md', which is no page or image of the import: left as written",
+        "links to 3 more targets that are not in the import: left as written",
+    ]
+    assert len(imported.skipped) == 21
+    assert {s.kind for s in imported.skipped} == {"unresolved"}
+
+
+def test_links_left_as_written_when_rewriting_them_would_pass_a_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ref can be longer than the path it replaces: a page just within the size limit would
+    then pass it, and the editor refuse the whole import. Its links stay as written instead."""
+    from docshelf.content import markdown as md
+    from docshelf.imports import convert
+
+    monkeypatch.setattr(md, "MAX_MARKDOWN_BYTES", 1000)
+    monkeypatch.setattr(convert, "MAX_MARKDOWN_BYTES", 1000)
+    near = "[b](b) " * 10 + "x" * (1000 - 70 - 1) + "\n"
+    assert len(near) == 1000
+    imported = from_zip(make_zip({"a.md": near, "b.md": "# B\n", "c.md": "[b](b)\n"}))
+    assert [(p.title, p.markdown) for p in imported.pages] == [
+        ("A", near),
+        ("B", ""),
+        ("C", "[b](./p2)\n"),
+    ]
+    assert imported.skipped == (
+        Skipped(
+            "a.md",
+            "links to other pages left as written: rewritten, the page is over the page size limit",
+            "approximated",
+        ),
+    )
+
+
+def test_a_folder_page_over_a_limit_stays_as_an_empty_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its pages still need a parent (and links to it a target); a page with nothing below it
+    over a limit is left out."""
+    from docshelf.content import markdown as md
+    from docshelf.imports import convert
+
+    monkeypatch.setattr(md, "MAX_MARKDOWN_BYTES", 100)
+    monkeypatch.setattr(convert, "MAX_MARKDOWN_BYTES", 100)
+    big = "# Guide\n\n" + "x" * 100 + "\n"
+    imported = from_zip(
+        make_zip(
+            {
+                "README.md": "# Home\n\n[guide](guide/) [big](big.md)\n",
+                "big.md": big,
+                "guide/README.md": big,
+                "guide/a.md": "# A\n\n[up](README.md)\n",
+            }
+        )
+    )
+    assert [(p.ref, p.parent, p.title, p.markdown) for p in imported.pages] == [
+        ("p1", None, "Home", "[guide](./p2) [big](big.md)\n"),
+        ("p2", None, "Guide", ""),
+        ("p3", "p2", "A", "[up](./p2)\n"),
+    ]
+    assert (imported.total, imported.imported) == (4, 2)
+    over = "over the page size limit (markdown is 110 bytes; a page holds at most 100)"
+    assert imported.skipped == (
+        Skipped("big.md", f"{over}: left out"),
+        Skipped("guide/README.md", f"{over}: imported as an empty page holding the pages below it"),
+        Skipped(
+            "README.md",
+            "links to 'big.md', which is no page or image of the import: left as written",
+            "unresolved",
+        ),
     )

@@ -478,3 +478,35 @@ def test_an_mkdocs_alias_bomb_is_refused_unread_and_reported() -> None:
     front = "---\n" + "\n".join([*lines, "title: *l5"]) + "\n---\n# Page\n"
     imported = from_zip(zip_of({"mkdocs.yml": "site_name: X\n", "docs/index.md": front}))
     assert [p.title for p in imported.pages] == ["Page"]
+
+
+def test_a_word_section_over_a_limit_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page per top-level heading: one over a limit is left out, named, and the others kept;
+    a document that is all one page over it is refused."""
+    import docx
+
+    from docshelf.content import markdown as md
+    from docshelf.imports.docx import convert_docx
+
+    monkeypatch.setattr(md, "MAX_MARKDOWN_BYTES", 100)
+    document = docx.Document()
+    document.add_heading("Short", level=1)
+    document.add_paragraph("Fits.")
+    document.add_heading("Long", level=1)
+    document.add_paragraph("x" * 200)
+    out = io.BytesIO()
+    document.save(out)
+    imported = convert_docx(out.getvalue(), "guide.docx")
+    assert [(p.title, p.markdown) for p in imported.pages] == [("Short", "Fits.\n")]
+    assert imported.skipped == (
+        Skipped(
+            "guide.docx: Long",
+            "over the page size limit (markdown is 201 bytes; a page holds at most 100): left out",
+        ),
+    )
+    alone = docx.Document()
+    alone.add_paragraph("x" * 200)
+    out = io.BytesIO()
+    alone.save(out)
+    with pytest.raises(ConversionError, match=r"^guide\.docx: markdown is 201 bytes"):
+        convert_docx(out.getvalue(), "guide.docx")

@@ -518,22 +518,45 @@ async def test_an_import_answers_what_it_skipped(
     assert [p["title"] for p in pages["pages"]] == ["Level 0", "Gone"]
 
 
-async def test_a_summary_too_deep_to_read_is_refused(
+async def test_a_summary_too_deep_to_read_is_cut_and_reported(
     client: httpx.AsyncClient, db: AsyncEngine, loopback_fetch: None
 ) -> None:
+    """Nothing is dropped silently: what the page tree cannot hold is named, the rest lands."""
     sid, admin, _org = await live_space(client, db)
-    before = await snapshot(db)
     with serving("/deep.zip", zip_of(nested_summary(300))) as base:
         r = await client.post(
             f"/v1/spaces/{sid}/content/import",
             json={"url": base + "/deep.zip", "source": "zip"},
             headers=admin.headers,
         )
-    assert r.status_code == 400, r.text
-    # Refused whole rather than cut short; the page tree's own depth limit may speak first.
-    assert r.json()["error"]["message"].startswith("Cannot import this zip content: ")
-    assert "deep" in r.json()["error"]["message"]
-    assert await snapshot(db) == before
+    assert r.status_code == 201, r.text
+    limit = "over the page depth limit"
+    too_deep = f"{limit} (listed in SUMMARY.md too deep to import): left out"
+    assert r.json() == {
+        "revision": r.json()["revision"],
+        "importedResources": 50,
+        "totalResources": 300,
+        "detected": "gitbook",
+        "skipped": [
+            {
+                "path": "SUMMARY.md",
+                "reason": f"{limit} (entries from line 52 to 300 nest deeper than 51 levels; "
+                "an import holds at most 50): left out",
+                "kind": "skipped",
+            },
+            *(
+                {"path": f"l{i}.md", "reason": too_deep, "kind": "skipped"}
+                for i in sorted(range(51, 300), key=lambda i: f"l{i}.md")
+            ),
+            {
+                "path": "l50.md",
+                "reason": f"{limit} (it would be 51 levels deep; an import holds at most 50): "
+                "left out",
+                "kind": "skipped",
+            },
+        ],
+        "skippedCounts": {"skipped": 251, "unresolved": 0, "approximated": 0},
+    }
 
 
 async def test_the_import_command_prints_what_it_skipped(

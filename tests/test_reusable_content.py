@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.content import blocks
 from docshelf.content import markdown as md
+from docshelf.content.limits import MAX_MARKDOWN_BYTES
 from docshelf.content.objects import text_object
 from tests import factories
 from tests.factories import Who
@@ -221,8 +222,9 @@ async def test_git_sync_paths_and_bad_inputs(client: httpx.AsyncClient, db: Asyn
             "changes[0]: reusable content 'nope' does not exist",
         ),
         (
-            rc_insert("Big", "x" * (512 * 1024 + 1)),
-            "changes[0]: markdown is 524289 bytes; a page holds at most 524288",
+            rc_insert("Big", "x" * (MAX_MARKDOWN_BYTES + 1)),
+            f"changes[0]: markdown is {MAX_MARKDOWN_BYTES + 1} bytes; a page holds at most "
+            f"{MAX_MARKDOWN_BYTES}",
         ),
     ]
     for change, message in refused:

@@ -35,7 +35,16 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 from docshelf.config import Settings
-from docshelf.content.limits import MAX_BLOCK_NESTING, MAX_LINKS, MAX_MARKDOWN_BYTES, MAX_MARKUP
+from docshelf.content.limits import (
+    BLOCK_NESTING,
+    LINKS,
+    MARKUP,
+    MAX_BLOCK_NESTING,
+    MAX_LINKS,
+    MAX_MARKDOWN_BYTES,
+    MAX_MARKUP,
+    PAGE_SIZE,
+)
 from docshelf.kit.keep import kept
 from docshelf.kit.lru import SizedLRU
 
@@ -584,9 +593,12 @@ class _Analysis:
 # the plain parser (indexing asks for the sections when a page is written, so the document of
 # a page whose links need no rendering is ready for its first read).
 _ANALYSES: _Memo[_Analysis] = _Memo(_MEMO_BYTES, lambda a: 200 * len(a.dests))
-_RENDERED: _Memo[tuple[bytes, tuple[Section, ...]]] = _Memo(
+_Rendered = tuple[bytes, tuple["Section", ...], "bytes | None"]
+_RENDERED: _Memo[_Rendered] = _Memo(
     2 * _MEMO_BYTES,
-    lambda r: len(r[0]) + sum(len(s.body) + len(s.title or "") + 100 for s in r[1]),
+    lambda r: (
+        len(r[0]) + len(r[2] or b"") + sum(len(s.body) + len(s.title or "") + 100 for s in r[1])
+    ),
 )
 
 
@@ -601,13 +613,24 @@ def costly(markdown: str) -> bool:
     not been parsed in this process yet."""
     if len(markdown) > MAX_MARKDOWN_BYTES:
         return False  # `check` refuses it on its size alone, before any parse
-    markup = sum(markdown.count(c) for c in _MARKUP)
-    if 2.5 * len(markdown) + 30 * markup <= _INLINE_BUDGET_US:
+    if parse_cost_us(markdown) <= _INLINE_BUDGET_US:
         return False
     return not memoized(markdown)
 
 
-Prepared = tuple["_Analysis | None", "tuple[bytes, tuple[Section, ...]] | None"]
+def parse_cost_us(markdown: str) -> float:
+    """About how long one parse of `markdown` takes on a quiet machine, in microseconds (one
+    pass of C-speed counting: cheap next to the parse)."""
+    return 2.5 * len(markdown) + 30 * markup_count(markdown)
+
+
+def markup_count(markdown: str) -> int:
+    """The markup characters anywhere in `markdown`, code included: at least what `check`
+    counts against MAX_MARKUP."""
+    return sum(markdown.count(c) for c in _MARKUP)
+
+
+Prepared = tuple["_Analysis | None", "_Rendered | None"]
 
 
 def prepare(markdown: str) -> Prepared:
@@ -656,25 +679,33 @@ def _nesting(tokens: list[Token]) -> int:
 def check(markdown: str) -> str | None:
     """What makes `markdown` exceed the limits on a page's body, or None. Linear time; the parse
     it takes is the one later helpers reuse."""
+    found = violation(markdown)
+    return None if found is None else found[1]
+
+
+def violation(markdown: str) -> tuple[str, str] | None:
+    """`check`'s answer with the name of the limit exceeded (limits.PAGE_SIZE...)."""
     size = len(markdown.encode("utf-8", "surrogatepass"))
     if size > MAX_MARKDOWN_BYTES:
-        return f"markdown is {size} bytes; a page holds at most {MAX_MARKDOWN_BYTES}"
+        return PAGE_SIZE, f"markdown is {size} bytes; a page holds at most {MAX_MARKDOWN_BYTES}"
     try:
         analysis = _ANALYSES.get(markdown, _budgeted_analysis)
     except _OverBudget:
         analysis = None
     if analysis is None or analysis.markup > MAX_MARKUP:
-        return (
+        return MARKUP, (
             f"markdown holds more than {MAX_MARKUP} markup characters outside code "
             f"({' '.join(_MARKUP)}); a page holds at most {MAX_MARKUP}"
         )
     if analysis.nesting > MAX_BLOCK_NESTING:
-        return (
+        return BLOCK_NESTING, (
             f"markdown nests block quotes or lists {analysis.nesting} deep; "
             f"at most {MAX_BLOCK_NESTING} levels are allowed"
         )
     if len(analysis.dests) > MAX_LINKS:
-        return f"markdown holds {len(analysis.dests)} links; a page holds at most {MAX_LINKS}"
+        return LINKS, (
+            f"markdown holds {len(analysis.dests)} links; a page holds at most {MAX_LINKS}"
+        )
     return None
 
 
@@ -843,12 +874,33 @@ def to_document(markdown: str) -> JSON:
     return orjson.loads(_RENDERED.get(markdown, _render)[0])  # type: ignore[no-any-return]
 
 
-def _render(markdown: str) -> tuple[bytes, tuple[Section, ...]]:
-    from docshelf.content import document
+# A document whose JSON is larger than this is also kept as the API answers it (top-level
+# blocks keyed, encoded): loading 8 MB of JSON back into Python objects to key and encode it
+# again held the event loop ~0.5 s for each read of a 2 MiB page.
+_KEYED_BYTES = 512 * 1024
+
+
+def _render(markdown: str) -> _Rendered:
+    from docshelf.content import blocks, document
 
     doc, tokens = document.convert(markdown)
     # Kept in the memo: sized to its length (orjson's output holds its whole working buffer).
-    return kept(orjson.dumps(doc)), _sections(tokens)
+    plain = kept(orjson.dumps(doc))
+    answered = kept(orjson.dumps(blocks.keyed(doc))) if len(plain) > _KEYED_BYTES else None
+    return plain, _sections(tokens), answered
+
+
+def answered_document(markdown: str) -> JSON | orjson.Fragment:
+    """`markdown` as the API answers a page's document: GitBook's JSONDocument with its
+    top-level blocks keyed (content.blocks). A large one comes as encoded bytes (an
+    orjson.Fragment the answer embeds as is), computed with the parse, in a worker for a
+    large text (content/parsing.py), never loaded on the event loop."""
+    from docshelf.content import blocks
+
+    plain, _, answered = _RENDERED.get(markdown, _render)
+    if answered is not None:
+        return orjson.Fragment(answered)
+    return blocks.keyed(orjson.loads(plain))
 
 
 # -- sections --------------------------------------------------------------------------------------

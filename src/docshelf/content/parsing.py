@@ -1,7 +1,7 @@
 """Parses that would hold the event loop go to a worker process (kit.offload).
 
 markdown-it-py needs ~2.5 us a character and ten times that per markup character, so a page
-near the size limit is a second of CPU. `warm` sends such texts to the offload pool's parse lane
+near the size limit is seconds of CPU. `warm` sends such texts to the offload pool's parse lane
 and adopts what it derived (links, limits, the JSON document, search sections) into this
 process's memo, keyed by the text's hash, so the helpers that then run on the event loop, inside
 the write transaction or a read, find it done. Small texts are parsed inline, where the round
@@ -16,8 +16,12 @@ from collections.abc import Iterable, Iterator
 from docshelf.content import markdown as md
 from docshelf.kit import offload
 
-# A parse within the limits takes about a second; a batch gets this much per text.
+# Each batch gets this much per text, and more for long texts: preparing a text parses it twice
+# (links and limits, then the document and sections), and a loaded machine parses four times
+# slower than `parse_cost_us` says. A page at the size limit gets a minute and a half: past its
+# time, a text is parsed on the event loop instead, which must never be for one that big.
 PARSE_SECONDS = 30.0
+_COST_MARGIN = 8
 # Texts sent to the worker in one task, at most this many characters together.
 _BATCH_CHARS = 2_000_000
 
@@ -35,6 +39,10 @@ def _batches(texts: list[str]) -> Iterator[list[str]]:
         yield batch
 
 
+def _cost_seconds(texts: list[str]) -> float:
+    return sum(md.parse_cost_us(t) for t in texts) / 1e6
+
+
 async def warm(
     texts: Iterable[str],
     *,
@@ -48,12 +56,9 @@ async def warm(
     todo = [t for t in dict.fromkeys(texts) if t and not skip(t)]
     for batch in _batches(todo):
         try:
+            seconds = PARSE_SECONDS * len(batch) + _COST_MARGIN * _cost_seconds(batch)
             prepared = await offload.run(
-                md.prepare_many,
-                batch,
-                seconds=PARSE_SECONDS * len(batch),
-                lane=lane,
-                tenant=tenant,
+                md.prepare_many, batch, seconds=seconds, lane=lane, tenant=tenant
             )
         except (offload.OffloadTimeout, offload.OffloadCrashed, MemoryError):
             continue  # left to the inline path, which `markdown.check` bounds

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from docshelf.content.limits import MAX_PAGE_DEPTH
 from docshelf.content.snapshot import Record
 from docshelf.kit.clock import isoformat
@@ -38,7 +40,8 @@ def present_page(
     pages: list[dict[str, Any]],
     app_url: str,
     markdown: str | None = None,
-    document: dict[str, Any] | None = None,
+    # A large page's document comes encoded (markdown.answered_document).
+    document: dict[str, Any] | orjson.Fragment | None = None,
     layout: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """`layout`: the dict to present as the layout (shared, not copied: only for answers

@@ -27,7 +27,6 @@ from docshelf.change_request import repository as cr_repository
 from docshelf.change_request.presenter import present_change_request
 from docshelf.config import Settings
 from docshelf.content import (
-    blocks,
     document,
     downloads,
     hamt,
@@ -262,12 +261,12 @@ async def get_reusable(ctx: Ctx, space_id: str, where: Where, rc_id: str) -> dic
 
 async def get_reusable_document(
     ctx: Ctx, space_id: str, where: Where, rc_id: str
-) -> dict[str, Any]:
+) -> dict[str, Any] | orjson.Fragment:
     """The reusable content's body as a GitBook JSONDocument."""
     snap, rec = await _reusable_at(ctx, space_id, where, rc_id)
     text = await snap.markdown(rec)
     await parsing.warm([text])
-    return blocks.keyed(md.to_document(text))
+    return md.answered_document(text)
 
 
 async def _present_one(
@@ -285,7 +284,7 @@ async def _present_one(
     prefix = path + "/"
     pages = _nest(ctx, space_id, records, rec, prefix)
     markdown: str | None = None
-    document: dict[str, Any] | None = None
+    document: dict[str, Any] | orjson.Fragment | None = None
     if rec["type"] == "document":
         text = await snap.markdown(rec)
         if dereferenced:
@@ -297,7 +296,7 @@ async def _present_one(
             text = render_links(text, paths, posixpath.dirname(path))
         if fmt == "document":
             await parsing.warm([text])
-            document = blocks.keyed(md.to_document(text))
+            document = md.answered_document(text)
         else:
             markdown = text
     return present_page(

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import io
-import zipfile
 from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.config import Settings
 from docshelf.fetch import Fetcher
-from docshelf.imports.convert import Imported
+from docshelf.imports.convert import ConversionError, Imported, from_folder
 from docshelf.imports.service import MAX_IMPORT_BYTES, convert
 from docshelf.kit.errors import BadRequest, Forbidden, NotFound
 from docshelf.space import repository as space_repository
@@ -24,25 +22,6 @@ _BY_SUFFIX = {
     ".zip": "zip",
 }
 _DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-
-
-def _zip_folder(folder: Path) -> bytes:
-    """The folder as an in-memory zip, refusing more than MAX_IMPORT_BYTES of content so a
-    mistaken path (a home directory) fails fast instead of filling memory."""
-    out = io.BytesIO()
-    total = 0
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
-        for path in sorted(folder.rglob("*")):
-            parts = path.relative_to(folder).parts
-            # Hidden files are left out, but for a GitBook repository's settings.
-            hidden = any(p.startswith(".") for p in parts) and parts != (".gitbook.yaml",)
-            if not path.is_file() or hidden:
-                continue
-            total += path.stat().st_size
-            if total > MAX_IMPORT_BYTES:
-                raise BadRequest(f"{folder} holds more than {MAX_IMPORT_BYTES} bytes")
-            archive.write(path, path.relative_to(folder).as_posix())
-    return out.getvalue()
 
 
 def is_url(source: str) -> bool:
@@ -64,7 +43,12 @@ async def load_url(settings: Settings, source: str) -> Imported:
 def load_local(source: str) -> Imported:
     path = Path(source)
     if path.is_dir():
-        return convert("zip", _zip_folder(path), path.name)
+        # Read as an archive of it would be, from the same code: what a folder and its zip
+        # import, leave out and report is the same.
+        try:
+            return from_folder(path)
+        except ConversionError as exc:
+            raise BadRequest(f"Cannot import {source}: {exc}") from None
     if not path.is_file():
         raise BadRequest(f"{source}: no such file or folder")
     kind = _BY_SUFFIX.get(path.suffix.lower())

@@ -6,28 +6,34 @@ network and no database.
 - `from_zip`: a GitBook export or Git Sync repository as a zip. `SUMMARY.md`, when there is one,
   is the table of contents; otherwise folders and their `README.md` files are. Images come along
   as files, and relative links between the archive's pages and images are rewritten to refs.
+- `from_folder`: a local folder, read exactly as a zip of it is (the CLI's import).
 
-Bad input the user can fix raises `ConversionError`, whose message is meant for them.
+Bad input the user can fix raises `ConversionError`, whose message is meant for them. A page of
+a project that exceeds a content limit (content/limits.py) is left out and reported, and the
+rest is imported; a single page over one is refused.
 """
 
 from __future__ import annotations
 
 import lzma
+import os
 import posixpath
 import re
+import stat
 import zipfile
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from functools import partial
 from io import BytesIO
-from pathlib import PurePosixPath
-from typing import Any, Literal
+from pathlib import Path, PurePosixPath
+from typing import IO, Any, Literal
 from urllib.parse import unquote
 
 from markdown_it.token import Token
 
-from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES
-from docshelf.content.markdown import check, commonmark, rewrite_links
+from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES, PAGE_DEPTH, PAGE_SIZE
+from docshelf.content.markdown import commonmark, markup_count, rewrite_links, violation
 from docshelf.imports.dialects import Notes, front_matter, humanize
 from docshelf.imports.dialects import convert as convert_dialects
 
@@ -39,6 +45,7 @@ __all__ = [
     "ImportedPage",
     "Skipped",
     "from_docx",
+    "from_folder",
     "from_html",
     "from_markdown",
     "from_zip",
@@ -154,12 +161,34 @@ def _drop_front_matter(text: str) -> str:
     return text
 
 
+class OverLimit(ConversionError):
+    """A page exceeds a content limit: `limit` is its name (limits.PAGE_SIZE...)."""
+
+    def __init__(self, name: str, limit: str, problem: str) -> None:
+        # All three in `args`, so that it pickles (out of an offload worker) whole.
+        super().__init__(name, limit, problem)
+        self.name = name
+        self.limit = limit
+        self.problem = problem
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.problem}"
+
+    def reason(self, outcome: str = "left out") -> str:
+        return over_limit(self.limit, self.problem, outcome)
+
+
+def over_limit(limit: str, problem: str, outcome: str = "left out") -> str:
+    """How a report says a page was not imported for a limit: naming it."""
+    return f"over the {limit} limit ({problem}): {outcome}"
+
+
 def _checked(text: str, name: str) -> str:
     """`text` if it is within the limits on a page's body. Checked before anything else reads
     it: that check stops early on text made to be slow, the full parses after it do not."""
-    problem = check(text)
-    if problem is not None:
-        raise ConversionError(f"{name}: {problem}")
+    found = violation(text)
+    if found is not None:
+        raise OverLimit(name, *found)
     return text
 
 
@@ -306,25 +335,43 @@ def _ignored(parts: tuple[str, ...]) -> Skipped | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """A file of the source: an archive's entry or a file in a folder."""
+
+    name: str  # its path in the source, as written there
+    open: Callable[[], IO[bytes]]
+    on_disk: bool = False  # a file in a folder: one that cannot be read is left out
+
+
+class _Unreadable(Exception):
+    """A file in a folder that cannot be read (permissions, a broken link): it is reported."""
+
+
 @dataclass
 class _Budget:
     limit: int
     used: int = 0
 
-    def read(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> bytes:
+    def read(self, entry: _Entry, path: str) -> bytes:
         # Sizes in the headers are the archive's word only: count what actually comes out, and
         # stop as soon as it is too much.
         chunks: list[bytes] = []
         try:
-            with archive.open(info) as stream:
+            with entry.open() as stream:
                 while chunk := stream.read(_CHUNK):
                     self.used += len(chunk)
                     if self.used > self.limit:
                         limit = _size(self.limit)
-                        raise ConversionError(f"the archive unpacks to more than {limit}")
+                        what = "the folder holds" if entry.on_disk else "the archive unpacks to"
+                        raise ConversionError(f"{what} more than {limit}")
                     chunks.append(chunk)
         except ConversionError:
             raise
+        except OSError as e:
+            if entry.on_disk:
+                raise _Unreadable(e.strerror or str(e)) from e
+            raise ConversionError(f"not a valid zip archive ({path} is damaged)") from e
         except RuntimeError as e:  # zipfile's word for "encrypted"
             raise ConversionError(f"{path}: encrypted archives are not supported") from e
         except NotImplementedError as e:
@@ -344,6 +391,9 @@ class _Draft:
     folder: str | None = None  # the folder it stands for, in the folder layout
     description: str | None = None
     aliases: tuple[str, ...] = ()  # other paths links may use for it (a Docusaurus slug)
+    # The markdown file it stands for but could not hold, over a content limit: an empty page
+    # kept only if pages below it need a parent.
+    left_out: tuple[str, OverLimit] | None = None
 
 
 @dataclass
@@ -363,6 +413,7 @@ class _Archive:
     included: set[str] = field(default_factory=set)  # `sources` read as snippets
     # GitBook's `.gitbook/includes/*.md` by path: reusable contents, not pages.
     includes: dict[str, str] = field(default_factory=dict)
+    left_out: int = 0  # markdown files left out for a content limit
     _meta: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def add(self, draft: _Draft) -> int:
@@ -380,8 +431,20 @@ class _Archive:
     def page(
         self, path: str, parent: int | None, title: str | None = None, fallback: str | None = None
     ) -> int:
+        """The page of markdown file `path`; over a content limit, an empty page in its place,
+        which `_prune` keeps only if pages end up below it."""
+        included = set(self.included)
+        try:
+            return self._page(path, parent, title, fallback)
+        except OverLimit as over:
+            self.included = included  # snippets it read are not imported through it
+            name = title or fallback or humanize(_stem(path))
+            return self.add(_Draft(parent, name, "", left_out=(path, over)))
+
+    def _page(self, path: str, parent: int | None, title: str | None, fallback: str | None) -> int:
         description = label = None
         text = self.texts[path]
+        notes = Notes()
         if not self.dialect:
             text = _checked(text, path)
         else:
@@ -392,21 +455,21 @@ class _Archive:
                 text = _checked(text, path)
             meta = self.meta(path)
             text = front_matter(text)[1]
-            notes = Notes()
             text = convert_dialects(text, self._includer(path), notes)
             if len(text) > 2 * MAX_MARKDOWN_BYTES:
                 text = _checked(text, path)
-            self.skipped.extend(
-                Skipped(path, f"snippet include {target!r} not found: left out", "unresolved")
-                for target in notes.unresolved
-            )
-            self.skipped.extend(Skipped(path, why, "approximated") for why in notes.approximated)
             title = title or _meta_text(meta, "title")
             description = _meta_text(meta, "description")
             label = _meta_text(meta, "sidebar_label")
         heading, body = _split_title(text)
         if self.dialect:
             body = _checked(body, path)
+        # Reported once the page is sure to be imported.
+        self.skipped.extend(
+            Skipped(path, f"snippet include {target!r} not found: left out", "unresolved")
+            for target in notes.unresolved
+        )
+        self.skipped.extend(Skipped(path, why, "approximated") for why in notes.approximated)
         name = title or heading or label or fallback or humanize(_stem(path))
         return self.add(_Draft(parent, name, body, source=path, description=description))
 
@@ -438,72 +501,124 @@ def _open(data: bytes) -> zipfile.ZipFile:
         raise ConversionError("not a valid zip archive") from e
 
 
-def _entries(
-    archive: zipfile.ZipFile, max_files: int, ignored: dict[str, Skipped]
-) -> tuple[list[tuple[str, zipfile.ZipInfo]], int]:
-    """The content's entries, the ignored ones reported into `ignored` (one line per hidden
-    folder), and how many files were ignored."""
-    kept: list[tuple[tuple[str, ...], zipfile.ZipInfo]] = []
-    litter: list[Skipped] = []
+def _zip_entries(archive: zipfile.ZipFile) -> Iterator[_Entry]:
     for info in archive.infolist():
-        parts = _parts(info.filename)
-        if info.is_dir() or not parts:
+        if not info.is_dir():
+            yield _Entry(info.filename, partial(archive.open, info))
+
+
+def _open_file(path: Path) -> IO[bytes]:
+    return path.open("rb")
+
+
+def _folder_entries(folder: Path, skipped: list[Skipped]) -> Iterator[_Entry]:
+    """Every file under `folder`, as a zip of it would hold them (links to files are followed,
+    links to folders are not, and are reported: a link may lead anywhere, or round in a
+    circle)."""
+
+    def unreadable(error: OSError) -> None:
+        where = Path(error.filename or folder)
+        relative = where.relative_to(folder).as_posix() if where != folder else "."
+        skipped.append(Skipped(relative + "/", f"cannot be read: {error.strerror or error}"))
+
+    for top, dirs, files in os.walk(folder, onerror=unreadable):
+        here = Path(top)
+        dirs.sort()  # the walk's order only decides which of two errors speaks first
+        for name in dirs:
+            relative = (here / name).relative_to(folder).as_posix()
+            if (here / name).is_symlink() and _ignored(_parts(relative)) is None:
+                skipped.append(Skipped(relative + "/", "a link to a folder: not followed"))
+        for name in sorted(files):
+            path = here / name
+            try:
+                regular = stat.S_ISREG(path.stat().st_mode)
+            except OSError as e:
+                regular, why = False, f"cannot be read: {e.strerror or e}"
+            else:
+                why = "not a regular file"
+            relative = path.relative_to(folder).as_posix()
+            if regular or _ignored(_parts(relative)) is not None:
+                # What is ignored is never read, only counted, whatever it is.
+                yield _Entry(relative, partial(_open_file, path), on_disk=True)
+            else:
+                skipped.append(Skipped(relative, why))
+
+
+def _entries(
+    source: Iterable[_Entry], max_files: int, ignored: dict[str, Skipped]
+) -> tuple[list[tuple[str, _Entry]], int]:
+    """The content's entries, in order of their paths (so that a folder and an archive of it
+    read alike), the ignored ones reported into `ignored` (one line per hidden folder), and how
+    many files were ignored."""
+    kept: list[tuple[tuple[str, ...], _Entry]] = []
+    litter: list[tuple[tuple[str, ...], Skipped]] = []
+    for entry in source:
+        parts = _parts(entry.name)
+        if not parts:
             continue
         if (why := _ignored(parts)) is not None:
-            litter.append(why)
+            litter.append((parts, why))
             continue
-        kept.append((parts, info))
+        kept.append((parts, entry))
         if len(kept) > max_files:
-            raise ConversionError(f"the archive holds more than {max_files} files")
+            what = "folder" if entry.on_disk else "archive"
+            raise ConversionError(f"the {what} holds more than {max_files} files")
+    # Stable: of two entries with one name (an archive may hold both), the first stays first.
+    kept.sort(key=lambda k: k[0])
+    litter.sort(key=lambda k: k[0])
     # An archive of a folder (GitHub's downloads, "compress" in a file manager) wraps everything
     # in it; the content starts inside.
     tops = {parts[0] for parts, _ in kept}
     if len(tops) == 1 and all(len(parts) > 1 for parts, _ in kept):
-        kept = [(parts[1:], info) for parts, info in kept]
         top = next(iter(tops)) + "/"
-        litter = [Skipped(w.path.removeprefix(top), w.reason) for w in litter]
-    for why in litter:
+        kept = [(parts[1:], entry) for parts, entry in kept]
+        litter = [(p, Skipped(w.path.removeprefix(top), w.reason)) for p, w in litter]
+    for _, why in litter:
         ignored.setdefault(why.path, why)
-    return [("/".join(parts), info) for parts, info in kept], len(litter)
+    return [("/".join(parts), entry) for parts, entry in kept], len(litter)
 
 
-def _load(data: bytes, max_files: int, max_total_bytes: int) -> _Archive:
-    archive = _open(data)
-    with archive:
-        ignored: dict[str, Skipped] = {}
-        entries, litter = _entries(archive, max_files, ignored)
-        budget = _Budget(max_total_bytes)
-        texts: dict[str, str] = {}
-        images: dict[str, str] = {}
-        blobs: dict[str, bytes] = {}
-        skipped = list(ignored.values())
-        configs: dict[str, str] = {}
-        includes: dict[str, str] = {}
-        for path, info in entries:
-            ext = _extension(path)
-            if _is_include(tuple(path.split("/"))[-3:]) and ext in _MARKDOWN:
-                content = budget.read(archive, info, path)
-                if b"\0" in content:
-                    skipped.append(Skipped(path, "not a text file"))
-                else:
-                    includes.setdefault(path, _decode(content))
-            elif path in texts or path in images or path in configs:
-                skipped.append(Skipped(path, "appears twice in the archive, kept the first"))
-            elif posixpath.basename(path) in _CONFIGS:
-                configs[path] = _decode(budget.read(archive, info, path))
-            elif ext in _MARKDOWN or ext in _IMAGE_TYPES:
-                content = budget.read(archive, info, path)
-                if ext in _IMAGE_TYPES:
-                    images[path] = _IMAGE_TYPES[ext]
-                    blobs[path] = content
-                elif b"\0" in content:
-                    skipped.append(Skipped(path, "not a text file"))
-                else:
-                    texts[path] = _decode(content)
+def _load(source: Iterable[_Entry], max_files: int, max_total_bytes: int) -> _Archive:
+    ignored: dict[str, Skipped] = {}
+    entries, litter = _entries(source, max_files, ignored)
+    budget = _Budget(max_total_bytes)
+    texts: dict[str, str] = {}
+    images: dict[str, str] = {}
+    blobs: dict[str, bytes] = {}
+    skipped = list(ignored.values())
+    configs: dict[str, str] = {}
+    includes: dict[str, str] = {}
+    for path, entry in entries:
+        ext = _extension(path)
+        is_include = _is_include(tuple(path.split("/"))[-3:]) and ext in _MARKDOWN
+        if not is_include and (path in texts or path in images or path in configs):
+            skipped.append(Skipped(path, "appears twice in the archive, kept the first"))
+            continue
+        config = posixpath.basename(path) in _CONFIGS
+        if not (is_include or config or ext in _MARKDOWN or ext in _IMAGE_TYPES):
+            kind = f".{ext} files" if ext else "files without an extension"
+            why = f"unsupported file type: {kind} are not imported, only markdown and images"
+            skipped.append(Skipped(path, why))
+            continue
+        try:
+            content = budget.read(entry, path)
+        except _Unreadable as e:
+            skipped.append(Skipped(path, f"cannot be read: {e}"))
+            continue
+        if is_include:
+            if b"\0" in content:
+                skipped.append(Skipped(path, "not a text file"))
             else:
-                kind = f".{ext} files" if ext else "files without an extension"
-                why = f"unsupported file type: {kind} are not imported, only markdown and images"
-                skipped.append(Skipped(path, why))
+                includes.setdefault(path, _decode(content))
+        elif config:
+            configs[path] = _decode(content)
+        elif ext in _IMAGE_TYPES:
+            images[path] = _IMAGE_TYPES[ext]
+            blobs[path] = content
+        elif b"\0" in content:
+            skipped.append(Skipped(path, "not a text file"))
+        else:
+            texts[path] = _decode(content)
     total = len(entries) + litter - len(configs)
     return _Archive(
         texts,
@@ -546,10 +661,10 @@ _PENDING = -2  # a list item whose entry has not been read yet
 _NONE = -1  # a list item that made no page
 # markdown-it stops reading, silently, what is nested deeper than maxNesting (20 by default: ten
 # list levels, so a deeper SUMMARY.md lost its tail). Tables of contents are read with room for
-# SUMMARY_MAX_DEPTH list levels (two tokens each, plus the item's paragraph), and one reaching
-# further is refused rather than imported in part.
-# One level more than an import may hold, so a table of contents one level too deep is refused
-# by the depth check, which names the depth.
+# SUMMARY_MAX_DEPTH list levels (two tokens each, plus the item's paragraph); what reaches
+# further is cut out and reported (`_summary_tokens`) rather than lost in silence. One level
+# more than an import may hold, so that entries one level too deep are read, then left out by
+# the depth check (`_prune`), which names each file and its depth.
 SUMMARY_MAX_DEPTH = MAX_IMPORT_DEPTH + 1
 _SUMMARY_MD = commonmark(2 * SUMMARY_MAX_DEPTH + 2)
 
@@ -565,14 +680,53 @@ def _summary_target(arc: _Archive, href: str) -> tuple[str | None, str]:
     return path, raw
 
 
-def _from_summary(arc: _Archive, summary: str) -> None:
-    tokens = _SUMMARY_MD.parse(arc.texts.pop(summary))
-    # A block opened at the last level is one whose content markdown-it did not read.
-    deepest = max((t.level for t in tokens if t.type != "inline"), default=0)
-    if deepest >= _SUMMARY_MD.options.maxNesting - 1:
-        raise ConversionError(
-            f"{summary} nests its entries more than {SUMMARY_MAX_DEPTH} levels deep"
+# Parts of a table of contents nested too deep to read that are cut out, each a parse of the
+# whole of it, before the import is refused instead.
+_SUMMARY_CUTS = 20
+_HREF = re.compile(r"\]\(\s*<?([^)\s>]+)")
+
+
+def _indent(line: str) -> int:
+    return len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(4))
+
+
+def _summary_tokens(arc: _Archive, summary: str) -> tuple[list[Token], set[str]]:
+    """The table of contents parsed, without the parts nested deeper than it is read (each
+    reported), and the files those parts named."""
+    lines = arc.texts.pop(summary).split("\n")
+    deep: set[str] = set()
+    limit = _SUMMARY_MD.options.maxNesting - 1
+    for _ in range(_SUMMARY_CUTS + 1):
+        tokens = _SUMMARY_MD.parse("\n".join(lines))
+        # A block opened at the last level is one whose content markdown-it did not read, and
+        # it reads nothing after it either: cut that entry out, with what is indented under it.
+        cut = next((t for t in tokens if t.level >= limit and t.type != "inline"), None)
+        if cut is None:
+            return tokens, deep
+        start = end = cut.map[0] if cut.map else 0
+        indent = _indent(lines[start])
+        end += 1
+        while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) >= indent):
+            end += 1
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1  # blank lines after it are not its own
+        for line in lines[start:end]:
+            for href in _HREF.findall(line):
+                path, _ = _summary_target(arc, href)
+                if path is not None:
+                    deep.add(path)
+        why = over_limit(
+            PAGE_DEPTH,
+            f"entries from line {start + 1} to {end} nest deeper than {SUMMARY_MAX_DEPTH} "
+            f"levels; an import holds at most {MAX_IMPORT_DEPTH}",
         )
+        arc.skipped.append(Skipped(summary, why))
+        lines[start:end] = []
+    raise ConversionError(f"{summary} nests its entries more than {SUMMARY_MAX_DEPTH} levels deep")
+
+
+def _from_summary(arc: _Archive, summary: str) -> None:
+    tokens, deep = _summary_tokens(arc, summary)
     used: set[str] = set()
     items: list[int] = []  # the open list items: a draft index, _PENDING or _NONE
     group: int | None = None
@@ -591,7 +745,12 @@ def _from_summary(arc: _Archive, summary: str) -> None:
             parent = next((item for item in reversed(items[:-1]) if item >= 0), group)
             items[-1] = _summary_entry(arc, summary, token.children or [], parent, used)
     for path in sorted(set(arc.texts) - used):
-        arc.skipped.append(Skipped(path, f"markdown not listed in {summary}"))
+        if path in deep:
+            why = over_limit(PAGE_DEPTH, f"listed in {summary} too deep to import", "left out")
+            arc.left_out += 1
+        else:
+            why = f"markdown not listed in {summary}"
+        arc.skipped.append(Skipped(path, why))
 
 
 def _summary_entry(
@@ -777,6 +936,59 @@ def _resolver(
     return resolve
 
 
+# A page's links that lead nowhere are reported one by one up to this many, then counted.
+_BROKEN_PER_PAGE = 20
+
+
+def _rewritten(
+    source: str,
+    markdown: str,
+    by_path: dict[str, str],
+    file_refs: dict[str, str],
+    broken: list[Skipped],
+) -> str:
+    """The page's links to pages and images of the import as their refs; each local link that
+    leads to none of them is reported (GitBook would show it broken)."""
+    resolve = _resolver(source, by_path, file_refs)
+    nowhere: dict[str, bool] = {}
+
+    def tracked(target: str, image: bool) -> str | None:
+        found = resolve(target, image)
+        if found is None and target and not target.startswith("#") and not _external(target):
+            nowhere.setdefault(target, image)
+        return found
+
+    out = rewrite_links(markdown, tracked)
+    for target, image in list(nowhere.items())[:_BROKEN_PER_PAGE]:
+        if image:
+            why = f"shows the image {target!r}, which is no image of the import: left as written"
+        else:
+            why = f"links to {target!r}, which is no page or image of the import: left as written"
+        broken.append(Skipped(source, why, "unresolved"))
+    if len(nowhere) > _BROKEN_PER_PAGE:
+        more = len(nowhere) - _BROKEN_PER_PAGE
+        why = f"links to {more} more targets that are not in the import: left as written"
+        broken.append(Skipped(source, why, "unresolved"))
+    limit = None if out == markdown else _limit_passed(markdown, out)
+    if limit is None:
+        return out
+    why = f"links to other pages left as written: rewritten, the page is over the {limit} limit"
+    broken.append(Skipped(source, why, "approximated"))
+    return markdown
+
+
+def _limit_passed(before: str, after: str) -> str | None:
+    """The limit that rewriting links made a page within the limits exceed (refs can be longer
+    than what they replace), if any: its size is checked, and the rest only when it gained
+    markup characters, which it rarely does."""
+    if len(after.encode("utf-8", "surrogatepass")) > MAX_MARKDOWN_BYTES:
+        return PAGE_SIZE
+    if markup_count(after) <= markup_count(before):
+        return None
+    found = violation(after)
+    return None if found is None else found[0]
+
+
 def _finish(arc: _Archive) -> Imported:
     page_refs = [f"p{i + 1}" for i in range(len(arc.drafts))]
     file_refs = {path: f"f{i + 1}" for i, path in enumerate(sorted(arc.images))}
@@ -790,11 +1002,14 @@ def _finish(arc: _Archive) -> Imported:
             by_path.setdefault(draft.folder, ref)
         for alias in draft.aliases:
             by_path.setdefault(alias, ref)
+        if draft.left_out is not None:  # the empty page that stands for it
+            by_path.setdefault(draft.left_out[0], ref)
     pages = []
+    broken: list[Skipped] = []
     for draft, ref in zip(arc.drafts, page_refs, strict=True):
         markdown = draft.markdown
         if draft.source is not None:
-            markdown = rewrite_links(markdown, _resolver(draft.source, by_path, file_refs))
+            markdown = _rewritten(draft.source, markdown, by_path, file_refs, broken)
         parent = None if draft.parent is None else page_refs[draft.parent]
         pages.append(
             ImportedPage(ref, parent, draft.title, markdown, draft.kind, draft.description)
@@ -814,7 +1029,7 @@ def _finish(arc: _Archive) -> Imported:
         files,
         arc.total,
         imported,
-        (*skipped, *left_out),
+        (*skipped, *left_out, *broken),
         detected=arc.kind,
         reusables=reusables,
     )
@@ -835,9 +1050,9 @@ def _reusables(arc: _Archive) -> tuple[tuple[ImportedReusable, ...], list[Skippe
         if "{% include" in body:
             left_out.append(Skipped(path, "a reusable content that includes another"))
             continue
-        problem = check(body)
-        if problem is not None:
-            left_out.append(Skipped(path, problem))
+        found = violation(body)
+        if found is not None:
+            left_out.append(Skipped(path, over_limit(*found)))
             continue
         ref = f".gitbook/includes/{name}"
         out.append(ImportedReusable(ref, (title or _stem(name))[:512], body.lstrip("\n")))
@@ -852,38 +1067,90 @@ def from_zip(
 
     Refused: anything but a readable zip, entries reaching outside it, more than `max_files`
     files, or more than `max_total_bytes` once unpacked."""
-    arc = _load(data, max_files, max_total_bytes)
+    with _open(data) as archive:
+        arc = _load(_zip_entries(archive), max_files, max_total_bytes)
+    return _project(arc)
+
+
+def from_folder(
+    folder: Path, *, max_files: int = 2000, max_total_bytes: int = 200 * 1024 * 1024
+) -> Imported:
+    """A project in a local folder, read as `from_zip` reads an archive of it: the same files
+    kept, left out and reported. Files that cannot be read, other than regular files, and links
+    to folders are reported too. The same bounds hold, so a mistaken path (a home directory)
+    fails as soon as it shows."""
+    walked: list[Skipped] = []
+    arc = _load(_folder_entries(folder, walked), max_files, max_total_bytes)
+    arc.skipped.extend(walked)
+    arc.total += len(walked)
+    return _project(arc)
+
+
+def _project(arc: _Archive) -> Imported:
     # Project layouts load YAML: only in the worker that converts, see projects.py.
     from docshelf.imports.projects import build
 
     summary = build(arc)
+    _prune(arc)
     if not arc.drafts:
+        if arc.left_out:
+            over = [s for s in arc.skipped if s.reason.startswith("over the ")][:3]
+            why = "; ".join(f"{s.path}: {s.reason}" for s in over)
+            raise ConversionError(f"nothing to import: every page was left out ({why})")
         where = f"{summary} lists no pages" if summary else "the archive holds no markdown files"
         raise ConversionError(f"nothing to import: {where}")
-    _check_depth(arc, summary)
     return _finish(arc)
 
 
-def _too_deep(what: str, depth: int) -> ConversionError:
-    return ConversionError(
-        f"{what} nests pages {depth} levels deep; an import holds at most {MAX_IMPORT_DEPTH}"
+def _deeper_than_allowed(depth: int) -> str:
+    return over_limit(
+        PAGE_DEPTH, f"it would be {depth} levels deep; an import holds at most {MAX_IMPORT_DEPTH}"
     )
 
 
-def _check_folder_depth(texts: dict[str, str]) -> None:
-    """Before the folder walk (which recurses once per folder): a file n folders down becomes a
-    page n+1 levels deep, a README the page of its folder."""
-    for path in texts:
+def _drop_deep_files(arc: _Archive) -> None:
+    """Before a folder walk (which recurses once per folder): a file n folders down becomes a
+    page n+1 levels deep, a README the page of its folder. Those deeper than an import holds
+    are left out and reported."""
+    for path in list(arc.texts):
         parts = path.split("/")
         depth = len(parts) - (1 if _is_readme(path) and len(parts) > 1 else 0)
         if depth > MAX_IMPORT_DEPTH:
-            raise _too_deep(path, depth)
+            del arc.texts[path]
+            arc.skipped.append(Skipped(path, _deeper_than_allowed(depth)))
+            arc.left_out += 1
 
 
-def _check_depth(arc: _Archive, summary: str | None) -> None:
+def _prune(arc: _Archive) -> None:
+    """Leaves out what the page tree cannot hold, reporting each markdown file it stood for:
+    pages deeper than MAX_IMPORT_DEPTH with everything below them (a table of contents or a
+    nav nesting too deep), and the empty pages that stand for files over a content limit,
+    unless pages below them need a parent."""
+    drafts = arc.drafts
     depths: list[int] = []
-    for draft in arc.drafts:  # parents come before their children
-        depth = 1 if draft.parent is None else depths[draft.parent] + 1
-        if depth > MAX_IMPORT_DEPTH:
-            raise _too_deep(summary or draft.source or draft.folder or draft.title, depth)
-        depths.append(depth)
+    for draft in drafts:  # parents come before their children
+        depths.append(1 if draft.parent is None else depths[draft.parent] + 1)
+    keep = [False] * len(drafts)
+    needed = [False] * len(drafts)
+    for i in reversed(range(len(drafts))):
+        draft = drafts[i]
+        keep[i] = depths[i] <= MAX_IMPORT_DEPTH and (draft.left_out is None or needed[i])
+        if keep[i] and draft.parent is not None:
+            needed[draft.parent] = True
+    for i, draft in enumerate(drafts):
+        if draft.left_out is not None:
+            path, over = draft.left_out
+            outcome = "imported as an empty page holding the pages below it" if keep[i] else None
+            arc.skipped.append(Skipped(path, over.reason(outcome or "left out")))
+            arc.left_out += 1
+        elif not keep[i] and draft.source is not None:
+            arc.skipped.append(Skipped(draft.source, _deeper_than_allowed(depths[i])))
+            arc.left_out += 1
+    index: dict[int, int] = {}
+    kept: list[_Draft] = []
+    for i, draft in enumerate(drafts):
+        if keep[i]:
+            index[i] = len(kept)
+            parent = None if draft.parent is None else index[draft.parent]
+            kept.append(replace(draft, parent=parent))
+    arc.drafts = kept

@@ -18,6 +18,7 @@ from docshelf.imports.convert import (
     Imported,
     ImportedFile,
     ImportedPage,
+    OverLimit,
     Skipped,
     _checked,
     _squash,
@@ -73,6 +74,7 @@ def convert_docx(data: bytes, name: str) -> Imported:
         else:
             sections[-1][1].append(element)
     pages: list[ImportedPage] = []
+    refused: OverLimit | None = None
     for title, parts in sections:
         holder = BeautifulSoup("", "html.parser")
         for part in parts:
@@ -80,10 +82,18 @@ def convert_docx(data: bytes, name: str) -> Imported:
         markdown = _BLANK_RUN.sub("\n\n", converter.convert_soup(holder)).strip()
         if title is None and not markdown:
             continue
-        body = _checked(markdown + "\n" if markdown else "", name)
         page_title = title or humanize(_stem(name)) or "Untitled"
+        try:
+            body = _checked(markdown + "\n" if markdown else "", name)
+        except OverLimit as over:
+            # Left out, and the rest imported; unless it is all there is.
+            refused = over
+            skipped.append(Skipped(f"{name}: {page_title}", over.reason()))
+            continue
         pages.append(ImportedPage(f"p{len(pages) + 1}", None, page_title, body))
     if not pages:
+        if refused is not None:
+            raise refused
         raise ConversionError(f"nothing to import: {name} holds no text")
     used = {ref for page in pages for ref in re.findall(r"\(\./(f\d+)\)", page.markdown)}
     kept = tuple(f for f in files if f.ref in used)

@@ -44,8 +44,9 @@ class SkippedResource(Out):
     reason: str = Field(description="Why it was not imported (or only as an empty page)")
     kind: Literal["skipped", "unresolved", "approximated"] = Field(
         description=(
-            "skipped: left out; unresolved: an include or table-of-contents entry that leads "
-            "nowhere; approximated: imported as something close to it"
+            "skipped: left out (the reason names the limit when one left it out); unresolved: "
+            "an include, table-of-contents entry or link that leads nowhere; approximated: "
+            "imported as something close to it"
         )
     )
 
@@ -67,7 +68,8 @@ class ImportResult(Out):
     skipped: list[SkippedResource] = Field(
         description=(
             "Docshelf extension: every file of the source left out (hidden folders count as "
-            "one entry) and every SUMMARY.md entry not imported as written, with the reason"
+            "one entry), every SUMMARY.md entry not imported as written and every local link "
+            "that leads to nothing of the import, with the reason"
         )
     )
     skippedCounts: SkippedCounts = Field(description="Docshelf extension: `skipped` by kind")
@@ -151,8 +153,9 @@ class ImportRunList(Out):
         "answer is then 202 with an import run (GitBook's ContentImportRun, status `pending`, "
         "`Location` the run), which `GET /org/{organizationId}/imports/{importRunId}` shows "
         "moving to `in-progress`, then `completed` (with `importedResources` and `skipped`) "
-        "or `failed` (with `reason`). `skipped` lists what was left out and why; a SUMMARY.md "
-        "nested deeper than 100 levels is refused."
+        "or `failed` (with `reason`). `skipped` lists what was left out and why: a page over a "
+        "content limit or deeper than 50 levels is left out and the rest imported, and a link "
+        "to nothing of the import is reported."
     ),
 )
 @staged

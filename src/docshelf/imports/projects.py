@@ -24,13 +24,14 @@ import posixpath
 import re
 from typing import Any
 
+from docshelf.content.limits import MAX_IMPORT_DEPTH, PAGE_DEPTH
 from docshelf.imports.convert import (
     ConversionError,
     Skipped,
     _Archive,
     _Category,
-    _check_folder_depth,
     _Draft,
+    _drop_deep_files,
     _emit_folder,
     _external,
     _Folder,
@@ -39,6 +40,7 @@ from docshelf.imports.convert import (
     _local_path,
     _meta_text,
     _order,
+    over_limit,
 )
 from docshelf.imports.dialects import load_yaml, read_yaml
 
@@ -95,7 +97,7 @@ def build(arc: _Archive) -> str | None:
         _docusaurus(arc)
     else:
         arc.dialect = True
-        _check_folder_depth(arc.texts)
+        _drop_deep_files(arc)
         _emit_folder(arc, _folder_tree(arc.texts), None)
     return None
 
@@ -147,7 +149,7 @@ def _gitbook(arc: _Archive) -> str | None:
         return summary
     readme = structure.get("readme")
     names = (readme, "README.md") if isinstance(readme, str) else ("README.md",)
-    _check_folder_depth(arc.texts)
+    _drop_deep_files(arc)
     _emit_folder(arc, _folder_tree(arc.texts), None, names)
     return None
 
@@ -175,8 +177,8 @@ def _mkdocs(arc: _Archive) -> None:
     _reroot(arc, str(docs_dir) if isinstance(docs_dir, str) else "docs", f"{name}'s docs_dir")
     arc.dialect = True
     nav = config.get("nav")
-    _check_folder_depth(arc.texts)
     if not isinstance(nav, list):
+        _drop_deep_files(arc)
         _emit_folder(arc, _folder_tree(arc.texts), None, _INDEXES)
         return
     used: set[str] = set()
@@ -190,8 +192,15 @@ def _mkdocs(arc: _Archive) -> None:
 def _nav(
     arc: _Archive, config: str, items: list[Any], parent: int | None, used: set[str], depth: int
 ) -> None:
-    if depth > 50:
-        raise ConversionError(f"{config}'s nav nests sections more than 50 levels deep")
+    if depth > MAX_IMPORT_DEPTH:
+        # Its pages are imported after the nav, as pages it leaves out are.
+        why = over_limit(
+            PAGE_DEPTH,
+            f"sections nested more than {MAX_IMPORT_DEPTH} levels deep; "
+            f"an import holds at most {MAX_IMPORT_DEPTH}",
+        )
+        arc.skipped.append(Skipped(f"{config}'s nav", why))
+        return
     for item in items:
         if isinstance(item, list):  # an untitled group of entries: they belong to the parent
             _nav(arc, config, item, parent, used, depth + 1)
@@ -264,7 +273,7 @@ def _section(
 def _docusaurus(arc: _Archive) -> None:
     _reroot(arc, "docs", "Docusaurus' docs")
     arc.dialect = True
-    _check_folder_depth(arc.texts)
+    _drop_deep_files(arc)
 
     def category(folder: _Folder) -> _Category:
         found = _category_file(arc, folder.path)

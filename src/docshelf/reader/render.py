@@ -9,11 +9,14 @@ from dataclasses import dataclass
 
 from docshelf.config import Settings
 from docshelf.content import html as reader_html
+from docshelf.content import markdown as md
 from docshelf.kit import offload
 from docshelf.kit.lru import SizedLRU
 
 # Pages (of text) above this are rendered off the event loop.
 OFFLOAD_CHARS = 20_000
+# And given this long, more for a long page (one parse; eight times the estimate leaves room
+# for a loaded machine: a page at the size limit gets a minute and a half).
 RENDER_SECONDS = 30
 # Bounded by the HTML's length: a body can be ~1 MB (a 512 KB page of markdown), so a count
 # (4,096 before) bounded nothing.
@@ -66,9 +69,8 @@ async def render(
     paths: dict[str, str],
 ) -> Body:
     if len(markdown) > OFFLOAD_CHARS:
-        body = await offload.run(
-            _render, markdown, base_path, paths, seconds=RENDER_SECONDS, lane="read"
-        )
+        seconds = RENDER_SECONDS + 8 * md.parse_cost_us(markdown) / 1e6
+        body = await offload.run(_render, markdown, base_path, paths, seconds=seconds, lane="read")
     else:
         body = _render(markdown, base_path, paths)
     _kept.put((revision_id, page_id, base_path, variant), body)
