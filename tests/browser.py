@@ -12,10 +12,11 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -126,3 +127,21 @@ def running_server(database_url: str, data_dir: Path) -> Iterator[str]:
             process.wait()
         if process.stderr is not None:
             process.stderr.close()
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Any]:
+    """Debian's Chromium, headless, through Playwright (a `Browser`); closed on the way out."""
+    executable = need_chromium()
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(
+            executable_path=executable,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            yield browser
+        finally:
+            await browser.close()

@@ -4,7 +4,9 @@ DOCSHELF_FETCH_ALLOWED_HOSTS names 127.0.0.1."""
 
 from __future__ import annotations
 
+import io
 import threading
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,3 +41,12 @@ def serving(files: dict[str, tuple[bytes, str]]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def pages_zip(count: int) -> bytes:
+    """A zip of `count` markdown pages, `page-NNN.md` titled "Page N"."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for i in range(count):
+            archive.writestr(f"page-{i:03}.md", f"# Page {i}\n\nText of page {i}.\n")
+    return out.getvalue()

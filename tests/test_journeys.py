@@ -22,7 +22,6 @@ import subprocess
 import threading
 import time
 import uuid
-import zipfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -38,9 +37,9 @@ import sqlalchemy as sa
 from PIL import Image
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from tests.browser import need_chromium
+from tests.browser import chromium
 from tests.helpers import DOCSHELF
-from tests.loopback import serving
+from tests.loopback import pages_zip, serving
 from tests.saml_idp import IdentityProvider, key_pair
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -223,22 +222,11 @@ def _user_token(product: Product, email: str) -> str:
 
 
 async def _open_in_chromium(url: str, check: Callable[[Any], Awaitable[None]]) -> None:
-    executable = need_chromium()
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(
-            executable_path=executable,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            page = await browser.new_page()
-            response = await page.goto(url)
-            assert response is not None and response.status == 200, url
-            await check(page)
-        finally:
-            await browser.close()
+    async with chromium() as browser:
+        page = await browser.new_page()
+        response = await page.goto(url)
+        assert response is not None and response.status == 200, url
+        await check(page)
 
 
 # -- the journeys ------------------------------------------------------------------------------
@@ -353,12 +341,9 @@ async def test_a_member_joins_by_link_and_works(product: Product) -> None:
 async def test_an_import_past_the_inline_limit(product: Product) -> None:
     """260 pages: a job imports them, the answer says it is queued, the run says when done."""
     count = 260
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as archive:
-        for i in range(count):
-            archive.writestr(f"page-{i:03}.md", f"# Page {i}\n\nText of page {i}.\n")
+    archive = pages_zip(count)
     space = await _space_with_page(product, "Imported", "Before the import.\n")
-    with serving({"/docs.zip": (out.getvalue(), "application/zip")}) as base:
+    with serving({"/docs.zip": (archive, "application/zip")}) as base:
         async with product.client(product.token) as c:
             r = await c.post(
                 f"/v1/spaces/{space['id']}/content/import",
@@ -522,28 +507,17 @@ async def test_an_sso_login_in_a_browser(
     async with product.client() as anonymous:
         assert (await anonymous.get(address)).status_code == 404
     landing = urlsplit(address).path
-    executable = need_chromium()
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(
-            executable_path=executable,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    async with chromium() as browser:
+        page = await browser.new_page()
+        # A login link followed from elsewhere: a page names where it leads first.
+        await page.goto(f"{start}?next={landing}")
+        assert "You are about to leave for" in await page.inner_text("body")
+        async with page.expect_navigation(url=re.compile(re.escape(address))):
+            await page.click("button[type=submit]")
+        assert "For the team's eyes." in await page.inner_text("main")
+        token = await page.evaluate(
+            "fetch('/sso/token', {method: 'POST'}).then(r => r.json()).then(b => b.token)"
         )
-        try:
-            page = await browser.new_page()
-            # A login link followed from elsewhere: a page names where it leads first.
-            await page.goto(f"{start}?next={landing}")
-            assert "You are about to leave for" in await page.inner_text("body")
-            async with page.expect_navigation(url=re.compile(re.escape(address))):
-                await page.click("button[type=submit]")
-            assert "For the team's eyes." in await page.inner_text("main")
-            token = await page.evaluate(
-                "fetch('/sso/token', {method: 'POST'}).then(r => r.json()).then(b => b.token)"
-            )
-        finally:
-            await browser.close()
     async with product.client(token) as member:
         r = await member.get("/v1/user")
         assert r.status_code == 200 and r.json()["email"] == "reader@example.com"

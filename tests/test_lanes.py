@@ -5,9 +5,7 @@ a reader's long page renders while a PDF export holds the export lane."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from docshelf.config import Settings
 from docshelf.kit import offload
 from tests import factories
+from tests.loopback import serving
 from tests.offload_work import hold_until, log_and_hold
 from tests.reader_site import build
 
@@ -45,27 +44,10 @@ async def lanes(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[list[tuple[str
 
 @pytest.fixture
 def markdown_url(app: FastAPI, settings: Settings) -> Iterator[str]:
-    body = LONG.encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/markdown")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    app.state.settings = settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1"})
-    yield f"http://127.0.0.1:{server.server_address[1]}/long.md"
-    app.state.settings = settings
-    server.shutdown()
-    server.server_close()
+    with serving({"/long.md": (LONG.encode(), "text/markdown")}) as base:
+        app.state.settings = settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1"})
+        yield f"{base}/long.md"
+        app.state.settings = settings
 
 
 async def test_each_kind_of_work_goes_to_its_own_lane(

@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-import zipfile
 from collections.abc import Awaitable, Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from docshelf.config import Settings
 from docshelf.models import jobs
 from tests import factories
+from tests.loopback import pages_zip, serving
 from tests.server import Server
 
 SPEC = "openapi: 3.0.3\ninfo:\n  title: Pets\n  version: '1'\npaths: {}\n"
@@ -38,29 +35,8 @@ DEADLINE = 180.0
 @pytest.fixture
 def archive_url() -> Iterator[str]:
     """A loopback server with a zip of PAGES pages."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as archive:
-        for i in range(PAGES):
-            archive.writestr(f"page-{i:03}.md", f"# Page {i}\n\nText of page {i}.\n")
-    data = out.getvalue()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/zip")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/docs.zip"
-    server.shutdown()
-    server.server_close()
+    with serving({"/docs.zip": (pages_zip(PAGES), "application/zip")}) as base:
+        yield f"{base}/docs.zip"
 
 
 @pytest.fixture

@@ -990,7 +990,8 @@ _BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 MAX_TITLE_LENGTH = 512  # a page title's bound (content/schemas.py)
 
 
-def _plain_text(tokens: list[Token] | None) -> str:
+def plain_text(tokens: list[Token] | None) -> str:
+    """The text of inline tokens with white space folded, as a title shows it."""
     out: list[str] = []
     for token in tokens or []:
         if token.type in ("text", "code_inline"):
@@ -998,7 +999,7 @@ def _plain_text(tokens: list[Token] | None) -> str:
         elif token.type in ("softbreak", "hardbreak"):
             out.append(" ")
         elif token.type == "image":
-            out.append(_plain_text(token.children))
+            out.append(plain_text(token.children))
     return " ".join("".join(out).split())
 
 
@@ -1012,7 +1013,7 @@ def leading_title(text: str) -> tuple[str, str] | None:
     tokens = _TITLE_PARSER.parse("\n".join(head))
     if len(tokens) < 2 or tokens[0].type != "heading_open" or tokens[0].tag != "h1":
         return None
-    title = _plain_text(tokens[1].children)
+    title = plain_text(tokens[1].children)
     if not title or len(title) > MAX_TITLE_LENGTH or tokens[0].map is None:
         return None
     end = tokens[0].map[1]

@@ -33,7 +33,13 @@ from urllib.parse import unquote
 from markdown_it.token import Token
 
 from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES, PAGE_DEPTH, PAGE_SIZE
-from docshelf.content.markdown import commonmark, markup_count, rewrite_links, violation
+from docshelf.content.markdown import (
+    commonmark,
+    markup_count,
+    plain_text,
+    rewrite_links,
+    violation,
+)
 from docshelf.imports.dialects import Notes, front_matter, humanize
 from docshelf.imports.dialects import convert as convert_dialects
 
@@ -134,18 +140,6 @@ def _squash(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def _plain(tokens: list[Token] | None) -> str:
-    out: list[str] = []
-    for token in tokens or []:
-        if token.type in ("text", "code_inline"):
-            out.append(token.content)
-        elif token.type in ("softbreak", "hardbreak"):
-            out.append(" ")
-        elif token.type == "image":
-            out.append(_plain(token.children))
-    return _squash("".join(out))
-
-
 def _drop_front_matter(text: str) -> str:
     """`text` without a leading YAML block (GitBook keeps a page's description, icon and layout
     there), which would otherwise read as a divider and a heading."""
@@ -200,7 +194,7 @@ def _split_title(text: str) -> tuple[str | None, str]:
         if token.type != "heading_open" or token.tag != "h1" or token.level or not token.map:
             continue
         inline = _MD.parseInline(tokens[i + 1].content)
-        title = _plain(inline[0].children if inline else None)
+        title = plain_text(inline[0].children if inline else None)
         if not title:
             continue
         lines = body.split("\n")
@@ -734,7 +728,7 @@ def _from_summary(arc: _Archive, summary: str) -> None:
         if token.type == "heading_open" and token.level == 0:
             # An h1 is the table of contents' own title ("Table of contents").
             if token.tag != "h1":
-                title = _plain(tokens[i + 1].children) or "Untitled"
+                title = plain_text(tokens[i + 1].children) or "Untitled"
                 group = arc.add(_Draft(None, title, "", kind="group"))
             continue
         if token.type == "list_item_open":
@@ -758,10 +752,10 @@ def _summary_entry(
 ) -> int:
     start = next((k for k, c in enumerate(children) if c.type == "link_open"), None)
     if start is None:
-        title = _plain(children)
+        title = plain_text(children)
         return arc.add(_Draft(parent, title, "")) if title else _NONE
     end = next((k for k in range(start, len(children)) if children[k].type == "link_close"), None)
-    title = _plain(children[start + 1 : end])
+    title = plain_text(children[start + 1 : end])
     href = str(children[start].attrGet("href") or "")
     if _external(href):
         why = f'listed in {summary} as "{title}": an external link, not a page of the archive'
