@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -164,3 +167,16 @@ def cli_env(settings: Settings, data_dir: Path, **extra: str) -> dict[str, str]:
 
 def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([DOCSHELF, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+async def eventually(what: str, check: Callable[[], Awaitable[Any]], seconds: float = 180) -> Any:
+    """Polls until `check` gives something true (background work done); fails naming `what`
+    past `seconds`. A deadline for a hang, never a timing assertion."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = await check()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: still not done after {seconds:g} s")
+        await asyncio.sleep(0.2)

@@ -38,7 +38,7 @@ from PIL import Image
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.browser import chromium
-from tests.helpers import DOCSHELF
+from tests.helpers import DOCSHELF, eventually
 from tests.loopback import pages_zip, serving
 from tests.saml_idp import IdentityProvider, key_pair
 
@@ -47,7 +47,6 @@ CLIENT_VERSION = "0.202.0"
 CLIENT_CACHE = (
     Path(os.environ.get("DOCSHELF_CACHE_DIR", ROOT / ".cache")) / "gitbook-client" / CLIENT_VERSION
 )
-DEADLINE = 180.0
 
 
 def _run(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
@@ -168,17 +167,6 @@ def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
         started.stop()
         if url:
             _postgres(url, name, create=False)
-
-
-async def _until(what: str, check: Callable[[], Awaitable[Any]]) -> Any:
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        found = await check()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not done after {DEADLINE:g} s")
-        await asyncio.sleep(0.3)
 
 
 def _png(path: Path, color: str = "red") -> bytes:
@@ -358,7 +346,7 @@ async def test_an_import_past_the_inline_limit(product: Product) -> None:
                 body: dict[str, Any] = (await c.get(r.headers["location"])).json()
                 return body if body["status"] in ("completed", "failed") else None
 
-            done = await _until("the import", finished)
+            done = await eventually("the import", finished)
             assert done["status"] == "completed", done
             assert done["importedResources"] == count
             r = await c.get(f"/v1/spaces/{space['id']}/content")
@@ -382,7 +370,7 @@ async def test_openapi_specs_from_text_and_from_a_url(product: Product) -> None:
                     done = body["processingState"] not in ("pending", "progress")
                     return body if done else None
 
-                spec = await _until(f"the spec {slug}", processed)
+                spec = await eventually(f"the spec {slug}", processed)
                 assert spec["processingState"] == "complete", spec
 
 

@@ -4,15 +4,13 @@ and it ends with `serve` however `serve` ends. On both engines."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +22,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from docshelf.config import Settings
 from docshelf.models import jobs
 from tests import factories
+from tests.helpers import eventually
 from tests.loopback import pages_zip, serving
 from tests.server import Server
 
 SPEC = "openapi: 3.0.3\ninfo:\n  title: Pets\n  version: '1'\npaths: {}\n"
 PAGES = 260  # past LARGE_IMPORT: applied by a job
-DEADLINE = 180.0
 
 
 @pytest.fixture
@@ -55,18 +53,6 @@ def server(settings: Settings, db: AsyncEngine, tmp_path: Path) -> Iterator[Serv
         s.stop()
 
 
-async def _wait(what: str, check: Callable[[], Awaitable[Any]]) -> Any:
-    """Polls until `check` gives something true; fails naming `what` past the deadline."""
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        found = await check()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what}: still not done after {DEADLINE:g} s")
-        await asyncio.sleep(0.2)
-
-
 async def _processed_spec(c: httpx.AsyncClient, org_id: str) -> dict[str, Any]:
     r = await c.post(f"/v1/orgs/{org_id}/openapi", json={"slug": "pets", "source": {"text": SPEC}})
     assert r.status_code == 201, r.text
@@ -75,7 +61,7 @@ async def _processed_spec(c: httpx.AsyncClient, org_id: str) -> dict[str, Any]:
         body: dict[str, Any] = (await c.get(f"/v1/orgs/{org_id}/openapi/pets")).json()
         return body if body["processingState"] == "complete" else None
 
-    return dict(await _wait("the OpenAPI spec's processing", complete))
+    return dict(await eventually("the OpenAPI spec's processing", complete))
 
 
 async def _landed_import(c: httpx.AsyncClient, space_id: str, url: str) -> dict[str, Any]:
@@ -88,7 +74,7 @@ async def _landed_import(c: httpx.AsyncClient, space_id: str, url: str) -> dict[
         body: dict[str, Any] = (await c.get(location)).json()
         return body if body["status"] in ("completed", "failed") else None
 
-    return dict(await _wait("the import run", finished))
+    return dict(await eventually("the import run", finished))
 
 
 def _client(server: Server, who: factories.Who) -> httpx.AsyncClient:
@@ -175,7 +161,7 @@ async def test_every_job_kind_in_the_registry_runs_in_the_served_process(
                 stmt = sa.select(jobs.c.kind).where(jobs.c.status == "done").distinct()
                 return set((await conn.execute(stmt)).scalars()) >= exercised
 
-        await _wait("a job of every kind", all_done)
+        await eventually("a job of every kind", all_done)
         r = await c.get(f"/v1/spaces/{gone}")
         assert r.status_code == 404, r.text  # purged: not even its admin finds it deleted
 
@@ -242,7 +228,7 @@ async def test_the_served_job_runner_ends_with_serve(
         async def ended() -> bool:
             return not any(map(_alive, helpers))
 
-        await _wait("the job runner and its workers ending", ended)
+        await eventually("the job runner and its workers ending", ended)
     finally:
         # The API processes are granian's; whatever is left of the group goes here.
         with contextlib.suppress(ProcessLookupError):
