@@ -39,7 +39,7 @@ from docshelf.kit.validation import has_controls
 from docshelf.member import repository as member_repository
 from docshelf.organization import repository as org_repository
 from docshelf.sso import certificate, repository, saml
-from docshelf.sso.presenter import service_urls
+from docshelf.sso.presenter import Destination, service_urls
 from docshelf.team import repository as team_repository
 from docshelf.user import repository as user_repository
 
@@ -127,16 +127,6 @@ def new_browser_nonce() -> str:
 
 def usable_nonce(value: str | None) -> str | None:
     return value if value is not None and _NONCE.fullmatch(value) else None
-
-
-@dataclass(frozen=True, slots=True)
-class Destination:
-    """What the page before an identity provider tells the browser (sso.presenter)."""
-
-    organization: str
-    label: str
-    host: str
-    linking: bool
 
 
 async def destination(b: Browser, provider_id: str, link_code: str | None) -> Destination:

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import RowMapping
 
 from docshelf.kit.clock import isoformat
-
-if TYPE_CHECKING:
-    from docshelf.sso.login import Destination
 
 
 def is_active(row: RowMapping) -> bool:
@@ -54,6 +52,16 @@ def present_login(row: RowMapping, base_url: str) -> dict[str, Any]:
         "label": row["label"],
         "startURL": service_urls(base_url, row["id"])["startURL"],
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """What the page before an identity provider tells the browser."""
+
+    organization: str
+    label: str
+    host: str
+    linking: bool
 
 
 def confirm_page(where: Destination, action: str, next_path: str, link: str | None) -> str:
