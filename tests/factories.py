@@ -91,13 +91,29 @@ async def import_run(
     return run_id
 
 
+_INHERIT = "inherit"
+
+
 async def api_space(
-    client: httpx.AsyncClient, org_id: str, who: Who, **body: Any
+    client: httpx.AsyncClient,
+    org_id: str,
+    who: Who,
+    *,
+    default_level: str | None = _INHERIT,
+    **body: Any,
 ) -> dict[str, Any]:
-    """A space created over HTTP, as its creator sees it."""
+    """A space created over HTTP, as its creator sees it. Spaces start with `defaultLevel:
+    inherit` (members get their organization role, as in GitBook); `default_level=None` makes
+    one that only grants open."""
     r = await client.post(f"/v1/orgs/{org_id}/spaces", json=body, headers=who.headers)
     assert r.status_code == 201, r.text
     space: dict[str, Any] = r.json()
+    if default_level != _INHERIT:
+        r = await client.patch(
+            f"/v1/spaces/{space['id']}", json={"defaultLevel": default_level}, headers=who.headers
+        )
+        assert r.status_code == 200, r.text
+        space = r.json()
     return space
 
 

@@ -108,7 +108,7 @@ async def test_lifecycle(client: httpx.AsyncClient, db: AsyncEngine) -> None:
 async def test_refusals(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     org_id, (admin, editor, reader) = await factories.org_with_members(db, "edit", "read")
     space = await factories.api_space(client, org_id, admin, visibility="unlisted")
-    hidden = await factories.api_space(client, org_id, admin)
+    hidden = await factories.api_space(client, org_id, admin, default_level=None)
     url = f"/v1/spaces/{space['id']}/change-requests"
     await client.post(url, headers=editor.headers)
     before = await snapshot(db)

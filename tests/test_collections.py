@@ -250,7 +250,7 @@ async def test_delete_collection(client: httpx.AsyncClient, db: AsyncEngine) -> 
     mid = await new_collection(client, org_id, admin, title="Mid", parent=top["id"])
     leaf = await new_collection(client, org_id, admin, title="Leaf", parent=mid["id"])
     keep = await new_collection(client, org_id, admin, title="Keep")
-    root_space = await new_space(client, org_id, admin, title="Root")
+    root_space = await new_space(client, org_id, admin, title="Root", default_level=None)
     in_top = await new_space(client, org_id, admin, parent=top["id"])
     in_leaf = await new_space(client, org_id, admin, parent=leaf["id"])
     public_in_mid = await new_space(
@@ -539,7 +539,9 @@ async def test_collection_spaces_listing(client: httpx.AsyncClient, db: AsyncEng
     await new_space(client, org_id, admin, parent=inner)
     await new_space(client, org_id, admin)
     first = await new_space(client, org_id, admin, title="First", parent=guides)
-    hidden = await new_space(client, org_id, admin, parent=guides, visibility="private")
+    hidden = await new_space(
+        client, org_id, admin, parent=guides, visibility="private", default_level=None
+    )
     last = await new_space(client, org_id, admin, title="Last", parent=guides)
     r = await client.post(
         f"/v1/spaces/{last}/move",

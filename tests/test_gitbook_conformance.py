@@ -36,6 +36,7 @@ OLDER_SHAPES: set[tuple[str, str]] = set()
 EXTENSIONS = {
     ("POST", "/v1/spaces/{spaceId}/content"),
     ("GET", "/v1/downloads/{token}"),
+    ("POST", "/v1/user/saml/{samlProviderId}/link"),
 }
 
 

@@ -387,7 +387,9 @@ async def test_runs_are_seen_by_those_who_can_read_their_space(
 ) -> None:
     org_id, (admin, member, guest) = await factories.org_with_members(db, "read", None)
     shared = await factories.api_space(client, org_id, admin, visibility="unlisted")
-    private = await factories.api_space(client, org_id, admin, visibility="private")
+    private = await factories.api_space(
+        client, org_id, admin, visibility="private", default_level=None
+    )
     seen = await queued_import(client, shared["id"], admin, large)
     clock.advance(timedelta(seconds=1))  # most recent first
     hidden = await queued_import(client, private["id"], admin, large)

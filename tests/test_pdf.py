@@ -360,8 +360,10 @@ async def test_view_right_decides_who_may_export(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     sid, admin, member, _ = await _space(client, db)
+    r = await client.patch(f"/v1/spaces/{sid}", json={"defaultLevel": None}, headers=admin.headers)
+    assert r.status_code == 200, r.text
     before = await snapshot(db)
-    # A private space: an organization member without a grant sees nothing, as if missing.
+    # A closed space: an organization member without a grant sees nothing, as if missing.
     r = await client.get(f"/v1/spaces/{sid}/pdf", headers=member.headers)
     missing = await client.get("/v1/spaces/zzRandomId0000000000/pdf", headers=member.headers)
     assert r.status_code == 404 and r.json() == missing.json() == error(404, "Space not found")

@@ -357,9 +357,8 @@ async def test_private_space_reviewer_must_see_it(
     org, (admin, member) = await factories.org_with_members(db, "admin")
     outsider = await factories.user(db)
     await factories.member(db, org=org, who=outsider, role="edit")
-    space = await factories.api_space(
-        client, org, admin
-    )  # private: organization roles give nothing
+    # No default level: organization roles give nothing.
+    space = await factories.api_space(client, org, admin, default_level=None)
     r = await client.post(f"/v1/spaces/{space['id']}/change-requests", headers=admin.headers)
     url = f"/v1/spaces/{space['id']}/change-requests/{r.json()['id']}"
     r = await client.post(

@@ -116,7 +116,9 @@ async def test_organization_search_respects_visibility(
     shared = await factories.api_space(
         client, org_id, admin, title="Shared", visibility="unlisted", editMode="live"
     )
-    private = await factories.api_space(client, org_id, admin, title="Secret", editMode="live")
+    private = await factories.api_space(
+        client, org_id, admin, title="Secret", editMode="live", default_level=None
+    )
     gone = await factories.api_space(
         client, org_id, admin, title="Gone", visibility="unlisted", editMode="live"
     )

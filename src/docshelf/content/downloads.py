@@ -101,9 +101,31 @@ async def open_token(conn: AsyncConnection, token: str) -> dict[str, Any]:
     return claims
 
 
-# Raster images are the only user files shown inline. Anything else (HTML, SVG, JavaScript)
-# could run as a page or a script of our origin: it is sent as opaque bytes to download.
+# Raster images are the only user files shown inline. Other kinds keep their type, as
+# downloads, only where no browser runs or applies them: a page of ours could load a file
+# labelled JavaScript or CSS as its own script or style whatever the Content-Disposition, and
+# HTML, SVG or XML could run as a page. Anything not known to be inert is opaque bytes.
 _INLINE = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"})
+_INERT = frozenset(
+    {
+        "application/pdf",
+        "application/zip",
+        "application/gzip",
+        "application/json",
+        "application/msword",
+        "application/vnd.ms-excel",
+        "application/vnd.ms-powerpoint",
+        "text/plain",
+        "text/csv",
+        "text/markdown",
+    }
+)
+_INERT_FAMILIES = (
+    "audio/",
+    "video/",
+    "application/vnd.openxmlformats-officedocument.",
+    "application/vnd.oasis.opendocument.",
+)
 
 
 def served_type(content_type: str | None) -> tuple[str, bool]:
@@ -112,4 +134,6 @@ def served_type(content_type: str | None) -> tuple[str, bool]:
     bare = (content_type or "").split(";", 1)[0].strip().lower()
     if bare in _INLINE:
         return bare, True
+    if bare in _INERT or bare.startswith(_INERT_FAMILIES):
+        return bare, False
     return "application/octet-stream", False
