@@ -221,6 +221,8 @@ async def test_the_served_job_runner_ends_with_serve(
     assert len(runners) == 1, [(p, _comm(p)) for p in _descendants(server.process.pid)]
     helpers = [runners[0], *_descendants(runners[0])]
     assert "docshelf-parse" in {_comm(p) for p in helpers}
+    # Every process `serve` started: the API's (granian's workers) as well as the runner's.
+    helpers = _descendants(server.process.pid)
     try:
         os.kill(server.process.pid, sig)  # `serve` alone, not its process group
         server.process.wait(60)
@@ -228,7 +230,7 @@ async def test_the_served_job_runner_ends_with_serve(
         async def ended() -> bool:
             return not any(map(_alive, helpers))
 
-        await eventually("the job runner and its workers ending", ended)
+        await eventually("the API processes, the job runner and its workers ending", ended)
     finally:
         # The API processes are granian's; whatever is left of the group goes here.
         with contextlib.suppress(ProcessLookupError):

@@ -6,6 +6,7 @@ import contextlib
 import gc
 import hashlib
 import logging
+import os
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI, Request
@@ -27,7 +28,7 @@ from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
 from docshelf.content.lifecycle import use_blob_store
 from docshelf.fetch import Fetcher
-from docshelf.kit import logs, metrics, offload
+from docshelf.kit import lifeline, logs, metrics, offload
 from docshelf.kit.db import create_engine, is_busy_error
 from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
@@ -320,4 +321,10 @@ def factory() -> FastAPI:
     its own logging, as it imports the app afresh."""
     settings = get_settings()
     logs.configure(settings.log_level, settings.log_format)
+    serve_pid = os.environ.get(lifeline.SERVE_PID, "")
+    if serve_pid.isdigit() and os.getppid() == int(serve_pid):
+        # An API process `docshelf serve` started (granian's workers, uvicorn's): it ends with
+        # `serve`, which a SIGKILL or the OOM killer gives no chance to stop it. A server run
+        # in `serve`'s own process has another parent, and no lifeline.
+        lifeline.exit_with_parent(int(serve_pid))
     return create_app(settings)

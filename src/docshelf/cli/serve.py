@@ -16,6 +16,7 @@ from docshelf.bootstrap import bootstrap_if_empty
 from docshelf.config import Settings
 from docshelf.kit import logs
 from docshelf.kit.db import create_engine
+from docshelf.kit.lifeline import SERVE_PID
 from docshelf.kit.migrate import upgrade
 from docshelf.worker.process import start_worker_process, stop_worker_process
 
@@ -84,6 +85,9 @@ def run_server(settings: Settings) -> None:
 
 
 def _serve(settings: Settings) -> None:
+    # The API processes the server starts know `serve` by its pid and end with it, even when it
+    # is killed (app.factory).
+    os.environ[SERVE_PID] = str(os.getpid())
     if settings.server == "granian":
         from granian.constants import Interfaces
         from granian.log import LogLevels

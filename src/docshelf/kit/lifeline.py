@@ -17,6 +17,9 @@ import sys
 import threading
 import time
 
+# Set by `docshelf serve` for the API processes its server starts (app.factory).
+SERVE_PID = "DOCSHELF_SERVE_PID"
+
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NAME = 15
 
