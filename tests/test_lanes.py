@@ -5,6 +5,7 @@ a reader's long page renders while a PDF export holds the export lane."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -154,3 +155,25 @@ async def test_a_lane_takes_turns_between_organizations(tmp_path: Path) -> None:
         gate.touch()
         await asyncio.gather(*tasks, return_exceptions=True)
         offload.shutdown()
+
+
+async def test_a_caller_cancelled_while_waiting_never_holds_the_lane(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A waiter cancelled (a job's deadline, a stopped runner) just before a worker frees up:
+    the worker goes to the next waiter, and the lane is free once everyone is done."""
+    monkeypatch.setattr(offload, "_workers", 1)
+    turns = offload._Turns()
+    await turns.enter("a")  # holds the one worker
+    b = asyncio.ensure_future(turns.enter("b"))
+    c = asyncio.ensure_future(turns.enter("c"))
+    await asyncio.sleep(0)
+    b.cancel()
+    turns.leave()  # before b's task has run again to take its ticket out
+    await asyncio.wait_for(c, 5)
+    with contextlib.suppress(asyncio.CancelledError):
+        await b
+    turns.leave()
+    assert (turns.busy, turns.waiting) == (0, {})
+    await asyncio.wait_for(turns.enter("d"), 5)  # admitted at once
+    turns.leave()

@@ -78,18 +78,22 @@ class _Turns:
             raise
 
     def leave(self) -> None:
-        if not self.waiting:
-            self.busy -= 1
-            if self.busy == 0:
-                self.admitted.clear()  # idle: nobody's past turns matter any more
+        while self.waiting:
+            tenant = min(self.waiting, key=lambda t: self.admitted.get(t, -1))
+            queue = self.waiting[tenant]
+            ticket = queue.popleft()
+            if not queue:
+                del self.waiting[tenant]
+            if ticket.done():
+                # Cancelled while it waited, its caller not yet back to take it out: skipped,
+                # or the worker would pass to nobody and the lane stay busy for good.
+                continue
+            self.admitted[tenant] = next(self.turn)
+            ticket.set_result(None)  # the worker passes on: `busy` stays
             return
-        tenant = min(self.waiting, key=lambda t: self.admitted.get(t, -1))
-        queue = self.waiting[tenant]
-        ticket = queue.popleft()
-        if not queue:
-            del self.waiting[tenant]
-        self.admitted[tenant] = next(self.turn)
-        ticket.set_result(None)  # the worker passes on: `busy` stays
+        self.busy -= 1
+        if self.busy == 0:
+            self.admitted.clear()  # idle: nobody's past turns matter any more
 
 
 _turns: dict[str, _Turns] = {}
