@@ -139,12 +139,9 @@ async def test_a_member_reads_only_what_the_api_lets_them(
     assert secret["id"] not in r.text
 
     # An organization admin, signed in the same way, reads both.
-    admin_login = Login(client, org, admin)
-    admin_login.provider = login.provider
-    admin_login.idp = login.idp
     r = await client.post(f"/v1/user/saml/{login.provider}/link", headers=admin.headers)
     code = r.json()["url"].split("?link=", 1)[1]
-    r = await login.post(login.idp.respond(await login.start(link=code), "boss@example.com"))
+    r = await login.post(login.idp.respond(await login.start(link=code), admin.email))
     assert r.status_code == 303, r.text
     r = await client.get(f"{address}secrets-page")
     assert r.status_code == 200 and "launch codes" in r.text

@@ -3,6 +3,7 @@ provider (/sso/...) against an identity provider built with pysaml2 in the test 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +37,27 @@ from tests.saml_idp import (
 
 IDP_ENTITY = "https://idp.example.test/metadata"
 SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin"}
+
+
+async def begin(
+    client: httpx.AsyncClient,
+    provider: str,
+    next_path: str | None = None,
+    link: str | None = None,
+) -> httpx.Response:
+    """A browser opening a start URL: the page that names the identity provider, then its
+    Continue button (a same-origin form post). The post's answer."""
+    params = {"next": next_path} if next_path else {}
+    if link is not None:
+        params["link"] = link
+    start = f"/sso/saml/{provider}/start"
+    r = await client.get(start, params=params)
+    assert r.status_code == 200, r.text
+    assert "You are about to leave for" in r.text
+    form = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', r.text))
+    return await client.post(start, data=form, headers=SAME_ORIGIN)
+
+
 IDP_SSO = "https://idp.example.test/sso"
 KEYS = key_pair()
 
@@ -266,14 +288,9 @@ class Login:
         self.idp = IdentityProvider(IDP_ENTITY, IDP_SSO, keys, r.json()["service"])
 
     async def start(self, next_path: str | None = None, link: str | None = None) -> str:
-        """Our AuthnRequest's id, as the identity provider reads it from the redirect. The
-        browser follows a login link on one of our pages (same origin)."""
-        params = {"next": next_path} if next_path else {}
-        if link is not None:
-            params["link"] = link
-        r = await self.client.get(
-            f"/sso/saml/{self.provider}/start", params=params, headers=SAME_ORIGIN
-        )
+        """Our AuthnRequest's id, as the identity provider reads it from the redirect: the
+        browser opens the start URL, is shown where it leads, and continues."""
+        r = await begin(self.client, self.provider, next_path, link)
         assert r.status_code == 303, r.text
         request = self.idp.read_request(r.headers["location"])
         assert request.message.assertion_consumer_service_url in (None, self.acs_url)
@@ -397,15 +414,17 @@ async def test_the_owner_links_an_existing_account(
         "url": f"{BASE}/sso/saml/{login.provider}/start?link={code}",
         "expiresAt": "2026-01-02T03:14:05.678Z",
     }
-    # The identity the login asserts need not carry the account's e-mail.
-    r = await login.post(login.idp.respond(await login.start(link=code), "grace@corp.test"))
+    # The page before the identity provider names the account the login links.
+    r = await client.get(f"/sso/saml/{login.provider}/start", params={"link": code})
+    assert "<h1>Link the account grace@example.com to Acme Docs</h1>" in r.text
+    r = await login.post(login.idp.respond(await login.start(link=code), "Grace@Example.com"))
     assert r.status_code == 303, r.text
     r = await client.get(f"/v1/orgs/{login.org}/members/{someone.id}", headers=admin.headers)
     assert r.status_code == 200
     assert (r.json()["role"], r.json()["sso"]) == (None, True)
     # From then on the identity logs in to that account, without a link.
     client.cookies.clear()
-    r = await login.post(login.idp.respond(await login.start(), "grace@corp.test"))
+    r = await login.post(login.idp.respond(await login.start(), "grace@example.com"))
     assert r.status_code == 303, r.text
     r = await client.post("/sso/token")
     assert r.status_code == 201, r.text
@@ -413,9 +432,7 @@ async def test_the_owner_links_an_existing_account(
     assert r.json()["id"] == someone.id
     # A code is good once.
     before = await snapshot(db)
-    r = await client.get(
-        f"/sso/saml/{login.provider}/start", params={"link": code}, headers=SAME_ORIGIN
-    )
+    r = await client.get(f"/sso/saml/{login.provider}/start", params={"link": code})
     assert r.status_code == 400
     assert r.json() == error(
         400,
@@ -425,21 +442,30 @@ async def test_the_owner_links_an_existing_account(
     assert await snapshot(db) == before
 
 
-async def test_an_identity_links_to_one_account(client: httpx.AsyncClient, db: AsyncEngine) -> None:
-    login, _ = await _login_setup(client, db)
-    first = await factories.user(db)
-    second = await factories.user(db)
-    for who in (first, second):
-        r = await client.post(f"/v1/user/saml/{login.provider}/link", headers=who.headers)
-        code = r.json()["url"].split("?link=", 1)[1]
-        request_id = await login.start(link=code)
-        r = await login.post(login.idp.respond(request_id, "shared@corp.test"))
-        if who is first:
-            assert r.status_code == 303, r.text
-    assert r.status_code == 409
+async def test_a_link_takes_only_its_owners_own_identity(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """Anyone may ask for a link URL of their own account and get someone else to open it: the
+    identity provider then signs in that someone, whose identity must not land in the asker's
+    account (nor make the asker a member of the organization)."""
+    login, admin = await _login_setup(client, db)
+    asker = await factories.user(db, email="mallory@example.com")
+    r = await client.post(f"/v1/user/saml/{login.provider}/link", headers=asker.headers)
+    code = r.json()["url"].split("?link=", 1)[1]
+    request_id = await login.start(link=code)
+    response = login.idp.respond(request_id, VICTIM)
+    before = await snapshot(db)
+    r = await login.post(response)
+    assert r.status_code == 403, r.text
     assert r.json() == error(
-        409, "SAML login refused: this identity of Okta is already linked to another account"
+        403,
+        f"SAML login refused: the identity provider signed in {VICTIM}, not the account that "
+        "asked to link it: sign in there as that account",
     )
+    assert "set-cookie" not in r.headers
+    assert await snapshot(db) == before
+    r = await client.get(f"/v1/orgs/{login.org}/members/{asker.id}", headers=admin.headers)
+    assert r.status_code == 404
 
 
 async def test_a_verified_domain_links_its_accounts(
@@ -557,7 +583,7 @@ async def test_login_csrf_is_refused(
         )
         assert await snapshot(db) == before
         # Its own login cookie, from a login of its own: not the one this response answers.
-        r = await victim.get(f"/sso/saml/{login.provider}/start", headers=SAME_ORIGIN)
+        r = await begin(victim, login.provider)
         assert r.status_code == 303
         before = await snapshot(db)
         r = await victim.post(f"/sso/saml/{login.provider}/acs", data={"SAMLResponse": response})
@@ -575,13 +601,14 @@ async def test_login_csrf_is_refused(
 async def test_login_links_never_redirect_off_site_unasked(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
-    """Any user can create an organization and point its SSO URL anywhere, so a start URL
-    opened from elsewhere shows where it leads and waits for a click; `next` stays a path of
-    ours, kept with the request (RelayState is not trusted)."""
+    """Any user can create an organization and point its SSO URL anywhere, and published pages
+    any organization writes share the origin, so a start URL, however it is reached, shows
+    where it leads and waits for a click; `next` stays a path of ours, kept with the request
+    (RelayState is not trusted)."""
     login, _ = await _login_setup(client, db)
     start = f"/sso/saml/{login.provider}/start"
     before = await snapshot(db)
-    for headers in ({}, {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "none"}):
+    for headers in ({}, {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "none"}, SAME_ORIGIN):
         r = await client.get(start, params={"next": "//evil.test/x"}, headers=headers)
         assert r.status_code == 200, r.text
         assert "location" not in r.headers
@@ -630,7 +657,7 @@ async def test_session_cookie_is_secure_on_https(
         login = Login(https, org, admin)
         await login.setup()
         assert login.idp.sp["acsURL"] == f"{base}/sso/saml/{login.provider}/acs"
-        start = await https.get(f"/sso/saml/{login.provider}/start", headers=SAME_ORIGIN)
+        start = await begin(https, login.provider)
         request_id = str(login.idp.read_request(start.headers["location"]).message.id)
         # The test client talks plain http, where a Secure cookie is not sent back.
         https.cookies.set("docshelf_sso_browser", start.cookies["docshelf_sso_browser"])
@@ -697,7 +724,7 @@ async def test_start_of_unknown_or_pending_provider(
     for pid in (pending, "nope"):
         r = await client.get(f"/sso/saml/{pid}/start")
         assert r.status_code == 404 and r.json() == error(404, "SAML provider not found")
-        r = await client.get(f"/sso/saml/{pid}/start", headers=SAME_ORIGIN)
+        r = await client.post(f"/sso/saml/{pid}/start", headers=SAME_ORIGIN)
         assert r.status_code == 404 and r.json() == error(404, "SAML provider not found")
         r = await client.post(f"/sso/saml/{pid}/acs", data={"SAMLResponse": "PHg+"})
         assert r.status_code == 404

@@ -180,11 +180,11 @@ LinkCode = Annotated[str | None, Query(max_length=64)]
 async def start_saml_login(
     providerId: str, request: Request, next: NextPath = None, link: LinkCode = None
 ) -> Response:
-    """From one of our own pages, straight to the identity provider; from anywhere else, a page
-    that names where the browser is about to go and asks to continue (a POST)."""
+    """A page that names where the browser is about to go (and, for a link, which account it
+    links) and asks to continue (a POST). Never a redirect: any user can create an organization
+    and set its SSO URL, and published pages, which any organization writes, share this origin,
+    so not even a same-origin link proves the browser's user chose that identity provider."""
     browser = _browser(request)
-    if _same_origin(request, browser.base_url):
-        return await _start(request, providerId, next, link)
     where = await login.destination(browser, providerId, link)
     return HTMLResponse(
         confirm_page(where, request.url.path, login.safe_next(next), link),

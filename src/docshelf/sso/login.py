@@ -54,6 +54,9 @@ SAML_SECONDS = 20.0
 _EMAIL = re.compile(r"^[^\s@]{1,64}@[^\s@]{1,255}$")
 _REFUSED = "SAML response refused: "
 _LOGIN_REFUSED = "SAML login refused: "
+_UNKNOWN_LINK = (
+    "This link is unknown, already used or expired: ask for a new one (POST /v1/user/saml/{}/link)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,14 +137,23 @@ async def destination(b: Browser, provider_id: str, link_code: str | None) -> De
     our pages: it is shown and confirmed rather than followed (any user can create an
     organization and set its SSO URL, so a bare redirect would be an open one)."""
     row, partner = await _active_partner(b, provider_id)
+    linking = None
     async with unit_of_work(b.engine, write=False) as conn:
         org = await org_repository.get(conn, row["organization_id"])
+        if link_code is not None:
+            owner = await repository.link_code_user(
+                conn, hash_session(link_code), provider_id, utcnow()
+            )
+            account = None if owner is None else await user_repository.get_by_id(conn, owner)
+            if account is None:
+                raise BadRequest(_UNKNOWN_LINK.format(provider_id))
+            linking = str(account["email"])
     assert org is not None  # providers go with their organization
     return Destination(
         organization=str(org["title"]),
         label=str(row["label"]),
         host=urlsplit(partner.sso_url).hostname or "",
-        linking=link_code is not None,
+        linking=linking,
     )
 
 
@@ -162,10 +174,7 @@ async def start(
                 conn, hash_session(link_code), provider_id, now
             )
             if link_user is None:
-                raise BadRequest(
-                    "This link is unknown, already used or expired: ask for a new one "
-                    f"(POST /v1/user/saml/{provider_id}/link)"
-                )
+                raise BadRequest(_UNKNOWN_LINK.format(provider_id))
         await repository.remember_request(
             conn,
             request_id,
@@ -256,6 +265,15 @@ async def _account(
     org_id = provider["organization_id"]
     linked = await repository.identity_user(conn, provider_id, verified.subject)
     if link_user_id is not None:
+        # The code says which account asked; the identity must be that account's own, as its
+        # e-mail shows: else anyone could have another's login land in their account by
+        # getting them to open a link URL of theirs.
+        account = await user_repository.get_by_id(conn, link_user_id)
+        if account is None or account["email"] != verified.email:
+            raise Forbidden(
+                _LOGIN_REFUSED + f"the identity provider signed in {verified.email}, not the "
+                "account that asked to link it: sign in there as that account"
+            )
         if linked is not None and linked != link_user_id:
             raise Conflict(
                 _LOGIN_REFUSED + f"this identity of {provider['label']} is already linked to "
@@ -267,10 +285,10 @@ async def _account(
     if linked is not None:
         return linked
     domain = verified.email.rsplit("@", 1)[1]
-    owner = await org_repository.domain_owner(conn, domain)
+    domain_org = await org_repository.domain_owner(conn, domain)
     existing = await user_repository.get_by_email(conn, verified.email)
     if existing is None:
-        if owner is not None and owner != org_id:
+        if domain_org is not None and domain_org != org_id:
             raise Forbidden(
                 _LOGIN_REFUSED + f"the e-mail domain {domain} belongs to another organization"
             )
@@ -281,7 +299,7 @@ async def _account(
         await user_repository.insert(
             conn, user_id=user_id, email=verified.email, display_name=name, now=now
         )
-    elif owner == org_id:
+    elif domain_org == org_id:
         user_id = str(existing["id"])
     else:
         raise Forbidden(

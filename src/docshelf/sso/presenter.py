@@ -61,13 +61,14 @@ class Destination:
     organization: str
     label: str
     host: str
-    linking: bool
+    # The e-mail of the account a link login links, None for a plain login.
+    linking: str | None
 
 
 def confirm_page(where: Destination, action: str, next_path: str, link: str | None) -> str:
     """The page a login link opened from elsewhere shows: where the browser would go, and a
     button to go there."""
-    verb = "Link your account to" if where.linking else "Sign in to"
+    verb = f"Link the account {where.linking} to" if where.linking else "Sign in to"
     hidden = f'<input type="hidden" name="next" value="{escape(next_path)}">'
     if link is not None:
         hidden += f'<input type="hidden" name="link" value="{escape(link)}">'

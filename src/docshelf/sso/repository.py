@@ -254,6 +254,19 @@ async def insert_link_code(
     )
 
 
+async def link_code_user(
+    conn: AsyncConnection, code_hash: str, provider_id: str, now: datetime
+) -> str | None:
+    """The user who asked for a live code, leaving it in place."""
+    stmt = sa.select(saml_link_codes.c.user_id).where(
+        saml_link_codes.c.code_hash == code_hash,
+        saml_link_codes.c.provider_id == provider_id,
+        saml_link_codes.c.expires_at >= now,
+    )
+    user_id = (await conn.execute(stmt)).scalar_one_or_none()
+    return None if user_id is None else str(user_id)
+
+
 async def consume_link_code(
     conn: AsyncConnection, code_hash: str, provider_id: str, now: datetime
 ) -> str | None:
