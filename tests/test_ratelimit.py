@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.app import create_app
+from docshelf.auth import tokens
 from docshelf.config import Settings
 from docshelf.kit.clock import clock
 from docshelf.ratelimit.service import RateLimiter
@@ -280,10 +281,15 @@ async def test_anonymous_readers_are_limited_per_address(
                 assert r.status_code == 429, path
                 assert r.json() == _refused(3)
                 assert r.headers["retry-after"] == str(_window_end() - int(clock.timestamp()))
-            # Health probes and the reader's own assets are never counted; nor is another
-            # address, nor a caller with a token (its own budget).
+            # A token sent to a route that takes none names nobody: still this address's.
+            fake = {"Authorization": f"Bearer {tokens.generate()}"}  # well formed, nobody's
+            r = await flood.get("/v1/urls/published?url=x", headers=fake)
+            assert r.status_code == 429
+            # Health probes, the reader's own assets and a page's images are never counted;
+            # nor is another address, nor a caller with a token on the API (its own budget).
             assert (await flood.get("/healthz")).status_code == 200
             assert (await flood.get("/~reader/static/missing.css")).status_code == 404
+            assert (await flood.get(f"/{org}/nope/page/~files/nope")).status_code == 404
             assert (await other.get(f"/{org}/nope/")).status_code == 404
             r = await flood.get(f"/v1/orgs/{org}", headers=admin.headers)
             assert r.status_code == 200
@@ -293,3 +299,11 @@ async def test_anonymous_readers_are_limited_per_address(
         await app.state.limiter.aclose()
         await app.state.anonymous_limiter.aclose()
         await app.state.engine.dispose()
+
+
+def test_an_ipv6_client_counts_by_its_64() -> None:
+    from docshelf.app import _client_key
+
+    assert _client_key(("2001:db8:1:2:aaaa::1", 1)) == _client_key(("2001:db8:1:2:bbbb::9", 2))
+    assert _client_key(("2001:db8:1:2::1", 1)) != _client_key(("2001:db8:1:3::1", 1))
+    assert _client_key(("203.0.113.7", 1)) == "ip:203.0.113.7"

@@ -129,6 +129,7 @@ async def test_a_member_reads_only_what_the_api_lets_them(
         assert "launch codes" not in r.text
     r = await client.get(f"{address}~search", params={"q": "zanzibar"})
     assert r.status_code == 200, r.text
+    assert (r.headers["cache-control"], r.headers["vary"]) == ("private, no-cache", "Cookie")
     assert "handbook" in r.text and "launch codes" not in r.text and "Secrets" not in r.text
 
     # The published site through the API: neither the space nor its id.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import ipaddress
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -102,14 +103,15 @@ class EdgeMiddleware:
                 return
             if verdict is not None:
                 extra = verdict.raw_headers()
-        elif token is None and _counts_as_anonymous(scope["path"]):
+        path = scope["path"]
+        if (token is None or path.startswith(_OPEN_V1)) and _counts_as_anonymous(path):
             # Per client address: the reader's pages and searches cost the event loop more
-            # than an API read, and no token names who asks.
+            # than an API read, and no token names who asks (on the routes that take none, a
+            # token sent anyway names nobody either: counted here too).
             anonymous: RateLimiter = state.anonymous_limiter
             if anonymous.limit > 0:
-                client = scope.get("client")
                 try:
-                    await anonymous.enforce(f"ip:{client[0] if client else '-'}")
+                    await anonymous.enforce(_client_key(scope.get("client")))
                 except DocshelfError as exc:
                     await _error(exc.status, exc.message, exc.headers)(scope, receive, send)
                     return
@@ -235,13 +237,27 @@ def _rate_limiter(settings: Settings, limit: int) -> RateLimiter:
     )
 
 
-# What a browser fetches by the dozen with every page, and what probes and scrapers ask: never
-# counted against a client's anonymous budget.
+# What a browser fetches by the dozen with every page (the reader's assets, a page's images),
+# and what probes and scrapers ask: never counted against a client's anonymous budget.
 _UNCOUNTED = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/docs")
+# /v1 routes that authenticate nobody (PUBLIC_ROUTERS).
+_OPEN_V1 = ("/v1/urls/published", "/v1/downloads/")
 
 
 def _counts_as_anonymous(path: str) -> bool:
-    return not (path.startswith(_UNCOUNTED) or "/~reader/static/" in path)
+    return not (path.startswith(_UNCOUNTED) or "/~reader/static/" in path or "/~files/" in path)
+
+
+def _client_key(client: tuple[str, int] | None) -> str:
+    """The budget a client address counts against: an IPv6 client has a /64 to itself."""
+    host = client[0] if client else "-"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return f"ip:{host}"
+    if address.version == 6:
+        return f"ip:{ipaddress.ip_network(f'{address}/64', strict=False)}"
+    return f"ip:{address}"
 
 
 def create_app(settings: Settings | None = None, *, direct_gets: bool = True) -> FastAPI:

@@ -557,7 +557,9 @@ async def search(
             "robots": "noindex, nofollow",
         }
     )
-    return Answer(status=200, template="search.html", context=context), results
+    # Results follow the reader's cookie (a member's view, a visitor's claims).
+    headers = {"Cache-Control": "private, no-cache", "Vary": "Cookie"}
+    return Answer(status=200, template="search.html", context=context, headers=headers), results
 
 
 async def site_file(

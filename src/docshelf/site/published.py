@@ -469,7 +469,8 @@ async def resolve(
     user_id = await member(site["organization_id"]) if member is not None else None
     if user_id is not None:
         access = await ContentScope.load(conn, site["organization_id"], user_id)
-        if access.is_member:
+        # Full members, as the site API's `can_view` has it: a guest reads as a visitor.
+        if access.is_member and access.org_role is not None:
             opened = await open_for_member(conn, site, access, base_url, public, current)
             found = await _locate(conn, site, opened, rest, site_base, public)
             if found is not None:
