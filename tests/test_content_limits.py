@@ -15,6 +15,7 @@ from docshelf.content import edits
 from docshelf.content import markdown as md
 from docshelf.content.limits import (
     MAX_BLOCK_NESTING,
+    MAX_BLOCKS,
     MAX_LINKS,
     MAX_MARKDOWN_BYTES,
     MAX_MARKUP,
@@ -103,6 +104,14 @@ async def test_markdown_over_the_limits_is_refused(
     r = await live(client, sid, editor, insert(links))
     assert r.json() == error(
         400, f"changes[0]: markdown holds {MAX_LINKS + 1} links; a page holds at most {MAX_LINKS}"
+    )
+    # Blocks, whose number a document's size follows (a letter a paragraph: 40 bytes of JSON a
+    # byte of markdown).
+    r = await live(client, sid, editor, insert("a\n\n" * (MAX_BLOCKS + 1)))
+    assert r.json() == error(
+        400,
+        f"changes[0]: markdown holds {MAX_BLOCKS + 1} blocks (paragraphs, headings, list "
+        f"items...); a page holds at most {MAX_BLOCKS}",
     )
     assert await snapshot(db) == before
     # At the limits exactly, all is well.
@@ -374,4 +383,35 @@ async def test_a_single_page_import_over_a_limit_is_refused(
         f"Cannot import this markdown content: big.md: markdown is {size} bytes; a page holds "
         f"at most {MAX_MARKDOWN_BYTES}",
     )
+    assert await snapshot(db) == before
+
+
+async def test_a_costly_body_is_never_parsed_on_the_event_loop(
+    client: httpx.AsyncClient, db: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large body whose parse the worker could not finish (past its time, out of its memory)
+    is a 503 to retry, never parsed inline instead, where it would stall every request."""
+    from docshelf.content import markdown as md
+    from docshelf.kit import offload
+
+    sid, editor, _ = await live_space(client, db)
+    body = "".join(
+        f"## Part {i}\n\nSome *text* here, and [a link](https://example.com/{i}).\n\n"
+        for i in range(3_000)
+    )
+    assert md.costly(body)
+
+    async def gone(*args: Any, **kwargs: Any) -> Any:
+        raise offload.OffloadTimeout("the work took too long")
+
+    def inline(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a costly text was parsed on the event loop")
+
+    monkeypatch.setattr(offload, "run", gone)
+    monkeypatch.setattr(md, "_budgeted_analysis", inline)
+    before = await snapshot(db)
+    r = await live(client, sid, editor, insert(body))
+    assert r.status_code == 503, r.text
+    assert r.json() == error(503, "A page body could not be parsed in time; retry shortly")
+    assert r.headers["retry-after"] == "5"
     assert await snapshot(db) == before

@@ -36,6 +36,13 @@ MAX_BLOCK_NESTING = 32
 # 30-60). Each is a row of the links index and ~200 bytes of the links memo.
 MAX_LINKS = 25_000
 
+# Blocks in one page (paragraphs, headings, list items, code blocks, rows...). A page's JSON
+# document grows with them, not with its bytes: 2 MiB of one-letter paragraphs is 700,000 blocks
+# and a 200 MB document, against ~28,000 blocks and 8 MB for release notes of that size. At
+# this bound a document stays within what the rendered-document memo keeps, so a page is
+# never rendered again on each read.
+MAX_BLOCKS = 60_000
+
 # Levels of a page tree: a top-level page is at depth 1. GitBook's page listing nests `pages`
 # inside pages, two JSON levels each, and orjson refuses more than 254.
 MAX_PAGE_DEPTH = 50
@@ -49,6 +56,7 @@ PAGE_SIZE = "page size"
 MARKUP = "markup characters"
 BLOCK_NESTING = "block nesting"
 LINKS = "links per page"
+BLOCKS = "blocks per page"
 PAGE_DEPTH = "page depth"
 
 

@@ -37,9 +37,11 @@ from markdown_it.token import Token
 from docshelf.config import Settings
 from docshelf.content.limits import (
     BLOCK_NESTING,
+    BLOCKS,
     LINKS,
     MARKUP,
     MAX_BLOCK_NESTING,
+    MAX_BLOCKS,
     MAX_LINKS,
     MAX_MARKDOWN_BYTES,
     MAX_MARKUP,
@@ -587,6 +589,7 @@ class _Analysis:
     dests: tuple[_Dest, ...]
     nesting: int  # the deepest block quote / list item nesting
     markup: int  # markup characters in inline content
+    blocks: int = 0  # block-level elements
 
 
 # Links and limits from the scanner's parse; the document and the sections from one parse by
@@ -644,6 +647,7 @@ def prepare(markdown: str) -> Prepared:
         len(markdown.encode("utf-8", "surrogatepass")) <= MAX_MARKDOWN_BYTES
         and analysis.nesting <= MAX_BLOCK_NESTING
         and len(analysis.dests) <= MAX_LINKS
+        and analysis.blocks <= MAX_BLOCKS
     )
     return analysis, _render(markdown) if within else None
 
@@ -706,6 +710,11 @@ def violation(markdown: str) -> tuple[str, str] | None:
         return LINKS, (
             f"markdown holds {len(analysis.dests)} links; a page holds at most {MAX_LINKS}"
         )
+    if analysis.blocks > MAX_BLOCKS:
+        return BLOCKS, (
+            f"markdown holds {analysis.blocks} blocks (paragraphs, headings, list items...); "
+            f"a page holds at most {MAX_BLOCKS}"
+        )
     return None
 
 
@@ -744,7 +753,8 @@ def _compute_analysis(markdown: str, budget: int | None = None) -> _Analysis:
             image = d.label in scan.image_labels and d.label not in scan.link_labels
         start, end = original(d.start), original(d.end)
         out.append(dataclasses.replace(d, start=start, end=end, image=image))
-    return _Analysis(tuple(out), _nesting(tokens), scan.markup)
+    blocks = sum(1 for t in tokens if t.block and t.nesting != -1 and t.type != "inline")
+    return _Analysis(tuple(out), _nesting(tokens), scan.markup, blocks)
 
 
 def iter_links(markdown: str) -> list[Link]:

@@ -15,11 +15,13 @@ from collections.abc import Iterable, Iterator
 
 from docshelf.content import markdown as md
 from docshelf.kit import offload
+from docshelf.kit.errors import ServiceUnavailable
 
 # Each batch gets this much per text, and more for long texts: preparing a text parses it twice
 # (links and limits, then the document and sections), and a loaded machine parses four times
-# slower than `parse_cost_us` says. A page at the size limit gets a minute and a half: past its
-# time, a text is parsed on the event loop instead, which must never be for one that big.
+# slower than `parse_cost_us` says. A page at the size limit gets a minute and a half; past its
+# time (or out of the worker's memory) the request answers 503: a costly text is never parsed
+# on the event loop instead, where it would stall every other request.
 PARSE_SECONDS = 30.0
 _COST_MARGIN = 8
 # Texts sent to the worker in one task, at most this many characters together.
@@ -61,6 +63,11 @@ async def warm(
                 md.prepare_many, batch, seconds=seconds, lane=lane, tenant=tenant
             )
         except (offload.OffloadTimeout, offload.OffloadCrashed, MemoryError):
-            continue  # left to the inline path, which `markdown.check` bounds
+            if any(md.costly(t) for t in batch):
+                raise ServiceUnavailable(
+                    "A page body could not be parsed in time; retry shortly",
+                    headers={"Retry-After": "5"},
+                ) from None
+            continue  # cheap texts (an import's) are parsed inline, as any small one is
         for text, result in zip(batch, prepared, strict=True):
             md.adopt(text, result)
