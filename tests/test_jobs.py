@@ -311,3 +311,19 @@ async def test_a_stopping_runner_finishes_or_hands_back_its_job(db: AsyncEngine,
         assert await JobRunner(db).run_once() is True
     assert (await _job(db, job_id))["status"] == "done"
     assert await _marker(db, key) == "done"
+
+
+async def test_a_finished_job_is_never_queued_again(db: AsyncEngine) -> None:
+    """A deadline or a stop that lands as a job's commit completes hands back or fails a job
+    that is already done: neither may touch it."""
+    async with unit_of_work(db) as conn:
+        job_id = await enqueue(conn, "test.record", {"key": "finished-once"})
+    runner = JobRunner(db)
+    job = await runner.claim()
+    assert job is not None and job["id"] == job_id
+    await runner._execute(job)
+    assert (await _job(db, job_id))["status"] == "done"
+    await runner._hand_back(runner.mine(job))
+    await runner._failed(job, registry.kind_of("test.record"), runner.mine(job), RuntimeError("x"))
+    row = await _job(db, job_id)
+    assert (row["status"], row["attempts"]) == ("done", 1)

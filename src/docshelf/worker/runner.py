@@ -139,8 +139,17 @@ class JobRunner:
         finally:
             logs.request_id.reset(token)
 
+    def mine(self, job: sa.RowMapping) -> sa.ColumnElement[bool]:
+        """The job's row while it still runs under this runner's lock: a deadline or a stop
+        that lands as the job's own commit (status done) completes must not queue it again."""
+        return sa.and_(
+            jobs.c.id == job["id"],
+            jobs.c.locked_by == self.worker_id,
+            jobs.c.status == "running",
+        )
+
     async def _execute_job(self, job: sa.RowMapping) -> None:
-        mine = sa.and_(jobs.c.id == job["id"], jobs.c.locked_by == self.worker_id)
+        mine = self.mine(job)
         kind = registry.kind_of(job["kind"])
         try:
             if kind is None:
