@@ -5,8 +5,11 @@ that points at it (migration 0023 rebuilt `sites` and emptied their sections and
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from docshelf.config import Settings
 from docshelf.kit import migrate
@@ -81,3 +84,48 @@ async def test_the_search_index_keeps_its_rows_and_their_order_through_its_rebui
             " '{page_title section_title body} : webhook' ORDER BY rowid"
         ).fetchall()
         assert found == [(7,), (9,)]
+
+
+async def test_upgrading_keeps_private_spaces_closed_and_revokes_sso_tokens(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Migration 0027 revokes the tokens of accounts that logged in through SSO (any of them may
+    have come from the old e-mail match); 0030 keeps the member access private spaces had (none
+    through the organization role) and names the published sites that now show one."""
+    settings = Settings(data_dir=tmp_path, database_url="")
+    await asyncio.to_thread(migrate.upgrade, settings, "0026")
+    path = tmp_path / "docshelf.db"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA foreign_keys=ON")
+    _insert(db, "organizations", {"id": "org1", "email_domains": "[]"})
+    for user, sso in (("u1", 1), ("u2", 0)):
+        _insert(db, "users", {"id": user, "email": f"{user}@example.com"})
+        _insert(db, "members", {"organization_id": "org1", "user_id": user, "sso": sso})
+        _insert(db, "api_tokens", {"id": f"t{user}", "user_id": user, "token_hash": f"h{user}"})
+    for space, visibility in (("s1", "private"), ("s2", "public")):
+        _insert(
+            db,
+            "spaces",
+            {
+                "id": space,
+                "organization_id": "org1",
+                "visibility": visibility,
+                "default_level": "inherit",
+            },
+        )
+    _insert(db, "sites", {"id": "site1", "organization_id": "org1", "published": 1})
+    _insert(db, "site_spaces", {"id": "ss1", "site_id": "site1", "space_id": "s1"})
+    db.commit()
+    db.close()
+    with caplog.at_level(logging.WARNING, logger="docshelf.migrations"):
+        await asyncio.to_thread(migrate.upgrade, settings, "head")
+    with sqlite3.connect(path) as db:
+        levels = dict(db.execute("SELECT id, default_level FROM spaces"))
+        assert levels == {"s1": None, "s2": "inherit"}
+        revoked = dict(db.execute("SELECT user_id, revoked_at IS NOT NULL FROM api_tokens"))
+        assert revoked == {"u1": 1, "u2": 0}
+    assert [r.getMessage() for r in caplog.records if r.name == "docshelf.migrations"] == [
+        "site site1 of organization org1 publishes the private space s1: its audience now "
+        "reads it (GitBook's model); unpublish the site or take the space out of it if that "
+        "is not meant"
+    ]

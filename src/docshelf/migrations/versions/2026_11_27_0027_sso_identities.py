@@ -1,9 +1,10 @@
 """SSO identities keyed by (provider, subject), one-time link codes, verified e-mail domains,
 organization-scoped API tokens, and SAML requests bound to the browser that started them.
 
-Sessions and pending requests from before are dropped: a session may have been opened by the
-old e-mail match (any provider could reach any account), and a pending request has no browser
-binding. Users log in again.
+Sessions and pending requests from before are dropped, and the API tokens of every account that
+logged in through SSO revoked: a session or a token may have come from the old e-mail match (any
+provider could reach any account), and a pending request has no browser binding. Users log in
+again, and make new tokens.
 
 Revision ID: 0027
 Revises: 0026
@@ -11,6 +12,7 @@ Create Date: 2026-11-27
 """
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from alembic import op
@@ -24,6 +26,17 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.execute("DELETE FROM user_sessions")
     op.execute("DELETE FROM saml_requests")
+    # A token an SSO session made could be one of an account the old e-mail match let a
+    # provider reach: every token of an account that ever logged in through SSO is revoked
+    # (its owner makes a new one: `docshelf token create`, or an SSO login and /sso/token).
+    now = datetime.now(UTC).replace(tzinfo=None)
+    op.get_bind().execute(
+        sa.text(
+            "UPDATE api_tokens SET revoked_at = :now WHERE revoked_at IS NULL "
+            "AND user_id IN (SELECT user_id FROM members WHERE sso)"
+        ),
+        {"now": now},
+    )
     op.create_table(
         "verified_email_domains",
         sa.Column("domain", sa.String(length=255), nullable=False),
