@@ -67,10 +67,14 @@ async def render(
     variant: Hashable,
     markdown: str,
     paths: dict[str, str],
+    tenant: str,
 ) -> Body:
+    """`tenant`: the site's organization, which takes turns with others for the lane."""
     if len(markdown) > OFFLOAD_CHARS:
         seconds = RENDER_SECONDS + 8 * md.parse_cost_us(markdown) / 1e6
-        body = await offload.run(_render, markdown, base_path, paths, seconds=seconds, lane="read")
+        body = await offload.run(
+            _render, markdown, base_path, paths, seconds=seconds, lane="read", tenant=tenant
+        )
     else:
         body = _render(markdown, base_path, paths)
     _kept.put((revision_id, page_id, base_path, variant), body)

@@ -453,7 +453,15 @@ async def _page_context(
                 text = (await snap.markdowns([current.markdown])).get(current.markdown, "")
                 text = await reusable.expand(snap, text)
             paths = {p.id: p.path for p in nav.pages.values() if nav.shown(p.id, scope)}
-            body = await render.render(nav.revision_id, current.id, base, variant, text, paths)
+            body = await render.render(
+                nav.revision_id,
+                current.id,
+                base,
+                variant,
+                text,
+                paths,
+                tenant=str(place.site["organization_id"]),
+            )
     prev_page = next_page = None
     if current is not None:
         index = next((i for i, p in enumerate(documents) if p.id == current.id), None)
