@@ -271,15 +271,10 @@ async def consume_link_code(
     conn: AsyncConnection, code_hash: str, provider_id: str, now: datetime
 ) -> str | None:
     """The user who asked for the code, once: the code is removed."""
-    stmt = sa.select(saml_link_codes.c.user_id).where(
-        saml_link_codes.c.code_hash == code_hash,
-        saml_link_codes.c.provider_id == provider_id,
-        saml_link_codes.c.expires_at >= now,
-    )
-    user_id = (await conn.execute(stmt)).scalar_one_or_none()
+    user_id = await link_code_user(conn, code_hash, provider_id, now)
     if user_id is None:
         return None
     result = await conn.execute(
         sa.delete(saml_link_codes).where(saml_link_codes.c.code_hash == code_hash)
     )
-    return str(user_id) if result.rowcount == 1 else None
+    return user_id if result.rowcount == 1 else None
