@@ -29,7 +29,6 @@ import asyncio
 import io
 import multiprocessing
 import platform
-import re
 import resource
 import shutil
 import subprocess
@@ -52,6 +51,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from tests import factories  # noqa: E402
+from tests.real_docs import pull_requests, release_notes  # noqa: E402
 
 from docshelf.app import create_app  # noqa: E402
 from docshelf.config import Settings  # noqa: E402
@@ -59,36 +59,6 @@ from docshelf.content.limits import MAX_LINKS, MAX_MARKDOWN_BYTES, MAX_MARKUP  #
 from docshelf.kit.migrate import upgrade  # noqa: E402
 
 BASE = "http://bench"
-NOTES = REPO / "tests" / "fixtures" / "imports" / "rust-releases-1.94-1.95.md"
-_PULL = re.compile(r"\(https://github\.com/rust-lang/rust/pull/(\d+)\)")
-
-
-def release_notes(size: int) -> str:
-    """Real release notes, repeated for older versions, cut at a line to at most `size` bytes."""
-    real = NOTES.read_text()
-    parts, k, total = ["# Release notes\n\n"], 0, 0
-    while total < size:
-        part = real.replace("1.95", f"{95 - k}.95").replace("1.94", f"{95 - k}.94")
-        parts.append(part)
-        total += len(part.encode())
-        k += 1
-    text = "".join(parts).encode()[:size]
-    return text[: text.rfind(b"\n") + 1].decode()
-
-
-def pull_requests(count: int) -> str:
-    """`count` links to pull requests, ten a line under a heading every hundred."""
-    pulls = [int(n) for n in _PULL.findall(NOTES.read_text())]
-    lines = ["# Every pull request\n"]
-    for i in range(count):
-        n = pulls[i % len(pulls)] - 1000 * (i // len(pulls))
-        if i % 100 == 0:
-            lines.append(f"\n## Release {i // 100 + 1}\n\n")
-        link = f"[#{n}](https://github.com/rust-lang/rust/pull/{n})"
-        lines.append(f"- {link}" if i % 10 == 0 else f", {link}")
-        if i % 10 == 9 or i == count - 1:
-            lines.append("\n")
-    return "".join(lines)
 
 
 def pages() -> dict[str, str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,45 +22,14 @@ from docshelf.config import Settings
 from docshelf.content import markdown as md
 from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES
 from docshelf.imports.convert import from_folder, from_zip
+from tests.real_docs import pull_requests, release_notes
 from tests.test_content_limits import depth_of
 from tests.test_import import Files, allow_loopback, setup, site
 from tests.test_import_projects import body, flat, links, pages_of
 
 __all__ = ["allow_loopback", "site"]  # fixtures, used by name
 
-# The release notes of Rust 1.94 and 1.95, unchanged: see tests/fixtures/imports/README.md for
-# where they come from (the Rust project's RELEASES.md, MIT OR Apache-2.0).
-RUST_NOTES = Path(__file__).parent / "fixtures" / "imports" / "rust-releases-1.94-1.95.md"
-_PULL = re.compile(r"\(https://github\.com/rust-lang/rust/pull/(\d+)\)")
 DEEP = 56  # folders nested in the reference section
-
-
-def release_notes(size: int) -> str:
-    """A release-notes page of about `size` bytes: the real notes of two releases, again and
-    again for older and older versions, as a long-lived project's RELEASES.md grows."""
-    real = RUST_NOTES.read_text()
-    parts = ["# Rust release notes\n\n"]
-    k = 0
-    while sum(map(len, parts)) < size:
-        parts.append(real.replace("1.95", f"{95 - k}.95").replace("1.94", f"{95 - k}.94"))
-        k += 1
-    return "".join(parts)
-
-
-def pull_requests(count: int) -> str:
-    """A page of `count` links: the pull requests of the releases, ten a line under a heading
-    per release, as a changelog's index of them reads."""
-    pulls = [int(n) for n in _PULL.findall(RUST_NOTES.read_text())]
-    lines = ["# Every pull request\n"]
-    for i in range(count):
-        n = pulls[i % len(pulls)] - 1000 * (i // len(pulls))
-        if i % 100 == 0:
-            lines.append(f"\n## Release {i // 100 + 1}\n\n")
-        link = f"[#{n}](https://github.com/rust-lang/rust/pull/{n})"
-        lines.append(f"- {link}" if i % 10 == 0 else f", {link}")
-        if i % 10 == 9 or i == count - 1:
-            lines.append("\n")
-    return "".join(lines)
 
 
 def png() -> bytes:
@@ -91,7 +59,7 @@ def write_project(root: Path) -> Path:
             '{% include ".gitbook/includes/support.md" %}\n\n'
             "Older notes: [1.0](archive/1.0.md).\n"
         ),
-        "releases.md": release_notes(700 * 1024),
+        "releases.md": release_notes(700 * 1024, "Rust release notes"),
         "pull-requests.md": pull_requests(5200),
         "huge.md": "All of it.\n" * (MAX_MARKDOWN_BYTES // 11 + 1),
     }
@@ -246,7 +214,9 @@ def test_a_folder_reads_as_its_zip(tmp_path: Path) -> None:
     """One reading for both: the same pages, files, reusable contents and report. A GitBook
     repository's `.gitbook/assets` and `.gitbook/includes` come along from a folder too."""
     project = write_project(tmp_path / "rust-notes")
-    (project / "releases.md").write_text(release_notes(20_000))  # size is not the point here
+    (project / "releases.md").write_text(
+        release_notes(20_000, "Rust release notes")
+    )  # size is not the point here
     (project / "pull-requests.md").write_text(pull_requests(50))
     from_disk = from_folder(project)
     assert from_disk == from_zip(zipped(project))

@@ -77,7 +77,7 @@ class _Counting:
 
 
 if yaml.__with_libyaml__:
-    from yaml._yaml import CParser
+    from yaml.cyaml import CParser
 
     class _Loader(_Counting, Composer, SafeConstructor, Resolver, CParser):
         """LibYAML's parser for the events (about twice as fast as PyYAML's), PyYAML's composer
