@@ -18,8 +18,6 @@ from typing import Any
 
 import yaml
 from yaml.composer import Composer
-from yaml.constructor import SafeConstructor
-from yaml.resolver import Resolver
 
 
 class YamlRefused(Exception):
@@ -77,17 +75,15 @@ class _Counting:
 
 
 if yaml.__with_libyaml__:
-    from yaml.cyaml import CParser
 
-    class _Loader(_Counting, Composer, SafeConstructor, Resolver, CParser):
+    class _Loader(_Counting, Composer, yaml.CSafeLoader):
         """LibYAML's parser for the events (about twice as fast as PyYAML's), PyYAML's composer
-        (with the counts above) for the nodes: LibYAML's own composer could not be bounded."""
+        (with the counts above, first in the MRO) for the nodes: LibYAML's own composer could
+        not be bounded."""
 
         def __init__(self, stream: str, bounds: Bounds) -> None:
-            CParser.__init__(self, stream)
+            yaml.CSafeLoader.__init__(self, stream)
             Composer.__init__(self)
-            SafeConstructor.__init__(self)
-            Resolver.__init__(self)
             self._start_counting(bounds)
 
 else:  # pragma: no cover - PyYAML built without LibYAML
