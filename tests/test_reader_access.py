@@ -60,6 +60,23 @@ async def _space_with_file(
     return space, page, file_id
 
 
+async def _published(
+    client: httpx.AsyncClient, org: str, admin: Who, title: str, visibility: str, space: str
+) -> tuple[str, str]:
+    """A site of `visibility` showing `space`, published: (its API URL, its reader address)."""
+    r = await client.post(
+        f"/v1/orgs/{org}/sites",
+        json={"title": title, "visibility": visibility, "spaces": [space]},
+        headers=admin.headers,
+    )
+    assert r.status_code == 201, r.text
+    site = r.json()["id"]
+    url = f"/v1/orgs/{org}/sites/{site}"
+    r = await client.post(f"{url}/publish", headers=admin.headers)
+    assert r.status_code == 200, r.text
+    return url, f"/{org}/{site}/"
+
+
 async def test_a_member_reads_only_what_the_api_lets_them(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
@@ -156,17 +173,7 @@ async def test_a_session_counts_only_in_its_own_organization(
     home, (home_admin,) = await factories.org_with_members(db)
     other, (other_admin, someone) = await factories.org_with_members(db, "admin")
     space, _, _ = await _space_with_file(client, other, other_admin, "Plans", "Roadmap notes.")
-    r = await client.post(
-        f"/v1/orgs/{other}/sites",
-        json={"title": "Plans", "visibility": "share-link", "spaces": [space["id"]]},
-        headers=other_admin.headers,
-    )
-    site = r.json()
-    r = await client.post(
-        f"/v1/orgs/{other}/sites/{site['id']}/publish", headers=other_admin.headers
-    )
-    assert r.status_code == 200, r.text
-    address = f"/{other}/{site['id']}/"
+    _, address = await _published(client, other, other_admin, "Plans", "share-link", space["id"])
     await factories.member(db, org=home, who=someone, role="read")
     login = Login(client, home, home_admin)
     await login.setup()
@@ -194,16 +201,7 @@ async def test_a_public_site_is_shared_only_without_claims(
     """What a visitor's claims choose must never land in a shared cache."""
     org, (admin,) = await factories.org_with_members(db)
     space, _, _ = await _space_with_file(client, org, admin, "Guide", "Hello.")
-    r = await client.post(
-        f"/v1/orgs/{org}/sites",
-        json={"title": "Guide", "visibility": "public", "spaces": [space["id"]]},
-        headers=admin.headers,
-    )
-    site = r.json()
-    url = f"/v1/orgs/{org}/sites/{site['id']}"
-    r = await client.post(f"{url}/publish", headers=admin.headers)
-    assert r.status_code == 200, r.text
-    address = f"/{org}/{site['id']}/"
+    url, address = await _published(client, org, admin, "Guide", "public", space["id"])
     r = await client.get(address)
     assert r.status_code == 200, r.text
     assert (r.headers["cache-control"], r.headers["vary"]) == ("public, no-cache", "Cookie")
@@ -244,15 +242,7 @@ async def test_conditions_are_parsed_once_and_evaluated_once_per_visitor_kind(
         f"/v1/spaces/{space['id']}/content", json={"changes": changes}, headers=admin.headers
     )
     assert r.status_code == 200, r.text
-    r = await client.post(
-        f"/v1/orgs/{org}/sites",
-        json={"title": "Guide", "visibility": "public", "spaces": [space["id"]]},
-        headers=admin.headers,
-    )
-    site = r.json()
-    r = await client.post(f"/v1/orgs/{org}/sites/{site['id']}/publish", headers=admin.headers)
-    assert r.status_code == 200, r.text
-    address = f"/{org}/{site['id']}/"
+    _, address = await _published(client, org, admin, "Guide", "public", space["id"])
 
     parsed: list[str] = []
     evaluated: list[str] = []
@@ -303,14 +293,8 @@ async def test_user_files_never_run_as_script_or_page(
     )
     assert r.status_code == 200, r.text
     ids = {f["name"]: f["id"] for f in r.json()["insertedFiles"]}
-    r = await client.post(
-        f"/v1/orgs/{org}/sites",
-        json={"title": "Files", "visibility": "public", "spaces": [space["id"]]},
-        headers=admin.headers,
-    )
-    site = r.json()
-    await client.post(f"/v1/orgs/{org}/sites/{site['id']}/publish", headers=admin.headers)
-    page = f"/{org}/{site['id']}/files-page"
+    _, address = await _published(client, org, admin, "Files", "public", space["id"])
+    page = f"{address}files-page"
     r = await client.get(f"/v1/spaces/{space['id']}/content/files", headers=admin.headers)
     downloads = {f["name"]: f["downloadURL"].removeprefix(BASE) for f in r.json()["items"]}
     for name, inline in (("x.svg", False), ("app.js", False), ("p.png", True), ("pic.png", True)):
