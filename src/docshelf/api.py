@@ -95,6 +95,9 @@ PUBLIC_PATHS: frozenset[tuple[str, str]] = frozenset(
     for route in router.routes
     for method in getattr(route, "methods", ())
 )
+# The same routes as path prefixes (up to their first parameter): what the edge counts by client
+# address, since a token sent to them names nobody.
+PUBLIC_PREFIXES: tuple[str, ...] = tuple(sorted({p.split("{", 1)[0] for _, p in PUBLIC_PATHS}))
 
 
 # The hottest reads, dispatched ahead of FastAPI's routing to the same endpoint, dependencies

@@ -23,7 +23,7 @@ from docshelf import (
     features,
     tasks,  # registers every job kind
 )
-from docshelf.api import DIRECT_GETS, KEPT_GETS, mount_v1
+from docshelf.api import DIRECT_GETS, KEPT_GETS, PUBLIC_PREFIXES, mount_v1
 from docshelf.auth.header import scope_bearer_token, scope_caller_key
 from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
@@ -104,7 +104,7 @@ class EdgeMiddleware:
             if verdict is not None:
                 extra = verdict.raw_headers()
         path = scope["path"]
-        if (token is None or path.startswith(_OPEN_V1)) and _counts_as_anonymous(path):
+        if (token is None or path.startswith(PUBLIC_PREFIXES)) and _counts_as_anonymous(path):
             # Per client address: the reader's pages and searches cost the event loop more
             # than an API read, and no token names who asks (on the routes that take none, a
             # token sent anyway names nobody either: counted here too).
@@ -240,8 +240,6 @@ def _rate_limiter(settings: Settings, limit: int) -> RateLimiter:
 # What a browser fetches by the dozen with every page (the reader's assets, a page's images),
 # and what probes and scrapers ask: never counted against a client's anonymous budget.
 _UNCOUNTED = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/docs")
-# /v1 routes that authenticate nobody (PUBLIC_ROUTERS).
-_OPEN_V1 = ("/v1/urls/published", "/v1/downloads/")
 
 
 def _counts_as_anonymous(path: str) -> bool:
