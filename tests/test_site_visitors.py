@@ -354,12 +354,31 @@ async def test_published_content_site_whole_body(
         "pathname": "",
         "basePath": site_base,
         "siteBasePath": site_base,
-        "apiToken": "",
+        "apiToken": found["apiToken"],
         "organization": org,
-        "complete": True,
+        # The default section stood in for one the URL did not name: a longer URL may name it.
+        "complete": False,
         "canonicalUrl": b.address,
         **({"page": found["page"]} if "page" in found else {}),
     }
+    # The site content token (GitBook's SiteAPIToken) names what it opens, for a day.
+    claims = jwt.decode(found["apiToken"], options={"verify_signature": False})
+    assert claims == {
+        "aud": "docshelf-site",
+        "iat": claims["iat"],
+        "exp": claims["iat"] + 86400 + 300,
+        "kind": "site",
+        "organization": org,
+        "site": b.site["id"],
+        "siteSection": b.default_section,
+        "siteSpace": b.public_ss,
+        "space": space["id"],
+        "spaces": sorted({space["id"], default["siteSpaces"][1]["space"]["id"]}),
+        "visitorType": "human",
+        "claims": {"visitor": {"claims": {"unsigned": {}}}},
+        "vis": "public",
+    }
+    assert claims["iat"] % 86400 == 0
     # Unsigned claims count where the schema declares them: a site space for previewers.
     r = await client.patch(
         f"{b.url}/site-spaces/{b.public_ss}",

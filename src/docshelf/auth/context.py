@@ -12,6 +12,8 @@ from docshelf.auth.header import scope_bearer_token
 from docshelf.auth.service import Actor, authenticate, still_authenticated
 from docshelf.kit.context import Caller, Ctx, Staged
 from docshelf.kit.db import unit_of_work
+from docshelf.kit.errors import NotFound
+from docshelf.kit.routing import route_reads_published
 
 
 async def authenticated_actor(request: Request) -> Actor:
@@ -26,6 +28,9 @@ async def authenticated_actor(request: Request) -> Actor:
     else:
         async with unit_of_work(request.app.state.engine, write=False) as own:
             actor = await authenticate(own, token)
+    if actor.reads is not None and not route_reads_published(request.scope):
+        # A site content token reads one site's published content and is nobody elsewhere.
+        raise NotFound()
     request.state.actor = actor
     return actor
 

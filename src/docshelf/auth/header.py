@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, MutableMapping
 from typing import Any
 
-from docshelf.auth import tokens
+from docshelf.auth import site_token, tokens
 from docshelf.kit.errors import BadRequest, Unauthorized
 
 # Only ASCII spaces around and after the scheme: anything Python's str.strip() would also eat
@@ -20,7 +20,8 @@ _STATE_KEY = "bearer_token"
 
 
 def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
-    """The well-formed API token of a raw ASGI header list, or None without the header.
+    """The well-formed API token (or site content token: auth.site_token) of a raw ASGI
+    header list, or None without the header.
     Two Authorization headers are a 400; any other shape than `Bearer <token>` a 401."""
     values = [value for name, value in headers if name.lower() == b"authorization"]
     if not values:
@@ -31,7 +32,7 @@ def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     if match is None:
         raise Unauthorized(_MALFORMED)
     token = match.group(1).decode("ascii")
-    if not tokens.is_well_formed(token):
+    if not (tokens.is_well_formed(token) or site_token.looks_like_one(token)):
         raise Unauthorized("Invalid API token")
     return token
 

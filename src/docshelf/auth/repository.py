@@ -5,9 +5,18 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.auth.site_token import SiteGrant, key_print
 from docshelf.kit.ids import new_id
 from docshelf.kit.prepared import Chain, Prepared, Row
-from docshelf.models import api_tokens, members, users
+from docshelf.models import (
+    api_tokens,
+    members,
+    site_share_links,
+    site_spaces,
+    sites,
+    spaces,
+    users,
+)
 
 # A token made from an SSO session (organization_id set) acts only while its account belongs to
 # no other organization: an identity provider never mints reach beyond its organization. The
@@ -85,3 +94,39 @@ async def revoke_token(conn: AsyncConnection, token_hash: str, now: datetime) ->
         .values(revoked_at=now)
     )
     return result.rowcount > 0
+
+
+async def site_grant_live(conn: AsyncConnection, grant: SiteGrant) -> bool:
+    """Whether the site still shows what a site content token opened: published, with the
+    visibility it had, the site space still showing the same live space, the share link still
+    active, the visitor key the same (auth.site_token)."""
+    stmt = (
+        sa.select(sites.c.visitor_key)
+        .join(site_spaces, site_spaces.c.site_id == sites.c.id)
+        .join(spaces, spaces.c.id == site_spaces.c.space_id)
+        .where(
+            sites.c.id == grant.site_id,
+            sites.c.organization_id == grant.organization_id,
+            sites.c.published.is_(True),
+            sites.c.visibility == grant.visibility,
+            site_spaces.c.id == grant.site_space_id,
+            site_spaces.c.space_id == grant.space_id,
+            spaces.c.deleted_at.is_(None),
+        )
+    )
+    if grant.share_link_id is not None:
+        stmt = stmt.where(
+            sa.exists().where(
+                site_share_links.c.id == grant.share_link_id,
+                site_share_links.c.site_id == grant.site_id,
+                site_share_links.c.active.is_(True),
+            )
+        )
+    elif grant.visibility == "share-link":
+        return False
+    row = (await conn.execute(stmt)).first()
+    if row is None:
+        return False
+    if grant.visibility == "visitor-auth":
+        return grant.visitor_key_print is not None and grant.visitor_key_print == key_print(row[0])
+    return True

@@ -4,7 +4,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.auth import repository, tokens
+from docshelf.auth import repository, site_token, tokens
+from docshelf.auth.site_token import SiteGrant
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Caller
 from docshelf.kit.errors import BadRequest, Forbidden, Unauthorized
@@ -19,6 +20,9 @@ class Actor:
     photo_url: str | None
     # The one organization a token made from an SSO session acts in; None for other tokens.
     organization_id: str | None = None
+    # A site content token's published content (auth.site_token), read-only; None for API
+    # tokens. Such a caller is nobody: no user, no membership, no token row.
+    reads: SiteGrant | None = None
 
 
 _OUT_OF_SCOPE = (
@@ -31,6 +35,8 @@ async def authenticate(conn: AsyncConnection, token: str | None) -> Actor:
     """`token` is what auth.header read from the request (None: no Authorization header)."""
     if token is None:
         raise Unauthorized()
+    if site_token.looks_like_one(token):
+        return await _site_reader(conn, token)
     if not tokens.is_well_formed(token):
         raise Unauthorized("Invalid API token")
     hashed = tokens.hash_token(token)
@@ -46,6 +52,21 @@ async def authenticate(conn: AsyncConnection, token: str | None) -> Actor:
         display_name=row["display_name"],
         photo_url=row["photo_url"],
         organization_id=row["token_org"],
+    )
+
+
+async def _site_reader(conn: AsyncConnection, token: str) -> Actor:
+    grant = await site_token.open_token(conn, token, utcnow())
+    if grant is None or not await repository.site_grant_live(conn, grant):
+        raise Unauthorized("Invalid or expired site token: resolve the published URL again")
+    return Actor(
+        user_id="",
+        token_id="",
+        email="",
+        display_name="Visitor",
+        photo_url=None,
+        organization_id=grant.organization_id,
+        reads=grant,
     )
 
 

@@ -1,11 +1,13 @@
-"""Download links for file bytes: a signed, expiring token in the path, served by the API itself.
+"""Download links for file bytes: a signed token in the path, served by the API itself.
 
 The token names the space and the blob and carries the file's name and type, signed with a key
-kept in the database (every process signs alike). It is unguessable without the key and stops
-working when it expires. Serving it also checks, in one query on two primary keys, that the
-space exists, is not deleted and still references the blob: deleting or purging a space stops
-its links at once, not when they expire. An export's link (a rendered PDF, `export_url`) is
-checked against the space's kept exports instead of its files.
+kept in the database (every process signs alike), so it is unguessable without the key. A
+file's link has no expiry, like the revision that lists it: the same file gives the same link,
+which a client may keep as long as it keeps the revision (GitBook's renderer keeps revisions
+indefinitely, so an expiring link broke its images). Serving it checks, in one query on two
+primary keys, that the space exists, is not deleted and still references the blob: deleting or
+purging a space stops its links at once. An export's link (a rendered PDF, `export_url`)
+expires after TTL and is checked against the space's kept exports instead of its files.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ _AUDIENCE = "docshelf-file"
 async def signer(conn: AsyncConnection, base_url: str, space_id: str) -> Any:
     """A function giving each file record of the space its download URL."""
     secret = await instance.get_or_create(conn, _KEY, lambda: secrets.token_urlsafe(48))
-    expires = int((utcnow() + TTL).timestamp())
 
     # PyJWT (and the cryptography it loads) only where a link is signed or opened.
     import jwt
@@ -43,7 +44,6 @@ async def signer(conn: AsyncConnection, base_url: str, space_id: str) -> Any:
             "b": rec["blob"],
             "n": rec["name"],
             "t": rec["contentType"],
-            "exp": expires,
         }
         return f"{base_url}/v1/downloads/{jwt.encode(claims, secret, algorithm='HS256')}"
 
@@ -79,11 +79,13 @@ async def open_token(conn: AsyncConnection, token: str) -> dict[str, Any]:
             secret,
             algorithms=["HS256"],
             audience=_AUDIENCE,
-            options={"verify_exp": False, "require": ["exp", "aud"]},
+            options={"verify_exp": False, "require": ["aud"]},
         )
     except jwt.PyJWTError:
         raise NotFound("Download link not found") from None
-    if claims["exp"] < utcnow().timestamp():
+    if claims.get("x") == 1 and not isinstance(claims.get("exp"), int):
+        raise NotFound("Download link not found")
+    if "exp" in claims and claims["exp"] < utcnow().timestamp():
         raise Forbidden("This download link has expired; read the file again for a fresh link")
     table = pdf_exports if claims.get("x") == 1 else space_blobs
     held = await conn.execute(

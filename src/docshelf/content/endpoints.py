@@ -24,7 +24,7 @@ from docshelf.content.schemas import (
 from docshelf.content.service import Where
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.pagination import Paging
-from docshelf.kit.routing import domain_router, staged
+from docshelf.kit.routing import domain_router, reads_published, staged
 
 router = domain_router(tags=["content"])
 public_router = domain_router(tags=["content"])
@@ -38,6 +38,9 @@ Refs = Annotated[Literal["relative", "stable"], Query(alias="format.markdown.ref
 # GitBook's `dereferenced`: `true` or `reusable-contents` inline the reusable contents a page
 # includes (the only references Docshelf can expand).
 Dereferenced = Annotated[bool | Literal["reusable-contents"], Query()]
+# GitBook's `evaluated`: Docshelf's documents hold no expressions to evaluate, so each value
+# gives the document as stored; accepted so that GitBook's renderer can ask.
+Evaluated = Annotated[bool | Literal["deterministic-only"], Query()]
 
 
 def _main() -> Where:
@@ -52,23 +55,30 @@ def _revision(revisionId: str) -> Where:
     return Where(revision=revisionId)
 
 
-def _reads(base: str, where_of: Callable[..., Where], what: str) -> None:
-    """The same six reads for main content, a change request's content and a revision."""
+def _reads(base: str, where_of: Callable[..., Where], what: str, *, published: bool) -> None:
+    """The same six reads for main content, a change request's content and a revision.
+    `published`: a site content token may read them (a change request is never published)."""
     At = Annotated[Where, Depends(where_of)]
 
+    def mark(endpoint: Callable[..., Any]) -> Callable[..., Any]:
+        return reads_published(endpoint) if published else endpoint
+
     @router.get(base, response_model=RevisionOut, summary=f"The revision of {what}")
+    @mark
     async def get_revision(
         spaceId: str, where: At, ctx: Context, metadata: Metadata = True, computed: Computed = True
     ) -> JSON:
         return ok(await service.get_revision(ctx, spaceId, where))
 
     @router.get(base + "/pages", response_model=PagesOut, summary=f"The pages of {what}")
+    @mark
     async def list_pages(
         spaceId: str, where: At, ctx: Context, metadata: Metadata = True, computed: Computed = True
     ) -> JSON:
         return ok(await service.list_pages(ctx, spaceId, where))
 
     @router.get(base + "/files", response_model=FileList, summary=f"The files of {what}")
+    @mark
     async def list_files(
         spaceId: str,
         where: At,
@@ -80,6 +90,7 @@ def _reads(base: str, where_of: Callable[..., Where], what: str) -> None:
         return ok(await service.list_files(ctx, spaceId, where, paging))
 
     @router.get(base + "/files/{fileId}", response_model=FileOut, summary=f"A file of {what}")
+    @mark
     async def get_file(
         spaceId: str,
         fileId: str,
@@ -91,6 +102,7 @@ def _reads(base: str, where_of: Callable[..., Where], what: str) -> None:
         return ok(await service.get_file(ctx, spaceId, where, fileId))
 
     @router.get(base + "/page/{pageId}", response_model=PageOut, summary=f"A page of {what}")
+    @mark
     async def get_page(
         spaceId: str,
         pageId: str,
@@ -113,6 +125,7 @@ def _reads(base: str, where_of: Callable[..., Where], what: str) -> None:
         response_model=PageOut,
         summary=f"A page of {what}, by its path",
     )
+    @mark
     async def get_page_by_path(
         spaceId: str,
         pagePath: str,
@@ -135,6 +148,7 @@ def _reads(base: str, where_of: Callable[..., Where], what: str) -> None:
         response_model=ReusableContentOut,
         summary=f"A reusable content of {what}",
     )
+    @mark
     async def get_reusable_content(
         spaceId: str,
         reusableContentId: str,
@@ -150,9 +164,30 @@ SPACE = "/spaces/{spaceId}"
 CR = SPACE + "/change-requests/{changeRequestId}"
 REVISION = SPACE + "/revisions/{revisionId}"
 
-_reads(SPACE + "/content", _main, "the space's main content")
-_reads(CR + "/content", _change_request, "a change request")
-_reads(REVISION, _revision, "a revision")
+_reads(SPACE + "/content", _main, "the space's main content", published=True)
+_reads(CR + "/content", _change_request, "a change request", published=False)
+_reads(REVISION, _revision, "a revision", published=True)
+
+
+@router.get(
+    REVISION + "/page/{pageId}/document",
+    response_model=dict[str, Any],
+    summary="The body of a page in a revision, as a JSON document",
+)
+@reads_published
+async def get_page_document(
+    spaceId: str,
+    revisionId: str,
+    pageId: str,
+    ctx: Context,
+    evaluated: Evaluated = False,
+    dereferenced: Dereferenced = False,
+) -> JSON:
+    return ok(
+        await service.get_page_document(
+            ctx, spaceId, _revision(revisionId), pageId, dereferenced=bool(dereferenced)
+        )
+    )
 
 
 @router.get(
@@ -160,12 +195,13 @@ _reads(REVISION, _revision, "a revision")
     response_model=dict[str, Any],
     summary="The body of a reusable content in a revision, as a JSON document",
 )
+@reads_published
 async def get_reusable_content_document(
     spaceId: str,
     revisionId: str,
     reusableContentId: str,
     ctx: Context,
-    evaluated: bool = False,
+    evaluated: Evaluated = False,
     dereferenced: Dereferenced = False,
 ) -> JSON:
     # Nothing to evaluate or dereference: a reusable content includes no other.

@@ -72,6 +72,7 @@ from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import BadRequest, Conflict, Forbidden
+from docshelf.kit.expressions import shows
 from docshelf.kit.pagination import PageParams, page_in_memory
 from docshelf.review import service as review_service
 from docshelf.space import policy as space_policy
@@ -111,6 +112,27 @@ async def target(ctx: Ctx, space_id: str, where: Where) -> Target:
     return Target(space, row, repository.snapshot(ctx.conn, row))
 
 
+def _shown(ctx: Ctx, records: dict[str, Record]) -> dict[str, Record]:
+    """What a site content token's visitor is shown of these page records: the pages whose
+    condition fails for them left out (nest_pages then leaves out what is below them too).
+    Anyone else reads every page."""
+    reads = ctx.actor.reads
+    if reads is None:
+        return records
+    return {pid: r for pid, r in records.items() if shows(r.get("condition"), reads.scope)}
+
+
+async def _require_shown(ctx: Ctx, snap: Snapshot, rec: Record) -> None:
+    """A page a site content token's visitor is not shown is, for them, no page (a 404)."""
+    reads = ctx.actor.reads
+    node: Record | None = rec
+    while reads is not None and node is not None:
+        if not shows(node.get("condition"), reads.scope):
+            not_found("Page")
+        parent = node.get("parent")
+        node = await snap.page(parent) if parent else None
+
+
 def _page_app_url(ctx: Ctx, space_id: str, page_id: str) -> str:
     return ctx.app_url(f"s/{space_id}/pages/{page_id}")
 
@@ -139,7 +161,7 @@ async def merged_from_of(ctx: Ctx, space_id: str, row: sa.RowMapping) -> dict[st
 
 async def get_revision(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
     t = await target(ctx, space_id, where)
-    records = await t.snap.all_pages()
+    records = _shown(ctx, await t.snap.all_pages())
     files = await t.snap.all_files()
     reusables = await t.snap.all_reusables()
     return present_revision(
@@ -221,6 +243,10 @@ def _collector_paused() -> Iterator[None]:
 
 async def list_pages(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
     t = await target(ctx, space_id, where)
+    if ctx.actor.reads is not None:
+        # A visitor's listing depends on their claims: built for them, never kept.
+        records = _shown(ctx, await t.snap.all_pages())
+        return {"pages": _nest(ctx, space_id, records, await t.snap.root())}
     return {"pages": orjson.Fragment(await _pages_json(ctx, space_id, t.snap))}
 
 
@@ -278,9 +304,10 @@ async def _present_one(
     refs: str,
     dereferenced: bool = False,
 ) -> dict[str, Any]:
+    await _require_shown(ctx, snap, rec)
     path = await snap.path(rec["id"])
     subtree = await snap.subtree(rec["id"])
-    records = {r["id"]: r for r in subtree}
+    records = _shown(ctx, {r["id"]: r for r in subtree})
     prefix = path + "/"
     pages = _nest(ctx, space_id, records, rec, prefix)
     markdown: str | None = None
@@ -324,6 +351,22 @@ async def get_page(
     if rec is None:
         not_found("Page")
     return await _present_one(ctx, space_id, t.snap, rec, fmt, refs, dereferenced)
+
+
+async def get_page_document(
+    ctx: Ctx, space_id: str, where: Where, page_id: str, *, dereferenced: bool = False
+) -> dict[str, Any] | orjson.Fragment:
+    """A page's body as a GitBook JSONDocument (GitBook's `getPageDocumentInRevisionById`)."""
+    t = await target(ctx, space_id, where)
+    rec = await t.snap.page(page_id)
+    if rec is None or rec["type"] != "document":
+        not_found("Page")
+    await _require_shown(ctx, t.snap, rec)
+    text = await t.snap.markdown(rec)
+    if dereferenced:
+        text = await reusable.expand(t.snap, text)
+    await parsing.warm([text])
+    return md.answered_document(text)
 
 
 async def get_page_by_path(

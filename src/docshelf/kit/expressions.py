@@ -426,3 +426,15 @@ def render(node: Node) -> str:
     if isinstance(node, Not):
         return f"!({render(node.operand)})"
     return f"({render(node.left)} {node.op} {render(node.right)})"
+
+
+def shows(condition: str | None, scope: Mapping[str, Any] | None) -> bool:
+    """Whether an item (section, site space, page) with this condition is shown. `scope` None
+    is a member's view: every item. A stored condition that no longer parses (saved before
+    conditions were checked) hides its item rather than showing it to everyone."""
+    if condition is None or scope is None:
+        return True
+    try:
+        return evaluate(condition, scope)
+    except ExpressionError:
+        return False

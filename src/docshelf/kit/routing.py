@@ -44,6 +44,18 @@ def staged(endpoint: F) -> F:
     return endpoint
 
 
+def reads_published(endpoint: F) -> F:
+    """Marks a route that reads published content: the only routes a site content token
+    (auth.site_token) may call. What it may read there is still its policy's decision."""
+    endpoint.__docshelf_reads_published__ = True  # type: ignore[attr-defined]
+    return endpoint
+
+
+def route_reads_published(scope: Scope) -> bool:
+    endpoint = getattr(scope.get("route"), "endpoint", None)
+    return bool(getattr(endpoint, "__docshelf_reads_published__", False))
+
+
 class UnitOfWorkRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

@@ -2,12 +2,13 @@ from typing import Annotated, Any
 
 from fastapi import Query
 
-from docshelf.auth.context import Context
+from docshelf.auth.context import Context, StagedContext
 from docshelf.kit.http import JSON, ok
 from docshelf.kit.pagination import Paging
-from docshelf.kit.routing import domain_router
+from docshelf.kit.routing import domain_router, reads_published, staged
 from docshelf.kit.schemas import Out
 from docshelf.search import service
+from docshelf.search.schemas import SiteSearch
 
 router = domain_router(tags=["search"])
 SearchQuery = Annotated[str, Query(max_length=512)]
@@ -35,3 +36,18 @@ async def search_organization(
     organizationId: str, query: SearchQuery, ctx: Context, paging: Paging
 ) -> JSON:
     return ok(await service.search_organization(ctx, organizationId, query, paging))
+
+
+@router.post(
+    "/orgs/{organizationId}/sites/{siteId}/search",
+    response_model=SearchOut,
+    summary="Search a site's published content, grouped by space",
+)
+@reads_published
+@staged
+async def search_site(
+    organizationId: str, siteId: str, body: SiteSearch, staged_ctx: StagedContext, paging: Paging
+) -> JSON:
+    # Staged only to read: a search must not take the write lock (SQLite's is global).
+    async with staged_ctx.read() as ctx:
+        return ok(await service.search_site(ctx, organizationId, siteId, body, paging))

@@ -15,6 +15,9 @@ from docshelf.kit.errors import BadRequest
 from docshelf.kit.pagination import PageParams, decode_cursor, encode_cursor
 from docshelf.organization import policy as org_policy
 from docshelf.search import engine, repository
+from docshelf.search.schemas import SiteSearch, SiteSearchScope
+from docshelf.site import nav as navs
+from docshelf.site import published, publishing
 
 # Organization results are grouped by space from this many best pages.
 ORG_PAGE_HITS = 200
@@ -174,3 +177,76 @@ async def search_organization(
             {"type": "space", "id": space_id, "title": row["title"], "score": best, "pages": pages}
         )
     return _body(items, len(order), offset, params.limit, "search:org", len(order))
+
+
+def _site_scope_spaces(opened: published.Opened, scope: SiteSearchScope) -> list[str]:
+    """The spaces a site search covers, as GitBook's `SiteSearchScope` names them among the
+    site spaces the caller is shown: `all` of them, `specific` ones, or the `default` content
+    (each section's default site space, with `currentSiteSpace`), restricted to the current
+    site space or the others."""
+    shown = opened.view.site_spaces
+    by_id = {ss["id"]: ss for ss in shown}
+    mode = scope.mode
+    if mode == "all":
+        chosen = list(shown)
+    elif mode == "specific":
+        chosen = [by_id[i] for i in scope.siteSpaceIds or () if i in by_id]
+    else:
+        current = by_id.get(scope.currentSiteSpace or "")
+        defaults = [ss for ss in shown if ss["is_default"]]
+        if scope.restrictTo == "currentSiteSpace":
+            chosen = [current] if current is not None else []
+        elif scope.restrictTo == "otherSiteSpaces":
+            chosen = [ss for ss in defaults if current is None or ss["id"] != current["id"]]
+        else:
+            chosen = defaults + ([current] if current is not None else [])
+    return list(dict.fromkeys(ss["space_id"] for ss in chosen))
+
+
+async def search_site(
+    ctx: Ctx, org_id: str, site_id: str, query: SiteSearch, params: PageParams
+) -> dict[str, Any]:
+    """GitBook's `searchSiteContent`: the site's published content the caller is shown (a
+    member's view, a site content token's visitor), results grouped by space, pages whose
+    condition fails for the visitor left out."""
+    text = _query(query.query)
+    opened, _ = await publishing.opened_for(ctx, org_id, site_id, published.Visitor())
+    space_ids = _site_scope_spaces(opened, query.effective())
+    offset = _offset(params, "search:site")
+    found = await engine.search(
+        ctx.conn, text, space_ids=sorted(space_ids), limit=ORG_PAGE_HITS, offset=0, count=False
+    )
+    by_space: dict[str, list[engine.Hit]] = {}
+    hit_ranks: dict[tuple[str, str], int] = {}
+    for rank, hit in enumerate(found.hits, start=1):
+        by_space.setdefault(hit.space_id, []).append(hit)
+        hit_ranks[hit.space_id, hit.page_id] = rank
+    order = [s for s in space_ids if s in by_space]
+    chosen = order[offset : offset + params.limit] if params.limit else []
+    items = []
+    for space_id in chosen:
+        space = opened.view.spaces[space_id]
+        nav = await navs.load(ctx.conn, space_id, space["revision_id"])
+        row = await content_repository.get(ctx.conn, space_id, space["revision_id"])
+        if nav is None or row is None:
+            continue
+        snap = content_repository.snapshot(ctx.conn, row)
+        hits = [h for h in by_space[space_id] if nav.shown(h.page_id, opened.scope)]
+        await _load_hits(snap, hits)
+        pages = [
+            x
+            for h in hits
+            if (x := await _present_hit(ctx, space_id, snap, h, hit_ranks[h.space_id, h.page_id]))
+        ]
+        if pages:
+            best = max(p["score"] for p in pages)
+            items.append(
+                {
+                    "type": "space",
+                    "id": space_id,
+                    "title": space["title"],
+                    "score": best,
+                    "pages": pages,
+                }
+            )
+    return _body(items, len(order), offset, params.limit, "search:site", len(order))

@@ -10,7 +10,7 @@ from docshelf.kit.context import Ctx
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
-from docshelf.kit.routing import domain_router, staged
+from docshelf.kit.routing import domain_router, reads_published, staged
 from docshelf.site import publishing, service, structure
 from docshelf.site.published import Visitor
 from docshelf.site.schemas import (
@@ -412,6 +412,7 @@ async def put_adaptive_schema(
     response_model=PublishedContentSiteOut,
     summary="A site's published content",
 )
+@reads_published
 async def published_site(
     organizationId: str,
     siteId: str,
@@ -474,6 +475,7 @@ async def resolve_published_url(
                 Visitor(
                     token=payload.jwtToken if payload else None,
                     unsigned=payload.unsignedClaims if payload else None,
+                    kind=payload.type if payload else "human",
                 ),
                 redirect_on_error=body.redirectOnError,
             )

@@ -29,7 +29,10 @@ from urllib.parse import parse_qs, urlsplit
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.auth import site_token
+from docshelf.auth.site_token import SiteGrant
 from docshelf.authz.content import ContentScope
+from docshelf.kit.clock import utcnow
 from docshelf.kit.lru import SizedLRU, counted
 from docshelf.organization import repository as org_repository
 from docshelf.organization.policy import OrgAccess
@@ -90,6 +93,11 @@ class Visitor:
     share_key: str | None = None
     token: str | None = None
     unsigned: dict[str, Any] | None = None
+    # GitBook's visitor `type`: "human" or "agent" (carried into the site token).
+    kind: str = "human"
+    # A site content token's grant (auth.site_token): the visitor it was minted for, whose
+    # share link and visitor key authentication has checked are still what opened it.
+    grant: SiteGrant | None = None
 
 
 @dataclass
@@ -118,6 +126,8 @@ async def visitor_scope(conn: AsyncConnection, site: Row, who: Visitor) -> dict[
     """The visitor's condition scope if they may open the site, else None (a 404)."""
     if not site["published"]:
         return None
+    if who.grant is not None:
+        return who.grant.scope if who.grant.site_id == site["id"] else None
     signed = visitor.signed_claims(who.token, site["visitor_key"]) if who.token else None
     if site["visibility"] == "share-link":
         key = who.share_key
@@ -197,7 +207,10 @@ async def open_for_visitor(
         shown = await site_view(conn, site, nobody, base_url, public)
     key = who.share_key if site["visibility"] == "share-link" else None
     view = _filtered(shown, lambda ss: shows(ss["condition"], scope), scope)
-    claims = who.token is not None or bool(who.unsigned)
+    if who.grant is not None:
+        key = None  # the token stands for the share key; it is not handed back
+        view = _filtered(view, lambda ss: ss["space_id"] in who.grant.spaces, scope)  # type: ignore[union-attr]
+    claims = who.token is not None or bool(who.unsigned) or bool(who.grant and who.grant.scope)
     return Opened(view=view, scope=scope, share_key=key, personal=claims)
 
 
@@ -398,6 +411,44 @@ async def _page(
     return found
 
 
+async def _site_token(
+    conn: AsyncConnection,
+    site: Row,
+    opened: Opened,
+    site_space: Row,
+    section: Row | None,
+    who: Visitor,
+) -> str:
+    """GitBook's `apiToken`: a site content token for what this visitor was shown
+    (auth.site_token); none for a member's look-up (the reader's), which needs none."""
+    if opened.scope is None:
+        return ""
+    link = None
+    if opened.share_key is not None:
+        found = await repository.active_share_link(conn, site["id"], opened.share_key)
+        link = None if found is None else str(found["id"])
+    elif who.grant is not None:
+        link = who.grant.share_link_id
+    grant = SiteGrant(
+        organization_id=site["organization_id"],
+        site_id=site["id"],
+        site_space_id=site_space["id"],
+        space_id=site_space["space_id"],
+        spaces=frozenset(ss["space_id"] for ss in opened.view.site_spaces),
+        visibility=site["visibility"],
+        scope=opened.scope,
+        section_id=None if section is None else section["id"],
+        share_link_id=link,
+        visitor_key_print=(
+            site_token.key_print(site["visitor_key"])
+            if site["visibility"] == "visitor-auth"
+            else None
+        ),
+        visitor_type=who.kind,
+    )
+    return await site_token.mint(conn, grant, utcnow())
+
+
 def _canonical(site: Row, public: str, rest: str) -> str | None:
     """A site with a custom hostname is canonically there, however it was reached."""
     origin = site_origin(site, public)
@@ -465,14 +516,24 @@ async def resolve(
     site = current.site
     query = parse_qs(parts.query)
     share_key = who.share_key or next(iter(query.get("shareKey", [])), None)
-    who = Visitor(share_key=share_key, token=who.token, unsigned=who.unsigned)
+    if (
+        share_key is None
+        and rest
+        and site["visibility"] == "share-link"
+        and await repository.active_share_link(conn, site["id"], rest[0]) is not None
+    ):
+        # GitBook's form of a share link's address: the key as the segment after the site's.
+        share_key = rest[0]
+        rest = rest[1:]
+        site_base += f"{share_key}/"
+    who = Visitor(share_key=share_key, token=who.token, unsigned=who.unsigned, kind=who.kind)
     user_id = await member(site["organization_id"]) if member is not None else None
     if user_id is not None:
         access = await ContentScope.load(conn, site["organization_id"], user_id)
         # Full members, as the site API's `can_view` has it: a guest reads as a visitor.
         if access.is_member and access.org_role is not None:
             opened = await open_for_member(conn, site, access, base_url, public, current)
-            found = await _locate(conn, site, opened, rest, site_base, public)
+            found = await _locate(conn, site, opened, rest, site_base, public, who)
             if found is not None:
                 return found
     seen = await open_for_visitor(conn, site, who, base_url, public, current)
@@ -486,7 +547,7 @@ async def resolve(
         ):
             return Lookup({"target": "external", "redirect": fallback})
         return None
-    return await _locate(conn, site, seen, rest, site_base, public)
+    return await _locate(conn, site, seen, rest, site_base, public, who)
 
 
 async def _locate(
@@ -496,6 +557,7 @@ async def _locate(
     rest: list[str],
     site_base: str,
     public: str,
+    who: Visitor,
 ) -> Lookup | None:
     """The lookup of the address segments `rest` (after the site's own) in what `opened`
     shows, or None when they lead nowhere there."""
@@ -503,6 +565,10 @@ async def _locate(
     shown = opened.view
     base_path = site_base
     section: Row | None = None
+    # GitBook's `complete`: no further site path segment (a section's, a variant's) can follow,
+    # because each was named or there was no choice. A look-up that fell back to a default is
+    # not, so that a client trying shorter forms of a URL keeps the longest one.
+    complete = True
     if shown.sections:
         section = next((s for s in shown.sections if rest and s["path"] == rest[0]), None)
         if section is not None:
@@ -511,6 +577,7 @@ async def _locate(
         else:
             # The default section, or the first one shown when the default is not.
             section = next((s for s in shown.sections if s["is_default"]), shown.sections[0])
+            complete = False
     key = section["id"] if section is not None else ""
     siblings = [ss for ss in shown.site_spaces if ss["section_key"] == key]
     site_space = next((ss for ss in siblings if rest and ss["path"] == rest[0]), None)
@@ -518,6 +585,7 @@ async def _locate(
         rest = rest[1:]
         base_path += f"{site_space['path']}/"
     else:
+        complete = complete and len(siblings) <= 1
         site_space = next((ss for ss in siblings if ss["is_default"]), None)
         if site_space is None and siblings:
             # The default variant is not shown to this reader: the first one that is.
@@ -537,10 +605,9 @@ async def _locate(
         "pathname": pathname,
         "basePath": base_path,
         "siteBasePath": site_base,
-        # Docshelf mints no short-lived content token: readers use these published routes.
-        "apiToken": "",
+        "apiToken": await _site_token(conn, site, opened, site_space, section, who),
         "organization": site["organization_id"],
-        "complete": True,
+        "complete": complete,
         "canonicalUrl": _canonical(site, public, base_path[len(site_base) :] + pathname)
         or f"{base.scheme}://{base.netloc}{base_path}{pathname}",
     }

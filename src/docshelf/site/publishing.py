@@ -17,6 +17,7 @@ from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, NotFound
 from docshelf.organization import policy as org_policy
+from docshelf.organization.policy import OrgAccess
 from docshelf.site import policy, published, repository, visitor
 from docshelf.site.policy import SiteAccess
 from docshelf.site.presenter import public_base
@@ -101,11 +102,12 @@ async def put_schema(
     return await get_schema(ctx, org_id, site_id)
 
 
-async def published_site(
+async def opened_for(
     ctx: Ctx, org_id: str, site_id: str, who: published.Visitor
-) -> dict[str, Any]:
-    """Members who may view the site see the site spaces they may view; any other caller is a
-    visitor."""
+) -> tuple[published.Opened, OrgAccess | None]:
+    """The site as the caller sees it, and their organization access if they are a member:
+    members who may view the site see the site spaces they may view; a site content token
+    the visitor it was minted for, on its own site only; any other caller is a visitor."""
     try:
         org = await org_policy.load(ctx, org_id)
     except NotFound:
@@ -117,11 +119,20 @@ async def published_site(
     if org is not None and policy.can_view(org):
         scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
         opened = await published.open_for_member(ctx.conn, site, scope, ctx.base_url, public)
-        return await published.published_site(ctx.conn, opened, org)
+        return opened, org
+    if ctx.actor.reads is not None:
+        who = published.Visitor(grant=ctx.actor.reads)
     seen = await published.open_for_visitor(ctx.conn, site, who, ctx.base_url, public)
     if seen is None:
         not_found("Site")
-    return await published.published_site(ctx.conn, seen, None)
+    return seen, None
+
+
+async def published_site(
+    ctx: Ctx, org_id: str, site_id: str, who: published.Visitor
+) -> dict[str, Any]:
+    opened, org = await opened_for(ctx, org_id, site_id, who)
+    return await published.published_site(ctx.conn, opened, org)
 
 
 async def lookup(

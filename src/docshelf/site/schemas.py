@@ -299,6 +299,8 @@ class PublishedContentSiteOut(Out):
 
 
 class SiteVisitorPayload(Body):
+    # GitBook 0.20x: a human reader or an AI agent (carried into the site token).
+    type: Literal["human", "agent"] = "human"
     jwtToken: VisitorToken | None = None
     unsignedClaims: dict[str, Any] | None = None
 
@@ -307,6 +309,9 @@ class ResolvePublishedUrl(Body):
     url: PublishedUrl
     redirectOnError: bool = False
     visitor: SiteVisitorPayload | None = None
+    # GitBook's renderer sends a random value to get past a cache of this POST; Docshelf keeps
+    # none, so it changes nothing.
+    cacheBust: Annotated[str, StringConstraints(max_length=256)] | None = None
 
 
 class PublishedLookupOut(Out):

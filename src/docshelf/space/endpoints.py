@@ -9,7 +9,7 @@ from docshelf.auth.context import Context
 from docshelf.collection.schemas import MoveContent
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
-from docshelf.kit.routing import domain_router
+from docshelf.kit.routing import domain_router, reads_published
 from docshelf.space import service
 from docshelf.space.schemas import CreateSpace, SpaceList, SpaceOut, TransferSpace, UpdateSpace
 
@@ -33,6 +33,7 @@ async def create_space(organizationId: str, ctx: Context, body: CreateSpace | No
 
 
 @router.get("/spaces/{spaceId}", response_model=SpaceOut, summary="A space")
+@reads_published
 async def get_space(
     spaceId: str, ctx: Context, shareKey: Annotated[str | None, Query(max_length=128)] = None
 ) -> JSON:

@@ -75,6 +75,10 @@ async def load(
         role_only=role_only,
     )
     role = scope.space_role(row)
+    reads = ctx.actor.reads
+    if role is None and reads is not None and space_id in reads.spaces:
+        # A site content token reads the spaces its site shows the visitor (auth.site_token).
+        role = "read"
     if (
         share_key is not None
         and role is None
