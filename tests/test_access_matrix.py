@@ -24,6 +24,8 @@ CROSS_ORG_EXEMPT = {
     ("GET", "/v1/downloads/{token}"),
     # Published content is for visitors: a published public site answers anyone with a token.
     ("GET", "/v1/orgs/{organizationId}/sites/{siteId}/published"),
+    # Searching a published site reads what that site shows its visitors, like the above.
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/search"),
 }
 RANDOM_ID = "zzRandomId0000000000"
 

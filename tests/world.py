@@ -138,6 +138,7 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     },
     ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move"): {},
     ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/share-links"): {"name": "Partners"},
+    ("POST", "/v1/orgs/{organizationId}/sites/{siteId}/search"): {"query": "docs"},
     ("PATCH", "/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}"): {
         "active": False
     },

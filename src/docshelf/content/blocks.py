@@ -19,22 +19,45 @@ import orjson
 JSON = dict[str, Any]
 
 
-def keys(nodes: list[JSON]) -> list[str]:
+def _unkeyed(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _unkeyed(v) for k, v in node.items() if k != "key"}
+    if isinstance(node, list):
+        return [_unkeyed(v) for v in node]
+    return node
+
+
+def keys(nodes: list[JSON], within: str = "") -> list[str]:
+    """Each block's key among its siblings; `within`: the key of the block holding them (a
+    nested block's key names its place, so that equal blocks in two tabs differ)."""
     out: list[str] = []
     seen: dict[str, int] = {}
     for node in nodes:
-        plain = {k: v for k, v in node.items() if k != "key"}
-        digest = hashlib.sha256(orjson.dumps(plain, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+        canonical = orjson.dumps(_unkeyed(node), option=orjson.OPT_SORT_KEYS)
+        digest = hashlib.sha256(within.encode() + canonical).hexdigest()[:16]
         seen[digest] = seen.get(digest, 0) + 1
         out.append(digest if seen[digest] == 1 else f"{digest}-{seen[digest]}")
     return out
 
 
 def keyed(document: JSON) -> JSON:
-    """The document with each top-level block's key set (in place; returned for chaining)."""
-    nodes = document.get("nodes", [])
-    for node, key in zip(nodes, keys(nodes), strict=True):
-        node["key"] = key
+    """The document with every block's key set (in place; returned for chaining): GitBook's
+    documents key each block, and its renderer needs the keys of nested ones (tabs, their
+    items). Top-level keys are what `revert_page` names."""
+    stack: list[tuple[list[Any], str]] = [(document.get("nodes", []), "")]
+    while stack:
+        nodes, within = stack.pop()
+        blocks = [n for n in nodes if isinstance(n, dict) and n.get("object") == "block"]
+        for node, key in zip(blocks, keys(blocks, within), strict=True):
+            node["key"] = key
+            children = node.get("nodes")
+            if isinstance(children, list):
+                stack.append((children, key))
+            fragments = node.get("fragments")
+            if isinstance(fragments, list):
+                for fragment in fragments:
+                    if isinstance(fragment, dict) and isinstance(fragment.get("nodes"), list):
+                        stack.append((fragment["nodes"], key))
     return document
 
 
@@ -61,6 +84,4 @@ def revert(old: list[JSON], new: list[JSON], named: set[str]) -> list[JSON] | st
         out.extend(old[i] for i in range(i1 + paired, i2) if old_keys[i] in named)
         # Blocks only `new` has here (added, or moved in): kept unless named.
         out.extend(new[j] for j in range(j1 + paired, j2) if new_keys[j] not in named)
-    for node in out:
-        node.pop("key", None)
-    return out
+    return [_unkeyed(node) for node in out]

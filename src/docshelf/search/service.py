@@ -221,17 +221,29 @@ async def search_site(
     for rank, hit in enumerate(found.hits, start=1):
         by_space.setdefault(hit.space_id, []).append(hit)
         hit_ranks[hit.space_id, hit.page_id] = rank
+    # Only pages the visitor is shown count, so a space none of whose hits they may see is
+    # not counted either (a site has tens of spaces: each one's page tree is read once).
+    for space_id in list(by_space):
+        nav = await navs.load(ctx.conn, space_id, opened.view.spaces[space_id]["revision_id"])
+        shown = (
+            []
+            if nav is None
+            else [h for h in by_space[space_id] if nav.shown(h.page_id, opened.scope)]
+        )
+        if shown:
+            by_space[space_id] = shown
+        else:
+            del by_space[space_id]
     order = [s for s in space_ids if s in by_space]
     chosen = order[offset : offset + params.limit] if params.limit else []
     items = []
     for space_id in chosen:
         space = opened.view.spaces[space_id]
-        nav = await navs.load(ctx.conn, space_id, space["revision_id"])
         row = await content_repository.get(ctx.conn, space_id, space["revision_id"])
-        if nav is None or row is None:
+        if row is None:
             continue
         snap = content_repository.snapshot(ctx.conn, row)
-        hits = [h for h in by_space[space_id] if nav.shown(h.page_id, opened.scope)]
+        hits = by_space[space_id]
         await _load_hits(snap, hits)
         pages = [
             x
