@@ -170,6 +170,16 @@ _reads(REVISION, _revision, "a revision", published=True)
 
 
 @router.get(
+    REVISION + "/page/{pageId}/meta-links",
+    response_model=dict[str, Any],
+    summary="The canonical and alternate links of a page in a revision",
+)
+@reads_published
+async def get_page_meta_links(spaceId: str, revisionId: str, pageId: str, ctx: Context) -> JSON:
+    return ok(await service.get_page_meta_links(ctx, spaceId, _revision(revisionId), pageId))
+
+
+@router.get(
     REVISION + "/page/{pageId}/document",
     response_model=dict[str, Any],
     summary="The body of a page in a revision, as a JSON document",

@@ -353,6 +353,20 @@ async def get_page(
     return await _present_one(ctx, space_id, t.snap, rec, fmt, refs, dereferenced)
 
 
+async def get_page_meta_links(
+    ctx: Ctx, space_id: str, where: Where, page_id: str
+) -> dict[str, Any]:
+    """GitBook's `RevisionPageMetaLinks`: the page's canonical and alternate addresses (other
+    languages of it). Docshelf links no page to another, so a page has no alternates and is
+    its own canonical page."""
+    t = await target(ctx, space_id, where)
+    rec = await t.snap.page(page_id)
+    if rec is None:
+        not_found("Page")
+    await _require_shown(ctx, t.snap, rec)
+    return {"alternates": []}
+
+
 async def get_page_document(
     ctx: Ctx, space_id: str, where: Where, page_id: str, *, dereferenced: bool = False
 ) -> dict[str, Any] | orjson.Fragment:

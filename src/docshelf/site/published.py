@@ -465,8 +465,14 @@ async def resolve(
     redirect_on_error: bool = False,
     member: MemberOf | None = None,
     current: Current | None = None,
+    require_page: bool = True,
 ) -> Lookup | None:
     """GitBook's `PublishedSiteContentLookup` for a published URL, or None (a 404).
+
+    `require_page` False is GitBook's look-up: it resolves the site, section and site space,
+    and whatever path is left is the `pathname`, whether a page is there or not (the client
+    decides what a path shows: a page, its own 404, `~gitbook/search`...); `page` is given
+    only when a page shown to the caller is there. True (the reader's) answers None instead.
 
     The URL has the form sites publish: <public URL>/<organization hostname or id>/<site
     basename or id>/[<section path>/][<site-space path>/]<page path>, with `?shareKey=` for
@@ -533,7 +539,7 @@ async def resolve(
         # Full members, as the site API's `can_view` has it: a guest reads as a visitor.
         if access.is_member and access.org_role is not None:
             opened = await open_for_member(conn, site, access, base_url, public, current)
-            found = await _locate(conn, site, opened, rest, site_base, public, who)
+            found = await _locate(conn, site, opened, rest, site_base, public, who, require_page)
             if found is not None:
                 return found
     seen = await open_for_visitor(conn, site, who, base_url, public, current)
@@ -547,7 +553,7 @@ async def resolve(
         ):
             return Lookup({"target": "external", "redirect": fallback})
         return None
-    return await _locate(conn, site, seen, rest, site_base, public, who)
+    return await _locate(conn, site, seen, rest, site_base, public, who, require_page)
 
 
 async def _locate(
@@ -558,6 +564,7 @@ async def _locate(
     site_base: str,
     public: str,
     who: Visitor,
+    require_page: bool = True,
 ) -> Lookup | None:
     """The lookup of the address segments `rest` (after the site's own) in what `opened`
     shows, or None when they lead nowhere there."""
@@ -594,7 +601,7 @@ async def _locate(
         return None
     space = shown.spaces[site_space["space_id"]]
     page = await _page(conn, space, rest, opened.scope)
-    if page is None and rest:
+    if page is None and rest and require_page:
         return None
     pathname = "/".join(rest)
     body: dict[str, Any] = {

@@ -146,7 +146,13 @@ async def lookup(
 ) -> dict[str, Any]:
     """For anyone, without a token: the visitor's own key, token or claims decide."""
     found = await published.resolve(
-        conn, url, who, base_url=base_url, public=public, redirect_on_error=redirect_on_error
+        conn,
+        url,
+        who,
+        base_url=base_url,
+        public=public,
+        redirect_on_error=redirect_on_error,
+        require_page=False,
     )
     if found is None:
         raise NotFound("No published content at this URL")
