@@ -224,12 +224,13 @@ async def build(c: httpx.AsyncClient) -> Built:
     )
     handbook = await _site(c, org, "Handbook", "public", guide)
     site_base = f"/v1/orgs/{org}/sites/{handbook}"
-    first = await _ok(
-        await c.post(f"{site_base}/sections", json={"spaceId": guide, "title": "Guide"}), 201
-    )
+    # Its first section takes in the site's space (a section named after the site, the default);
+    # the second shows the API space.
     second = await _ok(
         await c.post(f"{site_base}/sections", json={"spaceId": api, "title": "API"}), 201
     )
+    structure = (await _ok(await c.get(f"{site_base}/structure")))["structure"]
+    first = next(section for section in structure if section["default"])
     await _ok(await c.post(f"{site_base}/publish"))
 
     partners_space = await _space(c, org, "Partners")

@@ -123,10 +123,12 @@ class Product:
                 self.process.wait()
 
 
-def start_product(root: Path, database_url: str | None) -> Product:
+def start_product(root: Path, database_url: str | None, **settings: str) -> Product:
+    """`settings`: DOCSHELF_* variables beyond make run's (a journey's own setup)."""
     root.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
     env["DOCSHELF_FETCH_ALLOWED_HOSTS"] = "127.0.0.1"
+    env.update(settings)
     if database_url:
         env["DOCSHELF_DATABASE_URL"] = database_url
     port = _free_port()
