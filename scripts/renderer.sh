@@ -3,14 +3,14 @@
 #
 #   scripts/renderer.sh build [TARBALL]           install and build it once (cached)
 #   scripts/renderer.sh start API_URL PORT [TARBALL]
-#                                                 serve it on 127.0.0.1:PORT, reading API_URL
+#                                                 serve it on localhost:PORT, reading API_URL
 #
 # TARBALL is a snapshot of the repository (default: ../shared/gitbook-renderer/gitbook-*.tgz
 # beside the checkout). The build goes to $DOCSHELF_CACHE_DIR (default .cache/) under the
 # snapshot's SHA-256, so it runs once per snapshot; a lock lets two runs share it. It needs npm
 # (Debian package npm): bun comes from npm, the rest from the npm registry.
 #
-# A page published at https://HOST/PATH is served at http://127.0.0.1:PORT/PATH when the request
+# A page published at https://HOST/PATH is served at http://localhost:PORT/PATH when the request
 # carries `X-GitBook-URL: https://HOST/PATH`, as a reverse proxy in front of it would send. The
 # renderer refuses hosts with a port, so give Docshelf a public URL without one
 # (DOCSHELF_PUBLIC_URL=https://docs.example.test).
@@ -54,6 +54,8 @@ build() {
   bunx gitbook-icons ./public/~gitbook/static/icons >/dev/null
   bunx gitbook-math ./public/~gitbook/static/math >/dev/null
   # Compiled only: its type check fails on the snapshot's own types, and no page is static.
+  # No GITBOOK_* variable is set here: next.config.mjs inlines those set at build time, and
+  # `start` sets them.
   bunx --bun next build --webpack --experimental-build-mode compile \
     >"$cache/build.log" 2>&1 || { tail -n 40 "$cache/build.log" >&2; exit 1; }
   touch "$cache/built"
@@ -68,8 +70,9 @@ flock -u 9
 if [ "$action" = start ]; then
   cd "$app"
   export GITBOOK_API_URL=$api
-  export GITBOOK_URL=http://127.0.0.1:$port
+  export GITBOOK_URL=http://localhost:$port
+  # `localhost`, not 127.0.0.1: its middleware hands each page on to http://localhost:PORT.
   # Icons from the renderer's own copy (the build step above), not GitBook's CDN.
-  export GITBOOK_ICONS_URL=http://127.0.0.1:$port/~gitbook/static/icons
-  exec bunx --bun next start -H 127.0.0.1 -p "$port"
+  export GITBOOK_ICONS_URL=http://localhost:$port/~gitbook/static/icons
+  exec bunx --bun next start -H localhost -p "$port"
 fi

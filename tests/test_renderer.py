@@ -10,6 +10,7 @@ clone has none, so there the test says so and skips; under CI it must run."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import re
 import signal
@@ -18,6 +19,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from html import unescape
 from html.parser import HTMLParser
@@ -37,6 +39,7 @@ SNAPSHOTS = ROOT.parent / "shared" / "gitbook-renderer"
 # which the renderer only hands back to Docshelf's look-up.
 PUBLIC = "https://docs.example.test"
 ARTIFACTS = ROOT / "test-artifacts" / "renderer"
+CACHE = Path(os.environ.get("DOCSHELF_CACHE_DIR", ROOT / ".cache"))
 
 
 def _snapshot() -> Path:
@@ -105,7 +108,7 @@ def _start_renderer(api: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://localhost:{port}"
     deadline = time.monotonic() + 180
     while True:
         try:
@@ -128,9 +131,27 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             process.wait()
 
 
+@contextmanager
+def _taking_turns() -> Iterator[None]:
+    """The two test passes run side by side and share the build: one renderer at a time serves
+    from it (its runtime cache lives in the build's directory)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / "gitbook-renderer.serving.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     snapshot = _snapshot()
+    with _taking_turns():
+        yield from _serve(tmp_path_factory, snapshot)
+
+
+def _serve(tmp_path_factory: pytest.TempPathFactory, snapshot: Path) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("renderer")
     # Built once per snapshot and cached (~5 minutes on two cores the first time).
     done = subprocess.run(
@@ -180,9 +201,10 @@ async def test_pages_through_the_renderer(served: Served) -> None:
     for shown in (
         "Docshelf serves this handbook to GitBook's renderer.",
         "Hints keep their style: this one is informative.",
-        'return f"Hello, { name }"',
     ):
         assert shown in text, shown
+    # The code block, its tokens highlighted apart.
+    assert 'defgreet(name:str)->str:returnf"Hello,{name}"' in "".join(text.split())
     # The navigation holds the pages in order, the second section's tab included.
     for title in ("Welcome", "Getting started", "Diagrams", "Shared notes", "API"):
         assert title in text
@@ -259,8 +281,10 @@ async def test_two_pages_in_chromium(served: Served) -> None:
         for name, rest in (("diagrams", "diagrams"), ("install", "getting-started/install")):
             path = s.address(b.handbook, rest)
             page = await browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
             await page.set_extra_http_headers({"X-GitBook-URL": PUBLIC + path})
-            response = await page.goto(s.renderer + path, wait_until="load")
+            response = await page.goto(s.renderer + path, wait_until="networkidle")
             assert response is not None and response.status == 200, path
             if name == "diagrams":
                 image = page.locator('img[alt="The architecture"]').first
@@ -270,4 +294,7 @@ async def test_two_pages_in_chromium(served: Served) -> None:
             else:
                 assert "Run apt-get install docshelf-example." in await page.inner_text("main")
             await page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+            # Hydrated without an error: the page is the application, not its error screen.
+            assert errors == [], errors
+            assert "Application error" not in await page.inner_text("body")
             await page.close()
