@@ -282,7 +282,7 @@ async def test_two_pages_in_chromium(served: Served) -> None:
             path = s.address(b.handbook, rest)
             page = await browser.new_page(viewport={"width": 1280, "height": 900})
             errors: list[str] = []
-            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("pageerror", lambda error, seen=errors: seen.append(str(error)))
             await page.set_extra_http_headers({"X-GitBook-URL": PUBLIC + path})
             response = await page.goto(s.renderer + path, wait_until="networkidle")
             assert response is not None and response.status == 200, path
