@@ -121,9 +121,11 @@ async def test_limits(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
             continue
         url = fill(path, world.ids())
         base = VALID_QUERIES.get((method, path), {})
+        # A listing answered to a POST (a site's search) takes its body too.
+        body = world.request_body(method, path).get("json")
         for bad in ("1001", "-1", "abc", "12345678901234567890", "1.5"):
             r = await client.request(
-                method, url, params={**base, "limit": bad}, headers=world.admin_a.headers
+                method, url, params={**base, "limit": bad}, json=body, headers=world.admin_a.headers
             )
             assert r.status_code == 400, (path, bad, r.text)
             assert r.json()["error"]["code"] == 400
@@ -131,7 +133,11 @@ async def test_limits(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
         # GitBook's `changes` answers are bounded by `limit` alone (with a `more` count).
         if "page" in names:
             r = await client.request(
-                method, url, params={**base, "page": "not-a-cursor"}, headers=world.admin_a.headers
+                method,
+                url,
+                params={**base, "page": "not-a-cursor"},
+                json=body,
+                headers=world.admin_a.headers,
             )
             assert r.status_code == 400, (path, r.text)
             assert r.json() == {
@@ -144,7 +150,11 @@ async def test_limits(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
             }
         for good in ("0", "1000"):
             r = await client.request(
-                method, url, params={**base, "limit": good}, headers=world.admin_a.headers
+                method,
+                url,
+                params={**base, "limit": good},
+                json=body,
+                headers=world.admin_a.headers,
             )
             assert r.status_code == 200, (path, good, r.text)
         checked += 1

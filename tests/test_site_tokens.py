@@ -6,7 +6,7 @@ are refused, and the refusal says no more than a 404 for a missing thing."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -243,3 +243,83 @@ async def test_share_link_tokens_follow_their_link(
             f"{b.url}/share-links/{link['id']}", json={"active": False}, headers=admin.headers
         )
     assert (await client.get(published, headers=h)).json() == EXPIRED
+
+
+async def test_only_the_current_content_and_nobody_behind_it(
+    client: httpx.AsyncClient, site: tuple[Built, dict[str, Any]]
+) -> None:
+    """The token reads the spaces' current revision: not their history, not a change request's
+    draft, and not who wrote or merged what (a merge's change request, e-mails)."""
+    b, before = site
+    space = before["space"]
+    h = b.admin.headers
+    r = await client.post(
+        f"/v1/spaces/{space}/change-requests", json={"subject": "Draft"}, headers=h
+    )
+    cr = r.json()
+    r = await client.post(
+        f"/v1/spaces/{space}/change-requests/{cr['id']}/content",
+        json={"changes": [{"operation": "insert_page", "title": "Draft", "document": {}}]},
+        headers=h,
+    )
+    assert r.status_code == 200, r.text
+    draft = (await client.get(f"/v1/spaces/{space}/change-requests/{cr['id']}", headers=h)).json()
+    found = await _lookup(client, b.address)
+    t = _as(found["apiToken"])
+    for revision in (draft["revision"], before["revision"]):
+        r = await client.get(f"/v1/spaces/{space}/revisions/{revision}", headers=t)
+        if revision == found["revision"]:
+            continue
+        assert r.json() == error(404, "Revision not found"), revision
+    r = await client.post(f"/v1/spaces/{space}/change-requests/{cr['id']}/merge", headers=h)
+    assert r.status_code == 200, r.text
+    found = await _lookup(client, b.address)
+    t = _as(found["apiToken"])
+    r = await client.get(f"/v1/spaces/{space}/revisions/{found['revision']}", headers=t)
+    assert r.status_code == 200 and r.json()["type"] == "merge"
+    assert "mergedFrom" not in r.json()
+    assert "@" not in r.text and "Draft" in r.text
+    # The revision the first token was minted on is history now.
+    r = await client.get(
+        f"/v1/spaces/{space}/revisions/{before['revision']}", headers=_as(before["apiToken"])
+    )
+    assert r.json() == error(404, "Revision not found")
+
+
+async def test_a_space_leaving_the_site_leaves_the_token(
+    client: httpx.AsyncClient, site: tuple[Built, dict[str, Any]]
+) -> None:
+    b, found = site
+    h = _as(found["apiToken"])
+    others = [
+        s
+        for s in jwt.decode(found["apiToken"], options={"verify_signature": False})["spaces"]
+        if s != found["space"]
+    ]
+    assert others
+    assert (await client.get(f"/v1/spaces/{others[0]}", headers=h)).status_code == 200
+    r = await client.delete(f"{b.url}/site-spaces/{b.private_ss}", headers=b.admin.headers)
+    assert r.status_code == 205, r.text
+    assert (await client.get(f"/v1/spaces/{others[0]}", headers=h)).json() == EXPIRED
+
+
+async def test_a_visitor_token_bounds_the_site_token(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    # Visitor tokens are checked against the real time (PyJWT): the server's clock is set to it.
+    clock.freeze(datetime.now(UTC).replace(microsecond=0))
+    org, (admin,) = await factories.org_with_members(db)
+    b = await build(client, org, admin, "visitor-auth")
+    soon = clock.now().timestamp() + 600
+    found = await _lookup(client, b.address, jwtToken=token(b.key, exp=soon))
+    claims = jwt.decode(found["apiToken"], options={"verify_signature": False})
+    assert claims["exp"] == int(soon)
+    space = f"/v1/spaces/{found['space']}"
+    h = _as(found["apiToken"])
+    assert (await client.get(space, headers=h)).status_code == 200
+    clock.advance(timedelta(minutes=11))
+    try:
+        # Nothing was committed meanwhile: no answer kept for the token outlives it.
+        assert (await client.get(space, headers=h)).json() == EXPIRED
+    finally:
+        clock.advance(timedelta(minutes=-11))

@@ -24,6 +24,7 @@ from docshelf import (
     tasks,  # registers every job kind
 )
 from docshelf.api import DIRECT_GETS, KEPT_GETS, PUBLIC_PREFIXES, mount_v1
+from docshelf.auth import site_token
 from docshelf.auth.header import scope_bearer_token, scope_caller_key
 from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
@@ -95,7 +96,12 @@ class EdgeMiddleware:
         state = scope["app"].state
         limiter: RateLimiter = state.limiter
         if token is not None and limiter.limit > 0:
-            key = hashlib.sha256(token.encode()).hexdigest()[:40]
+            # A site content token is shared by every visitor of a site that day: counted per
+            # visitor's address, so that no one client spends everyone's budget.
+            counted = token
+            if site_token.looks_like_one(token):
+                counted = f"{token}\0{_client_key(scope.get('client'))}"
+            key = hashlib.sha256(counted.encode()).hexdigest()[:40]
             try:
                 verdict = await limiter.enforce(key)
             except DocshelfError as exc:

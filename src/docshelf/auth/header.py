@@ -48,6 +48,10 @@ def scope_bearer_token(scope: MutableMapping[str, Any]) -> str | None:
 
 def scope_caller_key(scope: MutableMapping[str, Any]) -> str | None:
     """The request's token as a key for what is kept in memory across requests: its SHA-256,
-    so no token (a revoked one included) outlives its request in the process."""
+    so no token (a revoked one included) outlives its request in the process. None for a site
+    content token: its answers depend on the clock (it expires) and on the site, which a kept
+    answer (kit.routing.Answers) would not see."""
     token = scope_bearer_token(scope)
-    return None if token is None else hashlib.sha256(token.encode()).hexdigest()
+    if token is None or site_token.looks_like_one(token):
+        return None
+    return hashlib.sha256(token.encode()).hexdigest()

@@ -98,8 +98,20 @@ async def revoke_token(conn: AsyncConnection, token_hash: str, now: datetime) ->
 
 async def site_grant_live(conn: AsyncConnection, grant: SiteGrant) -> bool:
     """Whether the site still shows what a site content token opened: published, with the
-    visibility it had, the site space still showing the same live space, the share link still
-    active, the visitor key the same (auth.site_token)."""
+    visibility it had, the site space still showing the same live space, every space the token
+    names still shown by the site and still the organization's, the share link still active,
+    the visitor key the same (auth.site_token)."""
+    still_shown = (
+        sa.select(sa.func.count(sa.distinct(site_spaces.c.space_id)))
+        .join(spaces, spaces.c.id == site_spaces.c.space_id)
+        .where(
+            site_spaces.c.site_id == grant.site_id,
+            site_spaces.c.space_id.in_(sorted(grant.spaces)),
+            spaces.c.organization_id == grant.organization_id,
+            spaces.c.deleted_at.is_(None),
+        )
+        .scalar_subquery()
+    )
     stmt = (
         sa.select(sites.c.visitor_key)
         .join(site_spaces, site_spaces.c.site_id == sites.c.id)
@@ -112,6 +124,7 @@ async def site_grant_live(conn: AsyncConnection, grant: SiteGrant) -> bool:
             site_spaces.c.id == grant.site_space_id,
             site_spaces.c.space_id == grant.space_id,
             spaces.c.deleted_at.is_(None),
+            still_shown == len(grant.spaces),
         )
     )
     if grant.share_link_id is not None:

@@ -32,7 +32,10 @@ _KEY = "site_token_secret"
 _AUDIENCE = "docshelf-site"
 _ALGORITHM = "HS256"
 # Three base64url parts: told apart from API tokens (`dsk_…`) by shape alone.
-_SHAPE = re.compile(r"^[A-Za-z0-9_-]{10,1024}\.[A-Za-z0-9_-]{2,6000}\.[A-Za-z0-9_-]{20,200}$")
+_SHAPE = re.compile(r"^[A-Za-z0-9_-]{10,1024}\.[A-Za-z0-9_-]{2,16000}\.[A-Za-z0-9_-]{20,200}$")
+# What a token may weigh: the visitor's claims it carries are bounded (a visitor token of 8 KB,
+# unsigned claims within their bounds), and a token past this is refused when made.
+MAX_LENGTH = 16384
 _OVERLAP = timedelta(minutes=5)
 
 
@@ -55,7 +58,7 @@ class SiteGrant:
 
 
 def looks_like_one(token: str) -> bool:
-    return len(token) <= 8192 and _SHAPE.match(token) is not None
+    return len(token) <= MAX_LENGTH and _SHAPE.match(token) is not None
 
 
 def key_print(visitor_key: str | None) -> str | None:
@@ -74,10 +77,16 @@ def _day_bounds(now: datetime) -> tuple[int, int]:
     return int(day.timestamp()), int((day + timedelta(days=1) + _OVERLAP).timestamp())
 
 
-async def mint(conn: AsyncConnection, grant: SiteGrant, now: datetime) -> str:
+async def mint(
+    conn: AsyncConnection, grant: SiteGrant, now: datetime, until: int | None = None
+) -> str | None:
+    """The token, or None if its claims make it too large to send. `until`: the visitor token's
+    own expiry, which it never outlives."""
     import jwt  # PyJWT (and the cryptography it loads) only where a token is made or opened
 
     issued, expires = _day_bounds(now)
+    if until is not None:
+        expires = min(expires, until)
     claims: dict[str, Any] = {
         "aud": _AUDIENCE,
         "iat": issued,
@@ -98,7 +107,8 @@ async def mint(conn: AsyncConnection, grant: SiteGrant, now: datetime) -> str:
         claims["link"] = grant.share_link_id
     if grant.visitor_key_print is not None:
         claims["vkey"] = grant.visitor_key_print
-    return str(jwt.encode(claims, await _secret(conn), algorithm=_ALGORITHM))
+    token = str(jwt.encode(claims, await _secret(conn), algorithm=_ALGORITHM))
+    return token if looks_like_one(token) else None
 
 
 async def open_token(conn: AsyncConnection, token: str, now: datetime) -> SiteGrant | None:

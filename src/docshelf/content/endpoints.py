@@ -289,7 +289,7 @@ async def revision_changes(
 
 @public_router.get(
     "/downloads/{token}",
-    summary="A file's bytes, through a signed link that expires (Docshelf extension)",
+    summary="A file's bytes, through a signed link (Docshelf extension; an export's expires)",
     response_class=Response,
 )
 @staged

@@ -106,6 +106,10 @@ async def target(ctx: Ctx, space_id: str, where: Where) -> Target:
         revision_id = cr["revision_id"]
     else:
         revision_id = where.revision or space.row["revision_id"]
+    if ctx.actor.reads is not None and revision_id != space.row["revision_id"]:
+        # A site shows its spaces' current content: their history, drafts included, is not
+        # published (a site content token: auth.site_token).
+        not_found("Revision")
     row = await repository.get(ctx.conn, space_id, revision_id)
     if row is None:
         not_found("Revision")
@@ -150,7 +154,9 @@ async def _files_out(ctx: Ctx, space_id: str, files: list[Record]) -> list[dict[
 
 
 async def merged_from_of(ctx: Ctx, space_id: str, row: sa.RowMapping) -> dict[str, Any] | None:
-    if row["type"] != "merge" or row["change_request_id"] is None:
+    if row["type"] != "merge" or row["change_request_id"] is None or ctx.actor.reads is not None:
+        # A site's visitor is not shown the change request behind its content (its subject,
+        # who wrote and merged it).
         return None
     cr = await cr_repository.get(ctx.conn, space_id, row["change_request_id"])
     # A candidate left by a merge that had conflicts merged nothing.

@@ -33,6 +33,7 @@ from docshelf.auth import site_token
 from docshelf.auth.site_token import SiteGrant
 from docshelf.authz.content import ContentScope
 from docshelf.kit.clock import utcnow
+from docshelf.kit.errors import BadRequest
 from docshelf.kit.lru import SizedLRU, counted
 from docshelf.organization import repository as org_repository
 from docshelf.organization.policy import OrgAccess
@@ -427,8 +428,6 @@ async def _site_token(
     if opened.share_key is not None:
         found = await repository.active_share_link(conn, site["id"], opened.share_key)
         link = None if found is None else str(found["id"])
-    elif who.grant is not None:
-        link = who.grant.share_link_id
     grant = SiteGrant(
         organization_id=site["organization_id"],
         site_id=site["id"],
@@ -446,7 +445,16 @@ async def _site_token(
         ),
         visitor_type=who.kind,
     )
-    return await site_token.mint(conn, grant, utcnow())
+    signed = who.token is not None and (
+        visitor.signed_claims(who.token, site["visitor_key"]) is not None
+    )
+    until = visitor.expiry(who.token) if signed else None
+    token = await site_token.mint(conn, grant, utcnow(), until=until)
+    if token is None:
+        raise BadRequest(
+            "The visitor's claims are too large to carry in a site token: send fewer claims"
+        )
+    return token
 
 
 def _canonical(site: Row, public: str, rest: str) -> str | None:
@@ -584,7 +592,7 @@ async def _locate(
         else:
             # The default section, or the first one shown when the default is not.
             section = next((s for s in shown.sections if s["is_default"]), shown.sections[0])
-            complete = False
+            complete = len(shown.sections) <= 1
     key = section["id"] if section is not None else ""
     siblings = [ss for ss in shown.site_spaces if ss["section_key"] == key]
     site_space = next((ss for ss in siblings if rest and ss["path"] == rest[0]), None)
@@ -612,7 +620,10 @@ async def _locate(
         "pathname": pathname,
         "basePath": base_path,
         "siteBasePath": site_base,
-        "apiToken": await _site_token(conn, site, opened, site_space, section, who),
+        # Minted for GitBook's look-up, whose client reads with it; the reader needs none.
+        "apiToken": (
+            "" if require_page else await _site_token(conn, site, opened, site_space, section, who)
+        ),
         "organization": site["organization_id"],
         "complete": complete,
         "canonicalUrl": _canonical(site, public, base_path[len(site_base) :] + pathname)

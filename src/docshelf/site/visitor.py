@@ -60,6 +60,20 @@ def signed_claims(token: str, key: str | None) -> dict[str, Any] | None:
     return {k: v for k, v in payload.items() if k not in _REGISTERED}
 
 
+def expiry(token: str | None) -> int | None:
+    """The `exp` of a visitor token `signed_claims` has accepted (read again without checking:
+    it was checked), or None without one."""
+    if not token:
+        return None
+    import jwt
+
+    try:
+        exp = jwt.decode(token, options={"verify_signature": False}).get("exp")
+    except (jwt.PyJWTError, ValueError, TypeError):
+        return None
+    return int(exp) if isinstance(exp, int | float) else None
+
+
 def unsigned_size_ok(claims: Mapping[str, Any]) -> bool:
     """Unsigned claims a visitor sends count only within bounds (depth first: serialising a
     deep value recurses)."""
