@@ -114,6 +114,14 @@ async def _edit(c: httpx.AsyncClient, space: str, changes: list[dict[str, Any]])
     return await _ok(await c.post(f"/v1/spaces/{space}/content", json={"changes": changes}))
 
 
+async def _one_page_space(c: httpx.AsyncClient, org: str, title: str, page: str, text: str) -> str:
+    space = await _space(c, org, title)
+    await _edit(
+        c, space, [{"operation": "insert_page", "title": page, "document": {"markdown": text}}]
+    )
+    return space
+
+
 async def _pages(c: httpx.AsyncClient, space: str) -> dict[str, str]:
     """Page title -> id, nested pages included."""
     found: dict[str, str] = {}
@@ -210,18 +218,7 @@ async def build(c: httpx.AsyncClient) -> Built:
             }
         ],
     )
-    api = await _space(c, org, "API")
-    await _edit(
-        c,
-        api,
-        [
-            {
-                "operation": "insert_page",
-                "title": "API reference",
-                "document": {"markdown": REFERENCE},
-            }
-        ],
-    )
+    api = await _one_page_space(c, org, "API", "API reference", REFERENCE)
     handbook = await _site(c, org, "Handbook", "public", guide)
     site_base = f"/v1/orgs/{org}/sites/{handbook}"
     # Its first section takes in the site's space (a section named after the site, the default);
@@ -233,12 +230,7 @@ async def build(c: httpx.AsyncClient) -> Built:
     first = next(section for section in structure if section["default"])
     await _ok(await c.post(f"{site_base}/publish"))
 
-    partners_space = await _space(c, org, "Partners")
-    await _edit(
-        c,
-        partners_space,
-        [{"operation": "insert_page", "title": "Partner guide", "document": {"markdown": SECRET}}],
-    )
+    partners_space = await _one_page_space(c, org, "Partners", "Partner guide", SECRET)
     partners = await _site(c, org, "Partners", "share-link", partners_space)
     await _ok(await c.post(f"/v1/orgs/{org}/sites/{partners}/publish"))
     link = await _ok(
@@ -246,18 +238,7 @@ async def build(c: httpx.AsyncClient) -> Built:
         201,
     )
 
-    portal_space = await _space(c, org, "Portal")
-    await _edit(
-        c,
-        portal_space,
-        [
-            {
-                "operation": "insert_page",
-                "title": "Customer portal",
-                "document": {"markdown": VISITORS},
-            }
-        ],
-    )
+    portal_space = await _one_page_space(c, org, "Portal", "Customer portal", VISITORS)
     portal = await _site(c, org, "Portal", "visitor-auth", portal_space)
     await _ok(await c.post(f"/v1/orgs/{org}/sites/{portal}/publish"))
     auth = await _ok(await c.get(f"/v1/orgs/{org}/sites/{portal}/publishing/auth"))

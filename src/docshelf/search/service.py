@@ -106,6 +106,25 @@ async def _present_hit(
     }
 
 
+async def _space_result(
+    ctx: Ctx,
+    space_id: str,
+    title: str,
+    snap: Snapshot,
+    hits: list[engine.Hit],
+    ranks: dict[tuple[str, str], int],
+) -> dict[str, Any]:
+    """GitBook's `SearchSpaceResult`: the space's hit pages, ranked as in the whole search."""
+    await _load_hits(snap, hits)
+    pages = [
+        x
+        for h in hits
+        if (x := await _present_hit(ctx, space_id, snap, h, ranks[h.space_id, h.page_id]))
+    ]
+    best = max((p["score"] for p in pages), default=0.0)
+    return {"type": "space", "id": space_id, "title": title, "score": best, "pages": pages}
+
+
 async def search_space(ctx: Ctx, space_id: str, query: str, params: PageParams) -> dict[str, Any]:
     text = _query(query)
     t = await target(ctx, space_id, Where())
@@ -165,16 +184,8 @@ async def search_organization(
         if row is None:
             continue
         snap = content_repository.snapshot(ctx.conn, row)
-        hits = by_space[space_id]
-        await _load_hits(snap, hits)
-        pages = [
-            x
-            for h in hits
-            if (x := await _present_hit(ctx, space_id, snap, h, ranks[h.space_id, h.page_id]))
-        ]
-        best = max((p["score"] for p in pages), default=0.0)
         items.append(
-            {"type": "space", "id": space_id, "title": row["title"], "score": best, "pages": pages}
+            await _space_result(ctx, space_id, row["title"], snap, by_space[space_id], ranks)
         )
     return _body(items, len(order), offset, params.limit, "search:org", len(order))
 
@@ -243,22 +254,9 @@ async def search_site(
         if row is None:
             continue
         snap = content_repository.snapshot(ctx.conn, row)
-        hits = by_space[space_id]
-        await _load_hits(snap, hits)
-        pages = [
-            x
-            for h in hits
-            if (x := await _present_hit(ctx, space_id, snap, h, hit_ranks[h.space_id, h.page_id]))
-        ]
-        if pages:
-            best = max(p["score"] for p in pages)
-            items.append(
-                {
-                    "type": "space",
-                    "id": space_id,
-                    "title": space["title"],
-                    "score": best,
-                    "pages": pages,
-                }
-            )
+        found = await _space_result(
+            ctx, space_id, space["title"], snap, by_space[space_id], hit_ranks
+        )
+        if found["pages"]:
+            items.append(found)
     return _body(items, len(order), offset, params.limit, "search:site", len(order))
