@@ -254,7 +254,38 @@ def _image_data(token: Token) -> JSON:
     return data
 
 
-_HTML_MARK = re.compile(r"<(/?)(kbd|sup|sub)>")
+# Inline HTML a page may hold (GitBook's own `<mark>`, imported pages' `<br>`, `<a>`,
+# `<strong>`...): what has a meaning in the document model becomes it, the rest is dropped (its
+# text stays), so markup never shows as text and nothing of it is executable.
+_HTML_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:\s[^>]*?)?)\s*/?>", re.S)
+_HTML_ATTR = re.compile(
+    r"""([A-Za-z_:][-A-Za-z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))"""
+)
+_HTML_INLINE_MARKS = {
+    **_HTML_MARKS,
+    "strong": "bold",
+    "b": "bold",
+    "em": "italic",
+    "i": "italic",
+    "code": "code",
+    "s": "strikethrough",
+    "del": "strikethrough",
+    "strike": "strikethrough",
+}
+_UNSAFE_URL = re.compile(r"^\s*(?:javascript|vbscript|data(?!:image/))\s*:", re.I)
+
+
+def html_attrs(tag: str) -> dict[str, str]:
+    """An HTML start tag's attributes, names lowercased, values unescaped."""
+    return {
+        m.group(1).lower(): html.unescape(m.group(2) or m.group(3) or m.group(4) or "")
+        for m in _HTML_ATTR.finditer(tag)
+    }
+
+
+def safe_url(url: str) -> bool:
+    """Whether a URL from HTML may be kept: nothing that runs (`javascript:`) or smuggles."""
+    return bool(url.strip()) and _UNSAFE_URL.match(url) is None
 
 
 def _one_line(tokens: list[Token]) -> list[Token]:
@@ -271,6 +302,7 @@ def _inlines(tokens: list[Token]) -> list[JSON]:
     link: JSON | None = None
     link_runs: list[tuple[str, frozenset[str]]] = []
     nested_links = 0
+    html_links: list[bool] = []  # each open `<a>`: whether it opened a link
 
     def active() -> frozenset[str]:
         return frozenset(m for m, n in marks.items() if n > 0)
@@ -292,12 +324,42 @@ def _inlines(tokens: list[Token]) -> list[JSON]:
         if kind == "text":
             add(token.content)
         elif kind == "html_inline":
-            m = _HTML_MARK.fullmatch(token.content)
+            m = _HTML_TAG.fullmatch(token.content)
             if m is None:
-                add(token.content)
-            else:
-                mark = _HTML_MARKS[m.group(2)]
-                marks[mark] = max(0, marks.get(mark, 0) + (-1 if m.group(1) else 1))
+                continue  # a comment, a declaration, or an instruction: never shown
+            closing, name, attrs = bool(m.group(1)), m.group(2).lower(), m.group(3)
+            if name in _HTML_INLINE_MARKS:
+                mark = _HTML_INLINE_MARKS[name]
+                marks[mark] = max(0, marks.get(mark, 0) + (-1 if closing else 1))
+            elif name == "br" and not closing:
+                add("\n")
+            elif name == "a" and closing:
+                if html_links and html_links.pop() and link is not None:
+                    link["nodes"].append(_text(link_runs))
+                    nodes.append(_text(runs))
+                    nodes.append(link)
+                    runs, link, link_runs = [], None, []
+            elif name == "a":
+                href = html_attrs(attrs).get("href", "")
+                opens = link is None and safe_url(href)
+                html_links.append(opens)
+                if opens:
+                    link = {"object": "inline", "type": "link", "data": {"ref": ref_of(href)}}
+                    link["nodes"] = []
+                    link_runs = []
+            elif name == "img" and not closing:
+                found = html_attrs(attrs)
+                src = found.get("src", "")
+                if safe_url(src):
+                    data: JSON = {"ref": ref_of(src)}
+                    if data["ref"]["kind"] not in ("url", "file"):
+                        data["ref"] = {"kind": "url", "url": src}
+                    if found.get("alt"):
+                        data["alt"] = found["alt"]
+                    inline(
+                        {"object": "inline", "type": "inline-image", "isVoid": True}
+                        | {"data": data}
+                    )
         elif kind == "softbreak":
             add(" ")  # a soft break renders as a space; only a hard break is a line break
         elif kind == "hardbreak":
@@ -340,6 +402,36 @@ def _inlines(tokens: list[Token]) -> list[JSON]:
         runs.extend(link_runs)
     nodes.append(_text(runs))
     return nodes
+
+
+_HEADING_ID = re.compile(r"[-a-z0-9.+_]+")
+
+
+def _heading_anchor(tokens: list[Token]) -> tuple[str | None, list[Token]]:
+    """A heading's custom anchor, as GitBook writes it (`## Title <a href="#x" id="x"></a>`),
+    and the heading's tokens without it: the anchor is the heading's `data.id`."""
+    for n, token in enumerate(tokens):
+        if token.type != "html_inline":
+            continue
+        m = _HTML_TAG.fullmatch(token.content)
+        if m is None or m.group(1) or m.group(2).lower() != "a":
+            continue
+        anchor = html_attrs(m.group(3)).get("id", "")
+        if not _HEADING_ID.fullmatch(anchor):
+            continue
+        after = n + 1
+        closing = after < len(tokens) and tokens[after].type == "html_inline"
+        if closing and tokens[after].content.replace(" ", "").lower() == "</a>":
+            after += 1
+        rest = tokens[:n] + tokens[after:]
+        while rest and rest[-1].type == "text" and not rest[-1].content.strip():
+            rest.pop()
+        if rest and rest[-1].type == "text":
+            last = Token("text", "", 0)
+            last.content = rest[-1].content.rstrip()
+            rest[-1] = last
+        return anchor, rest
+    return None, tokens
 
 
 def _only_images(tokens: list[Token]) -> bool:
@@ -627,7 +719,11 @@ def from_tokens(tokens: list[Token], parse_inline: Callable[[str], list[Token]])
             children = (inline.children or []) if inline and inline.type == "inline" else []
             if kind == "heading_open":
                 level = min(int(token.tag[1:]), 3)
-                put(_block(f"heading-{level}", _inlines(_one_line(children))))
+                anchor, children = _heading_anchor(children)
+                heading = _block(f"heading-{level}", _inlines(_one_line(children)))
+                if anchor is not None:
+                    heading["data"]["id"] = anchor
+                put(heading)
             elif _only_images(children) and "images" in ALLOWED[top.where]:
                 images = [
                     {"object": "block", "type": "image", "isVoid": True}
@@ -764,6 +860,9 @@ def _tag(
         literal(token.content)
 
 
+_COMMENTS = re.compile(r"\s*(?:<!--.*?-->\s*)+", re.S)
+
+
 def _html(
     token: Token,
     stack: list[_Frame],
@@ -774,8 +873,10 @@ def _html(
     parse_inline: Callable[[str], list[Token]],
 ) -> None:
     text = token.content.rstrip("\n")
-    if text.strip() == "<!-- -->":
-        return  # the separator document_to_markdown puts between two lists
+    if _COMMENTS.fullmatch(text):
+        # Hidden where the page is shown, so hidden here too; "<!-- -->" is also the separator
+        # document_to_markdown puts between two lists.
+        return
     steps = _details_lines(text)
     if steps is None:
         literal(text)
@@ -1223,6 +1324,9 @@ def _write_block(node: JSON) -> list[str] | None:
         return text.split("\n") if text else None
     if kind.startswith("heading-"):
         text = _write_inlines(node["nodes"], breaks=False)
+        anchor = data.get("id")
+        if isinstance(anchor, str) and _HEADING_ID.fullmatch(anchor):
+            text += f' <a href="#{anchor}" id="{anchor}"></a>'
         return ["#" * int(kind[-1]) + (" " + text if text else "")]
     if kind in _LIST_KINDS:
         return _write_list(node)

@@ -455,8 +455,15 @@ class _Archive:
             title = title or _meta_text(meta, "title")
             description = _meta_text(meta, "description")
             label = _meta_text(meta, "sidebar_label")
+        # Alerts, comments and HTML for every kind of project (bs4 loads here, in the worker).
+        from docshelf.imports.markup import clean
+
+        cleaned = clean(text, notes)
+        if cleaned != text and len(cleaned) > MAX_MARKDOWN_BYTES:
+            cleaned = _checked(cleaned, path)
+        text = cleaned
         heading, body = _split_title(text)
-        if self.dialect:
+        if self.dialect or cleaned is not text:
             body = _checked(body, path)
         # Reported once the page is sure to be imported.
         self.skipped.extend(

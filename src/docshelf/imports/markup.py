@@ -1,0 +1,350 @@
+"""What an imported page holds beyond markdown, rewritten into the markdown Docshelf stores:
+pure text in, text out, plus what could not be kept (in `Notes`). Every kind of project goes
+through it (GitBook, mkdocs, Docusaurus, plain folders), after its dialect.
+
+- GitHub alerts (`> [!NOTE]`...) become hints: `ALERT_STYLES` is the mapping.
+- HTML comments are dropped: the original hides them.
+- HTML blocks become the markdown of what they mean in GitBook's document model (tables,
+  lists, links, marks, images, headings, `<details><summary>` as an expandable); tags with no
+  meaning there keep their text and are reported; what runs (`<script>`, `on*` handlers,
+  `javascript:` URLs) is left out.
+- Inline `<a href>` and `<img>` become markdown links and images, so the import resolves them to
+  its pages and files like any other; the other inline tags are read by the document model
+  (content/document.py), which maps `<br>`, `<strong>`, `<code>`... and drops the rest.
+
+Code (fences, indented blocks, code spans) is never touched. Linear in the page: one block parse
+and one pass of regular expressions over the lines outside code.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import warnings
+from typing import Any
+
+from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, Tag
+from markdownify import MarkdownConverter
+
+from docshelf.content.document import html_attrs, safe_url
+from docshelf.content.markdown import commonmark
+from docshelf.imports.dialects import Notes
+
+__all__ = ["ALERT_STYLES", "clean"]
+
+# GitHub's five alert types to GitBook's four hint styles. GitHub draws NOTE blue, TIP green,
+# IMPORTANT purple, WARNING yellow and CAUTION red; GitBook has no purple, and IMPORTANT is
+# "crucial information necessary for users to succeed", so it takes the success style as the
+# mkdocs/Docusaurus `important` admonition already does (dialects.STYLES).
+ALERT_STYLES = {
+    "note": "info",
+    "tip": "success",
+    "important": "success",
+    "warning": "warning",
+    "caution": "danger",
+}
+_ALERT = re.compile(r"^( {0,3})>[ \t]?\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*$", re.I)
+_QUOTED = re.compile(r"^( {0,3})>[ \t]?(.*)$")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+_BLOCKS = commonmark(200).disable("inline")
+# A code span (kept as it is), a comment (dropped), an `<a href>` with plain text, or an
+# `<img>`; one pass over the text outside code blocks.
+_INLINE = re.compile(
+    r"(?P<code>(?P<ticks>`+).*?(?P=ticks))"
+    r"|(?P<comment><!--.*?-->)"
+    r"|<a\b(?P<a>[^>]*)>(?P<label>[^<>\[\]\n]*)</a>"
+    r"|<img\b(?P<img>[^>]*?)/?>",
+    re.S | re.I,
+)
+_DETAILS_TAG = re.compile(
+    r"<details(?P<open>\s+open(?:=\"[^\"]*\")?)?\s*>|</details\s*>"
+    r"|<summary\s*>(?P<summary>.*?)</summary\s*>",
+    re.S | re.I,
+)
+# Elements with no meaning in a page, or that run something: left out with what they hold.
+_LEFT_OUT = (
+    *("script", "style", "noscript", "template", "iframe", "object", "embed", "form"),
+    *("input", "button", "select", "textarea", "svg", "canvas", "audio", "video"),
+)
+# Elements whose meaning the document model holds (the rest keep only their text).
+_MEANT = frozenset(
+    (
+        *("a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div"),
+        *("dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr"),
+        *("i", "img", "kbd", "li", "mark", "ol", "p", "pre", "s", "span", "strike", "strong"),
+        *("sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u"),
+        *("ul", "center", "picture", "source"),
+    )
+)
+_BLANK_RUN = re.compile(r"\n{3,}")
+
+
+def _quiet_soup(text: str) -> BeautifulSoup:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
+        return BeautifulSoup(text, "html.parser")
+
+
+class _Converter(MarkdownConverter):
+    """markdownify, with cells on one line (a GitBook table cell holds text and line breaks),
+    `<details>` as the expandable Docshelf stores, and nothing unsafe."""
+
+    def convert_a(self, el: Any, text: str, parent_tags: Any) -> str:
+        href = str(el.get("href") or "")
+        if not href or not safe_url(href) or not text.strip():
+            return text
+        label = text.replace("[", "\\[").replace("]", "\\]")
+        return f"[{label}](<{href}>)" if " " in href else f"[{label}]({href})"
+
+    def convert_img(self, el: Any, text: str, parent_tags: Any) -> str:
+        src = str(el.get("src") or "")
+        if not safe_url(src):
+            return ""
+        alt = str(el.get("alt") or "").replace("[", "").replace("]", "")
+        return f"![{alt}](<{src}>)" if " " in src else f"![{alt}]({src})"
+
+    def convert_br(self, el: Any, text: str, parent_tags: Any) -> str:
+        # A table cell is one line of markdown: the document model reads its <br> back.
+        return "<br>" if parent_tags & {"td", "th"} else "\\\n"
+
+    def _cell(self, el: Any, text: str) -> str:
+        text = text.strip().replace("\n\n", "<br>").replace("\n", "<br>").replace("|", "\\|")
+        colspan = el.get("colspan")
+        extra = int(colspan) - 1 if isinstance(colspan, str) and colspan.isdigit() else 0
+        return f" {text} |" + " |" * min(extra, 50)
+
+    def convert_td(self, el: Any, text: str, parent_tags: Any) -> str:
+        return self._cell(el, text)
+
+    def convert_th(self, el: Any, text: str, parent_tags: Any) -> str:
+        return self._cell(el, text)
+
+    def convert_details(self, el: Any, text: str, parent_tags: Any) -> str:
+        summary = el.find("summary")
+        title = ""
+        if isinstance(summary, Tag):
+            title = " ".join(summary.get_text(" ").split())
+        head = "<details open>" if el.has_attr("open") else "<details>"
+        safe = html.escape(title, quote=False)
+        return f"\n\n{head}\n\n<summary>{safe}</summary>\n\n{text.strip()}\n\n</details>\n\n"
+
+    def convert_summary(self, el: Any, text: str, parent_tags: Any) -> str:
+        return ""  # written by its <details>
+
+    def convert_figcaption(self, el: Any, text: str, parent_tags: Any) -> str:
+        text = text.strip()
+        return f"\n\n*{text}*\n\n" if text else ""
+
+    def convert_mark(self, el: Any, text: str, parent_tags: Any) -> str:
+        return text  # GitBook's coloured text: the document model here has no colour mark
+
+
+def _html_block(text: str, notes: Notes) -> str:
+    """An HTML block as markdown."""
+    if _DETAILS_TAG.sub("", text).strip() == "":
+        # `<details>` and `<summary>` cut apart by the markdown between them: the engine's
+        # lines for each.
+        out = []
+        for m in _DETAILS_TAG.finditer(text):
+            if m.group(0).lower().startswith("</details"):
+                out.append("</details>")
+            elif m.group(0).lower().startswith("<details"):
+                out.append("<details open>" if m.group("open") else "<details>")
+            else:
+                inner = _quiet_soup(m.group("summary")).get_text(" ")
+                out.append(
+                    f"<summary>{html.escape(' '.join(inner.split()), quote=False)}</summary>"
+                )
+        return "\n\n".join(out)
+    soup = _quiet_soup(text)
+    dropped = sorted({el.name for el in soup.find_all(_LEFT_OUT)})
+    for el in soup.find_all(_LEFT_OUT):
+        el.decompose()
+    if dropped:
+        notes.approximated.append(
+            "HTML " + ", ".join(f"<{n}>" for n in dropped) + " left out: no place in a page"
+        )
+    unknown = sorted({el.name for el in soup.find_all(True) if el.name not in _MEANT})
+    if unknown:
+        notes.approximated.append(
+            "HTML " + ", ".join(f"<{n}>" for n in unknown[:8]) + " kept as its text"
+        )
+    if soup.find("mark") is not None:
+        notes.approximated.append("HTML <mark> kept as its text, without its colour")
+    if soup.find("figcaption") is not None:
+        notes.approximated.append("a figure's caption kept as a line in italics below it")
+    converter = _Converter(
+        heading_style="ATX",
+        bullets="-",
+        keep_inline_images_in=sorted(_MEANT),
+        escape_misc=False,
+    )
+    markdown: str = converter.convert_soup(soup)
+    return _BLANK_RUN.sub("\n\n", markdown).strip("\n")
+
+
+def _inline(match: re.Match[str], notes: Notes) -> str:
+    if match.group("code") is not None:
+        return match.group(0)
+    if match.group("comment") is not None:
+        return ""
+    if match.group("a") is not None:
+        attrs = html_attrs(match.group("a"))
+        href = attrs.get("href", "")
+        label = match.group("label")
+        if "id" in attrs or "name" in attrs:
+            return match.group(0)  # an anchor (GitBook's heading anchor form): the model reads it
+        if not href:
+            return label  # an `<a id>` anchor: its place is kept by the heading it is in
+        if not safe_url(href):
+            notes.approximated.append("a link to a script kept as its text")
+            return label
+        return f"[{label}](<{href}>)" if " " in href else f"[{label}]({href})"
+    attrs = html_attrs(match.group("img"))
+    src = attrs.get("src", "")
+    if not safe_url(src):
+        return ""
+    alt = attrs.get("alt", "").replace("[", "").replace("]", "")
+    return f"![{alt}](<{src}>)" if " " in src else f"![{alt}]({src})"
+
+
+def _alerts(lines: list[str], notes: Notes) -> list[str]:
+    out: list[str] = []
+    fence: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            out.append(line)
+            i += 1
+            continue
+        if (f := _FENCE.match(line)) is not None:
+            fence = f.group(1)
+            out.append(line)
+            i += 1
+            continue
+        m = _ALERT.match(line)
+        if m is None:
+            out.append(line)
+            i += 1
+            continue
+        indent, style = m.group(1), ALERT_STYLES[m.group(2).lower()]
+        body: list[str] = []
+        i += 1
+        while i < len(lines) and (q := _QUOTED.match(lines[i])) is not None:
+            body.append(q.group(2))
+            i += 1
+        out.append(f'{indent}{{% hint style="{style}" %}}')
+        out.extend(indent + b if b else "" for b in _alerts(body, notes))
+        out.append(f"{indent}{{% endhint %}}")
+    return out
+
+
+_HINT_OPEN = re.compile(r"^([ \t]*)\{%\s*hint\b[^%]*%\}\s*$")
+_HINT_CLOSE = re.compile(r"^[ \t]*\{%\s*endhint\s*%\}\s*$")
+
+
+def _code_out_of_hints(lines: list[str], notes: Notes) -> list[str]:
+    """A code block in a hint, moved out of it: GitBook's hint holds no code blocks
+    (DocumentBlockHint's nodes in its API 0.202), and flattened into the hint the code would
+    lose its block and language. The hint closes before the code and opens again after."""
+    out: list[str] = []
+    hint: re.Match[str] | None = None
+    fence: str | None = None
+    split = False
+    for line in lines:
+        if fence is not None:
+            out.append(line)
+            if line.strip().startswith(fence) and not line.strip()[len(fence) :].strip():
+                fence = None
+                if hint is not None:
+                    out.append(hint.group(0))
+            continue
+        f = _FENCE.match(line)
+        if hint is not None and f is not None and line.startswith(hint.group(1)):
+            if out and out[-1] == hint.group(0):
+                out.pop()  # nothing before the code: no empty hint
+            else:
+                out.append(f"{hint.group(1)}{{% endhint %}}")
+            fence = f.group(1)
+            split = True
+            out.append(line)
+            continue
+        if f is not None:
+            fence = f.group(1)
+            out.append(line)
+            continue
+        if (m := _HINT_OPEN.match(line)) is not None:
+            hint = m
+        elif _HINT_CLOSE.match(line):
+            if hint is not None and out and out[-1] == hint.group(0):
+                out.pop()  # the hint reopened after its last code block holds nothing more
+                hint = None
+                continue
+            hint = None
+        out.append(line)
+    if split:
+        notes.approximated.append("a hint split around its code blocks: GitBook hints hold none")
+    return out
+
+
+def clean(text: str, notes: Notes) -> str:
+    """`text` with alerts, comments and HTML rewritten (see the module's notes)."""
+    if "[!" in text:
+        text = "\n".join(_alerts(text.split("\n"), notes))
+    if "{% hint" in text and ("```" in text or "~~~" in text):
+        text = "\n".join(_code_out_of_hints(text.split("\n"), notes))
+    if "<" not in text:
+        return text
+    lines = text.split("\n")
+    tokens = _BLOCKS.parse(text)
+    code = [False] * (len(lines) + 1)
+    blocks: list[tuple[int, int, str]] = []
+    for token in tokens:
+        if token.map is None:
+            continue
+        start, end = token.map
+        if token.type in ("fence", "code_block"):
+            for n in range(start, min(end, len(lines))):
+                code[n] = True
+        elif token.type == "html_block":
+            blocks.append((start, end, token.content))
+    out: list[str] = []
+    pending: list[str] = []
+
+    def flush() -> None:
+        if pending:
+            joined = "\n".join(pending)
+            out.extend(_INLINE.sub(lambda m: _inline(m, notes), joined).split("\n"))
+            pending.clear()
+
+    i = 0
+    for start, end, content in blocks:
+        while i < start:
+            if code[i]:
+                flush()
+                out.append(lines[i])
+            else:
+                pending.append(lines[i])
+            i += 1
+        flush()
+        first = lines[start]
+        head = content.split("\n", 1)[0]
+        at = first.find(head) if head else -1
+        prefix = first[:at] if at > 0 and not first[:at].strip(" \t>") else ""
+        converted = _html_block(content, notes)
+        if converted:
+            out.extend(prefix + c if c else prefix.rstrip() for c in converted.split("\n"))
+        i = max(i, end)
+    while i < len(lines):
+        if code[i]:
+            flush()
+            out.append(lines[i])
+        else:
+            pending.append(lines[i])
+        i += 1
+    flush()
+    return "\n".join(out)

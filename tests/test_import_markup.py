@@ -1,0 +1,114 @@
+"""Alerts, comments and HTML in imported pages rewritten into the markdown Docshelf stores
+(imports.markup): whole outputs for each construct, and what is reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from docshelf.content.document import markdown_to_document
+from docshelf.imports.dialects import Notes
+from docshelf.imports.markup import clean
+
+
+def run(text: str) -> tuple[str, Notes]:
+    notes = Notes()
+    return clean(text, notes), notes
+
+
+CASES = {
+    "GitHub alerts are hints": (
+        "> [!NOTE]\n> Noted *here*.\n\n> [!TIP]\n> Tipped.\n\n> [!important]\n> Key.\n\n"
+        "> [!WARNING]\n> Careful.\n\n> [!CAUTION]\n> Danger.\n\n> [!NOTE] not alone\n",
+        '{% hint style="info" %}\nNoted *here*.\n{% endhint %}\n\n'
+        '{% hint style="success" %}\nTipped.\n{% endhint %}\n\n'
+        '{% hint style="success" %}\nKey.\n{% endhint %}\n\n'
+        '{% hint style="warning" %}\nCareful.\n{% endhint %}\n\n'
+        '{% hint style="danger" %}\nDanger.\n{% endhint %}\n\n'
+        "> [!NOTE] not alone\n",
+    ),
+    "an alert in a list item keeps its indent": (
+        "- item\n\n  > [!NOTE]\n  > Inside.\n",
+        '- item\n\n  {% hint style="info" %}\n  Inside.\n  {% endhint %}\n',
+    ),
+    "comments are dropped, code is not": (
+        "A <!-- inline --> b.\n\n<!--\nblock\n-->\n\n`<!-- span -->`\n\n"
+        "```html\n<!-- fenced -->\n```\n",
+        "A  b.\n\n\n`<!-- span -->`\n\n```html\n<!-- fenced -->\n```\n",
+    ),
+    "inline links and images become markdown, anchors stay": (
+        'See <a href="other.md">other</a>, <img src="img/a.png" alt="A [x]"> and '
+        '<a href="javascript:alert(1)">bad</a>.\n\n## T <a href="#t" id="t"></a>\n',
+        'See [other](other.md), ![A x](img/a.png) and bad.\n\n## T <a href="#t" id="t"></a>\n',
+    ),
+    "an HTML table with breaks, lists and code links in cells": (
+        "<table>\n<tr><th>Name</th><th>About</th></tr>\n"
+        '<tr><td><a href="a.md"><strong>A</strong></a></td>'
+        "<td>one<br>two<ul><li>x</li><li>y</li></ul></td></tr>\n</table>\n",
+        "| Name | About |\n| --- | --- |\n| [**A**](a.md) | one<br>two<br>- x<br>- y |\n",
+    ),
+    "details with markdown between its tags": (
+        "<details>\n<summary><strong>More</strong> here</summary>\n\nInner **md**.\n\n</details>\n",
+        "<details>\n\n<summary>More here</summary>\n\nInner **md**.\n\n</details>\n",
+    ),
+    "details in one block": (
+        "<details open><summary>Open</summary><p>Body <em>it</em></p></details>\n",
+        "<details open>\n\n<summary>Open</summary>\n\nBody *it*\n\n</details>\n",
+    ),
+    "a figure is its image with its caption below": (
+        '<figure><img src=".gitbook/assets/p.png" alt="P"><figcaption><p>Cap</p>'
+        "</figcaption></figure>\n",
+        "![P](.gitbook/assets/p.png)\n\n*Cap*\n",
+    ),
+    "nothing executable is kept": (
+        '<div onclick="steal()"><script>steal()</script><p>Kept '
+        '<a href="javascript:steal()">text</a></p><iframe src="x"></iframe></div>\n',
+        "Kept text\n",
+    ),
+    "a code block in a hint is moved out of it": (
+        '{% hint style="warning" %}\nBefore\n```py\nx = 1\n```\nAfter\n{% endhint %}\n\n'
+        "> [!TIP]\n> ```sh\n> ls\n> ```\n",
+        '{% hint style="warning" %}\nBefore\n{% endhint %}\n```py\nx = 1\n```\n'
+        '{% hint style="warning" %}\nAfter\n{% endhint %}\n\n```sh\nls\n```\n',
+    ),
+}
+
+
+@pytest.mark.parametrize(("source", "expected"), CASES.values(), ids=CASES.keys())
+def test_markup(source: str, expected: str) -> None:
+    assert run(source)[0] == expected
+
+
+def test_what_is_not_kept_as_it_was_is_noted() -> None:
+    _, notes = run(
+        '<div><script>x()</script><mark style="color:red;">Red</mark><blink>b</blink>\n'
+        "<figure><img src='a.png'><figcaption>C</figcaption></figure></div>\n\n"
+        '{% hint style="info" %}\n```\ncode\n```\n{% endhint %}\n'
+    )
+    assert notes.approximated == [
+        "a hint split around its code blocks: GitBook hints hold none",
+        "HTML <script> left out: no place in a page",
+        "HTML <blink> kept as its text",
+        "HTML <mark> kept as its text, without its colour",
+        "a figure's caption kept as a line in italics below it",
+    ]
+    assert notes.unresolved == []
+
+
+def test_no_markup_is_left_as_text_in_the_document() -> None:
+    source = "\n\n".join(source for source, _ in CASES.values())
+    document = markdown_to_document(run(source)[0])
+
+    def texts(node: object) -> list[str]:
+        if isinstance(node, dict):
+            found = [str(leaf["text"]) for leaf in node.get("leaves", [])]
+            for value in node.values():
+                if isinstance(value, list | dict):
+                    found += texts(value)
+            return found
+        if isinstance(node, list):
+            return [t for n in node for t in texts(n)]
+        return []
+
+    shown = [t for t in texts(document) if "<" in t and "-->" not in t]
+    # Only code keeps markup: the fenced `<!-- fenced -->` and `<!-- span -->` spans.
+    assert all("<!--" in t for t in shown), shown
