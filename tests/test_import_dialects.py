@@ -64,6 +64,15 @@ CASES = {
         '{% tabs %}\n{% tab title="npm" %}\n\n```sh\nnpm i\n```\n\n{% endtab %}\n'
         '{% tab title="yarn" %}\nyarn add\n{% endtab %}\n{% endtabs %}\n',
     ),
+    "Docusaurus tabs labelled by <Tabs values>, tags over several lines": (
+        '<Tabs\n  groupId="lang"\n  defaultValue="js"\n'
+        "  values={[\n    {label: 'JavaScript', value: 'js'},\n"
+        "    {label: 'Python', value: 'py'},\n  ]}>\n"
+        '<TabItem value="js">\n\nconst x = 1;\n\n</TabItem>\n'
+        "<TabItem\n  value='py'\n  label={'Python 3'}>\n\nx = 1\n\n</TabItem>\n</Tabs>\n",
+        '{% tabs %}\n{% tab title="JavaScript" %}\n\nconst x = 1;\n\n{% endtab %}\n'
+        '{% tab title="Python 3" %}\n\nx = 1\n\n{% endtab %}\n{% endtabs %}\n',
+    ),
     "snippets are inlined": ('--8<-- "inc/abbr.md"\n', "Included *text*.\n\n"),
 }
 
