@@ -70,6 +70,12 @@ CASES = {
         '{% hint style="warning" %}\nBefore\n{% endhint %}\n```py\nx = 1\n```\n'
         '{% hint style="warning" %}\nAfter\n{% endhint %}\n\n```sh\nls\n```\n',
     ),
+    "an embed's caption is a paragraph below it": (
+        '{% embed url="https://youtu.be/x" %}\nThe talk\n{% endembed %}\n\n'
+        '- item\n\n  {% embed url="https://e.org" %}\n',
+        '{% embed url="https://youtu.be/x" %}\n\nThe talk\n\n'
+        '- item\n\n  {% embed url="https://e.org" %}\n',
+    ),
 }
 
 
@@ -82,9 +88,12 @@ def test_what_is_not_kept_as_it_was_is_noted() -> None:
     _, notes = run(
         '<div><script>x()</script><mark style="color:red;">Red</mark><blink>b</blink>\n'
         "<figure><img src='a.png'><figcaption>C</figcaption></figure></div>\n\n"
-        '{% hint style="info" %}\n```\ncode\n```\n{% endhint %}\n'
+        '{% hint style="info" %}\n```\ncode\n```\n{% endhint %}\n\n'
+        '- a\n\n  {% embed url="https://e.org" %}\n  Cap\n  {% endembed %}\n'
     )
     assert notes.approximated == [
+        "an embed in a list item shown as its link: list items hold no embeds",
+        "an embed's caption kept as a paragraph below it",
         "a hint split around its code blocks: GitBook hints hold none",
         "HTML <script> left out: no place in a page",
         "HTML <blink> kept as its text",

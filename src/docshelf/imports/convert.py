@@ -476,7 +476,9 @@ class _Archive:
             Skipped(path, f"snippet include {target!r} not found: left out", "unresolved")
             for target in notes.unresolved
         )
-        self.skipped.extend(Skipped(path, why, "approximated") for why in notes.approximated)
+        self.skipped.extend(
+            Skipped(path, why, "approximated") for why in dict.fromkeys(notes.approximated)
+        )
         name = title or heading or label or fallback or humanize(_stem(path))
         return self.add(_Draft(parent, name, body, source=path, description=description))
 

@@ -291,10 +291,62 @@ def _code_out_of_hints(lines: list[str], notes: Notes) -> list[str]:
     return out
 
 
+_EMBED = re.compile(r"^([ \t]*)\{%\s*embed\s[^%]*%\}\s*$")
+_END_EMBED = re.compile(r"^[ \t]*\{%\s*endembed\s*%\}\s*$")
+_CAPTION_LINES = 20
+
+
+def _embeds(lines: list[str], notes: Notes) -> list[str]:
+    """GitBook's `{% embed %}caption{% endembed %}`: the embed, its caption a paragraph below
+    it (GitBook's embed block holds no caption, DocumentBlockEmbed in its API 0.202). An embed
+    in a list item is reported: list items hold no embeds, so it shows as its link."""
+    out: list[str] = []
+    fence: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            out.append(line)
+            continue
+        if (f := _FENCE.match(line)) is not None:
+            fence = f.group(1)
+            out.append(line)
+            continue
+        m = _EMBED.match(line)
+        if m is None:
+            out.append(line)
+            continue
+        if m.group(1):
+            notes.approximated.append(
+                "an embed in a list item shown as its link: list items hold no embeds"
+            )
+        out.append(line)
+        end = next(
+            (
+                k
+                for k in range(i, min(len(lines), i + _CAPTION_LINES))
+                if _END_EMBED.match(lines[k])
+            ),
+            None,
+        )
+        if end is not None:
+            caption = [c for c in lines[i:end] if c.strip()]
+            if caption:
+                notes.approximated.append("an embed's caption kept as a paragraph below it")
+                out.extend(["", *caption])
+            i = end + 1
+    return out
+
+
 def clean(text: str, notes: Notes) -> str:
     """`text` with alerts, comments and HTML rewritten (see the module's notes)."""
     if "[!" in text:
         text = "\n".join(_alerts(text.split("\n"), notes))
+    if "{% embed" in text:
+        text = "\n".join(_embeds(text.split("\n"), notes))
     if "{% hint" in text and ("```" in text or "~~~" in text):
         text = "\n".join(_code_out_of_hints(text.split("\n"), notes))
     if "<" not in text:
