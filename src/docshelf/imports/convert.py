@@ -41,7 +41,7 @@ from docshelf.content.markdown import (
     rewrite_links,
     violation,
 )
-from docshelf.imports.dialects import Notes, front_matter, humanize
+from docshelf.imports.dialects import Notes, docusaurus_paths, front_matter, humanize
 from docshelf.imports.dialects import convert as convert_dialects
 
 __all__ = [
@@ -456,6 +456,8 @@ class _Archive:
             meta = self.meta(path)
             text = front_matter(text)[1]
             text = convert_dialects(text, self._includer(path), notes)
+            if self.kind == "docusaurus":
+                text = docusaurus_paths(text)
             if len(text) > 2 * MAX_MARKDOWN_BYTES:
                 text = _checked(text, path)
             title = title or _meta_text(meta, "title")

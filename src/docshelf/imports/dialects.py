@@ -23,7 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["STYLES", "Notes", "convert", "front_matter", "humanize", "load_yaml"]
+__all__ = [
+    "STYLES",
+    "Notes",
+    "convert",
+    "docusaurus_paths",
+    "front_matter",
+    "humanize",
+    "load_yaml",
+]
 
 # Admonition types (mkdocs-material's and Docusaurus's) to GitBook's four hint styles.
 STYLES: dict[str, str] = {
@@ -130,6 +138,22 @@ _SNIPPET = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+["']?([^"'\s]+)["']?\s*$""")
 _PYMDOWN_KNOWN = (*STYLES, *_COLLAPSIBLE, "admonition", "tab")
 _MDX_IMPORT = re.compile(r"""^import\s+[\w{}\s,*]+\s+from\s+['"][^'"]+['"];?\s*$""")
 _TABS_CLOSE = re.compile(r"^\s*</Tabs>\s*$")
+_AUTODOC = re.compile(r"^:::[ \t]+([A-Za-z_][\w]*(?:\.[\w]+)+)[ \t]*$")
+_MDX_EXPORT = re.compile(r"^export\s+(?:const|let|var|function|default|class)\b")
+_STATEMENT_LINES = 200  # lines an MDX export may span
+
+
+def _statement_end(lines: list[str], i: int) -> int:
+    """The line after the JavaScript statement starting on line i: where its brackets close."""
+    depth = 0
+    for k in range(i, min(len(lines), i + _STATEMENT_LINES)):
+        text = re.sub(r"""(["'`])(?:\\.|(?!\1).)*\1""", "", lines[k])
+        depth += sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+        if depth <= 0:
+            return k + 1
+    return i + 1
+
+
 _TABS_START = re.compile(r"^\s*<Tabs\b")
 _TAB_ITEM_START = re.compile(r"^\s*<TabItem\b")
 _TAB_ITEM_CLOSE = re.compile(r"^\s*</TabItem>\s*$")
@@ -239,6 +263,7 @@ class _Converter:
         self.include = include
         self.notes = notes
         self.included = 0
+        self.autodoc: list[str] = []
 
     def run(self, text: str, depth: int = 0) -> str:
         return "\n".join(self._lines(text.split("\n"), depth))
@@ -292,6 +317,18 @@ class _Converter:
                 # MDX's component imports mean nothing outside Docusaurus.
                 self.notes.approximated.append(f"MDX import left out: {line.strip()[:80]}")
                 i += 1
+                continue
+            if (match := _AUTODOC.match(line)) is not None:
+                # mkdocstrings / mkautodoc write an API reference from the project's code at
+                # build time: there is nothing of it in the markdown to import.
+                _, i = _indented(lines, i + 1)
+                self.autodoc.append(match.group(1))
+                continue
+            if _MDX_EXPORT.match(line):
+                # MDX's exports (components, data) are code of the site: left out whole.
+                end = _statement_end(lines, i)
+                self.notes.approximated.append(f"MDX export left out: {line.strip()[:80]}")
+                i = end
                 continue
             if _TABS_START.match(line):
                 i = self._docusaurus_tabs(lines, i, depth, nest, out)
@@ -390,7 +427,39 @@ class _Converter:
         return self.run(text, depth + 1).split("\n")
 
 
+# Docusaurus serves `static/` at the site's root: pages name its files as `/img/a.png`, as a
+# path to the folder (`../static/img/a.png`, `@site/static/img/a.png`), or through JSX
+# (`src={useBaseUrl('img/a.png')}`, `src={require('./a.png').default}`).
+_STATIC_PATH = re.compile(r"""(?<=[("'=])(?:(?:\.\./)+|@site/)static/""")
+_JSX_URL = re.compile(
+    r"""\{\s*(useBaseUrl|require)\(\s*(['"])([^'"{}]+)\2\s*\)(?:\.default)?\s*\}"""
+)
+
+
+def _jsx_url(match: re.Match[str]) -> str:
+    url = match.group(3)
+    if match.group(1) == "useBaseUrl" and not re.match(r"^[a-z]+:|^/", url):
+        url = "/" + url
+    return '"' + html.escape(url) + '"'
+
+
+def docusaurus_paths(text: str) -> str:
+    """A Docusaurus page's paths to its site's static files, written as paths from the root
+    (where the import puts `static/`), and JSX URLs as plain attributes."""
+    if "{" in text:
+        text = _JSX_URL.sub(_jsx_url, text)
+    return _STATIC_PATH.sub("/", text) if "static/" in text else text
+
+
 def convert(text: str, include: Callable[[str], str | None], notes: Notes) -> str:
     """`text` with the dialects above rewritten; `include(path)` reads a snippet, None when
     there is no such file."""
-    return _Converter(include, notes).run(text)
+    converter = _Converter(include, notes)
+    out = converter.run(text)
+    if converter.autodoc:
+        names = ", ".join(converter.autodoc[:3]) + (", ..." if len(converter.autodoc) > 3 else "")
+        notes.approximated.append(
+            f"{len(converter.autodoc)} API reference blocks (::: {names}) left out: "
+            "mkdocstrings/mkautodoc generate them from code"
+        )
+    return out

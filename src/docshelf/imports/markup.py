@@ -78,6 +78,7 @@ _MEANT = frozenset(
     )
 )
 _BLANK_RUN = re.compile(r"\n{3,}")
+_COMPONENT = re.compile(r"<([A-Z][\w.]*)")
 
 
 def _quiet_soup(text: str) -> BeautifulSoup:
@@ -165,6 +166,15 @@ def _html_block(text: str, notes: Notes) -> str:
         notes.approximated.append(
             "HTML " + ", ".join(f"<{n}>" for n in dropped) + " left out: no place in a page"
         )
+    # MDX components (`<Logo />`, capitalised) are the site's code, with no page of their own.
+    components = sorted(set(_COMPONENT.findall(text)))
+    if components:
+        notes.approximated.append(
+            "MDX component " + ", ".join(f"<{c}>" for c in components[:8]) + " left out"
+        )
+        lowered = {c.lower() for c in components}
+        for el in soup.find_all(lambda el: el.name in lowered):
+            el.decompose()
     unknown = sorted({el.name for el in soup.find_all(True) if el.name not in _MEANT})
     if unknown:
         notes.approximated.append(
