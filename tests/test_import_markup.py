@@ -70,6 +70,10 @@ CASES = {
         '{% hint style="warning" %}\nBefore\n{% endhint %}\n```py\nx = 1\n```\n'
         '{% hint style="warning" %}\nAfter\n{% endhint %}\n\n```sh\nls\n```\n',
     ),
+    "a code block in a quote is moved out of it": (
+        "> Run:\n>\n> ```shell\n> go test\n> ```\n>\n> Done.\n",
+        "> Run:\n>\n```shell\ngo test\n```\n>\n> Done.\n",
+    ),
     "an embed's caption is a paragraph below it": (
         '{% embed url="https://youtu.be/x" %}\nThe talk\n{% endembed %}\n\n'
         '- item\n\n  {% embed url="https://e.org" %}\n',

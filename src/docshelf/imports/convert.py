@@ -414,6 +414,9 @@ class _Archive:
     # GitBook's `.gitbook/includes/*.md` by path: reusable contents, not pages.
     includes: dict[str, str] = field(default_factory=dict)
     left_out: int = 0  # markdown files left out for a content limit
+    # The one folder everything was in, which the content starts inside ("" if none): a link
+    # may still name it (docs/a.md linking to ../docs/b.md).
+    wrapper: str = ""
     _meta: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def add(self, draft: _Draft) -> int:
@@ -557,7 +560,7 @@ def _folder_entries(folder: Path, skipped: list[Skipped]) -> Iterator[_Entry]:
 
 def _entries(
     source: Iterable[_Entry], max_files: int, ignored: dict[str, Skipped]
-) -> tuple[list[tuple[str, _Entry]], int]:
+) -> tuple[list[tuple[str, _Entry]], int, str]:
     """The content's entries, in order of their paths (so that a folder and an archive of it
     read alike), the ignored ones reported into `ignored` (one line per hidden folder), and how
     many files were ignored."""
@@ -580,18 +583,20 @@ def _entries(
     # An archive of a folder (GitHub's downloads, "compress" in a file manager) wraps everything
     # in it; the content starts inside.
     tops = {parts[0] for parts, _ in kept}
+    wrapper = ""
     if len(tops) == 1 and all(len(parts) > 1 for parts, _ in kept):
-        top = next(iter(tops)) + "/"
+        wrapper = next(iter(tops))
+        top = wrapper + "/"
         kept = [(parts[1:], entry) for parts, entry in kept]
         litter = [(p, Skipped(w.path.removeprefix(top), w.reason)) for p, w in litter]
     for _, why in litter:
         ignored.setdefault(why.path, why)
-    return [("/".join(parts), entry) for parts, entry in kept], len(litter)
+    return [("/".join(parts), entry) for parts, entry in kept], len(litter), wrapper
 
 
 def _load(source: Iterable[_Entry], max_files: int, max_total_bytes: int) -> _Archive:
     ignored: dict[str, Skipped] = {}
-    entries, litter = _entries(source, max_files, ignored)
+    entries, litter, wrapper = _entries(source, max_files, ignored)
     budget = _Budget(max_total_bytes)
     texts: dict[str, str] = {}
     images: dict[str, str] = {}
@@ -640,6 +645,7 @@ def _load(source: Iterable[_Entry], max_files: int, max_total_bytes: int) -> _Ar
         configs=configs,
         sources=dict(texts),
         includes=includes,
+        wrapper=wrapper,
     )
 
 
@@ -930,7 +936,11 @@ def _candidates(path: str) -> tuple[str, ...]:
 
 
 def _resolver(
-    source: str, pages: dict[str, str], files: dict[str, str], urls: tuple[str, ...] = ()
+    source: str,
+    pages: dict[str, str],
+    files: dict[str, str],
+    urls: tuple[str, ...] = (),
+    wrapper: str = "",
 ) -> Callable[[str, bool], str | None]:
     base = posixpath.dirname(source)
     # Sites that give each page a folder URL (mkdocs' use_directory_urls, Docusaurus) resolve
@@ -948,6 +958,12 @@ def _resolver(
         for written in dict.fromkeys((raw, unquote(raw))):
             for start in starts:
                 path = _local_path(written, start)
+                if path is None and wrapper:
+                    # Up out of the content and back into it by the name of its folder.
+                    joined = posixpath.normpath(posixpath.join(start, written))
+                    back = "../" + wrapper + "/"
+                    if joined.startswith(back):
+                        path = _local_path(joined[len(back) :], "")
                 if path is None:
                     continue
                 ref = files.get(path)
@@ -971,10 +987,11 @@ def _rewritten(
     file_refs: dict[str, str],
     broken: list[Skipped],
     urls: tuple[str, ...] = (),
+    wrapper: str = "",
 ) -> str:
     """The page's links to pages and images of the import as their refs; each local link that
     leads to none of them is reported (GitBook would show it broken)."""
-    resolve = _resolver(source, by_path, file_refs, urls)
+    resolve = _resolver(source, by_path, file_refs, urls, wrapper)
     nowhere: dict[str, bool] = {}
 
     def tracked(target: str, image: bool) -> str | None:
@@ -1035,7 +1052,9 @@ def _finish(arc: _Archive) -> Imported:
         markdown = draft.markdown
         if draft.source is not None:
             urls = tuple(a for a in draft.aliases if not a.startswith("docs/"))
-            markdown = _rewritten(draft.source, markdown, by_path, file_refs, broken, urls)
+            # Paths from the archive's root: a folder it was rerooted to (docs/) is named too.
+            wrapper = arc.wrapper if not arc.root else ""
+            markdown = _rewritten(draft.source, markdown, by_path, file_refs, broken, urls, wrapper)
         parent = None if draft.parent is None else page_refs[draft.parent]
         pages.append(
             ImportedPage(

@@ -351,10 +351,48 @@ def _embeds(lines: list[str], notes: Notes) -> list[str]:
     return out
 
 
+_QUOTED_FENCE = re.compile(r"^( {0,3})>[ \t]?([ \t]*(`{3,}|~{3,}).*)$")
+
+
+def _code_out_of_quotes(lines: list[str], notes: Notes) -> list[str]:
+    """A code block in a quote, moved out of it, as out of a hint: GitBook's quote holds no
+    code block (DocumentBlockQuote's nodes in its API 0.202)."""
+    out: list[str] = []
+    fence: str | None = None
+    quoted: str | None = None  # the fence of a code block taken out of a quote
+    moved = False
+    for line in lines:
+        if quoted is not None:
+            m = _QUOTED.match(line)
+            inner = m.group(2) if m is not None else line
+            out.append(inner)
+            if inner.strip().startswith(quoted) and not inner.strip()[len(quoted) :].strip():
+                quoted = None
+            continue
+        if fence is not None:
+            out.append(line)
+            if line.strip().startswith(fence) and not line.strip()[len(fence) :].strip():
+                fence = None
+            continue
+        if (q := _QUOTED_FENCE.match(line)) is not None:
+            quoted = q.group(3)
+            moved = True
+            out.append(q.group(2))
+            continue
+        if (f := _FENCE.match(line)) is not None:
+            fence = f.group(1)
+        out.append(line)
+    if moved:
+        notes.approximated.append("a quote split around its code blocks: GitBook quotes hold none")
+    return out
+
+
 def clean(text: str, notes: Notes) -> str:
     """`text` with alerts, comments and HTML rewritten (see the module's notes)."""
     if "[!" in text:
         text = "\n".join(_alerts(text.split("\n"), notes))
+    if ">" in text and ("```" in text or "~~~" in text):
+        text = "\n".join(_code_out_of_quotes(text.split("\n"), notes))
     if "{% embed" in text:
         text = "\n".join(_embeds(text.split("\n"), notes))
     if "{% hint" in text and ("```" in text or "~~~" in text):

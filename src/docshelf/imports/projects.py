@@ -319,9 +319,16 @@ _SIDEBARS = ("sidebars.js", "sidebars.ts", "sidebars.mjs", "sidebars.cjs", "side
 
 def _static_images(arc: _Archive) -> None:
     """Docusaurus serves `static/` at the site's root (`static/img/a.png` is `/img/a.png`):
-    its images join the docs' own, where a link from the root finds them."""
+    the images of it that the docs name join the docs' own, where a link from the root finds
+    them. The rest (favicons, logos of the site's frame) are reported, not imported."""
+    docs = "\n".join(text for path, text in arc.texts.items() if path.startswith("docs/"))
     for path in sorted(arc.images):
         if not path.startswith("static/"):
+            continue
+        if path[len("static/") :] not in docs:
+            arc.skipped.append(Skipped(path, "in static/, and no doc shows it"))
+            arc.images.pop(path)
+            arc.data.pop(path)
             continue
         served = "docs/" + path[len("static/") :]
         if served in arc.images:
