@@ -130,7 +130,17 @@ EVERY_KIND = doc(
                 "isVoid": True,
                 "data": {"ref": url("https://example.com/a.png"), "alt": "A"},
                 "fragments": [],
-            }
+            },
+            {
+                "object": "block",
+                "type": "image",
+                "isVoid": True,
+                "data": {"ref": url("https://example.com/b.png"), "alt": "B"},
+                # A caption (an imported <figure>'s <figcaption>) is the image's title.
+                "fragments": [
+                    {"object": "fragment", "fragment": "caption", "nodes": [plain('The "B"')]}
+                ],
+            },
         ],
     },
     block(
@@ -231,6 +241,7 @@ $$
 {% include "rc1" %}
 
 ![A](https://example.com/a.png)
+![B](https://example.com/b.png "The \\"B\\"")
 
 {% tabs %}
 {% tab title="First" %}

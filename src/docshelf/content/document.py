@@ -290,7 +290,14 @@ def safe_url(url: str) -> bool:
 
 def _one_line(tokens: list[Token]) -> list[Token]:
     """A heading's or title's tokens without hard breaks (one line of markdown holds none)."""
-    return [Token("softbreak", "", 0) if t.type == "hardbreak" else t for t in tokens]
+    return [Token("softbreak", "", 0) if t.type == "hardbreak" or _is_br(t) else t for t in tokens]
+
+
+def _is_br(token: Token) -> bool:
+    if token.type != "html_inline":
+        return False
+    m = _HTML_TAG.fullmatch(token.content)
+    return m is not None and not m.group(1) and m.group(2).lower() == "br"
 
 
 def _inlines(tokens: list[Token]) -> list[JSON]:
@@ -432,6 +439,23 @@ def _heading_anchor(tokens: list[Token]) -> tuple[str | None, list[Token]]:
             rest[-1] = last
         return anchor, rest
     return None, tokens
+
+
+def _caption(title: Any) -> list[JSON]:
+    """An image's caption, from its markdown title (`![alt](src "caption")`, which an import
+    writes for a `<figure>`'s `<figcaption>`): GitBook's image `caption` fragment."""
+    text = " ".join(str(title or "").split())
+    if not text:
+        return []
+    caption = {"object": "fragment", "fragment": "caption", "nodes": [_plain_paragraph(text)]}
+    return [caption]
+
+
+def _caption_text(image: JSON) -> str:
+    for fragment in image.get("fragments") or []:
+        if isinstance(fragment, dict) and fragment.get("fragment") == "caption":
+            return " ".join("".join(_leaf_text(fragment)).split())
+    return ""
 
 
 def _only_images(tokens: list[Token]) -> bool:
@@ -727,7 +751,7 @@ def from_tokens(tokens: list[Token], parse_inline: Callable[[str], list[Token]])
             elif _only_images(children) and "images" in ALLOWED[top.where]:
                 images = [
                     {"object": "block", "type": "image", "isVoid": True}
-                    | {"data": _image_data(t), "fragments": []}
+                    | {"data": _image_data(t), "fragments": _caption(t.attrGet("title"))}
                     for t in children
                     if t.type == "image"
                 ]
@@ -1347,7 +1371,7 @@ def _write_block(node: JSON) -> list[str] | None:
     if kind == "reusable-content":
         return [include_tag(data["ref"]["reusableContent"])]
     if kind == "images":
-        return [_write_image(i["data"]) for i in node["nodes"]]
+        return [_write_image(i["data"], _caption_text(i)) for i in node["nodes"]]
     if kind == "hint":
         attrs = _attrs({"style": data["style"], "icon": data.get("icon")})
         inner = _write_blocks(node["nodes"], "hint")
@@ -1466,7 +1490,7 @@ def _write_table(node: JSON) -> list[str]:
         for c in columns:
             frag = frags.get(rec["values"].get(c))
             paras = frag["nodes"] if frag else []
-            text = " ".join(_write_inlines(p["nodes"], breaks=False) for p in paras)
+            text = "<br>".join(_write_inlines(p["nodes"], cell=True) for p in paras)
             cells.append(text)
         head.append("| " + " | ".join(cells) + " |")
     return head
@@ -1499,14 +1523,17 @@ def _code_span(text: str) -> str:
     return f"{fence}{text}{fence}"
 
 
-def _write_image(data: JSON) -> str:
+def _write_image(data: JSON, caption: str = "") -> str:
     from docshelf.content.markdown import destination
 
     alt = _escape_text(data.get("alt", "")).replace("\n", " ")
-    return f"![{alt}]({destination(url_of(data['ref']))})"
+    title = ""
+    if caption:
+        title = ' "' + caption.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"![{alt}]({destination(url_of(data['ref']))}{title})"
 
 
-def _write_inlines(nodes: list[JSON], *, breaks: bool = True) -> str:
+def _write_inlines(nodes: list[JSON], *, breaks: bool = True, cell: bool = False) -> str:
     """Inline nodes as markdown. Marks open and close between leaves in a fixed order, so
     nested marks nest; whitespace at a mark's edge is moved outside its delimiters (CommonMark
     reads `** a**` as text)."""
@@ -1536,7 +1563,7 @@ def _write_inlines(nodes: list[JSON], *, breaks: bool = True) -> str:
             if not text:
                 continue
             marks = {m["type"] for m in leaf.get("marks") or []}
-            if not breaks:
+            if not breaks or (cell and "code" in marks):
                 text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
             core = text.strip(" ") if marks - {"code"} else text
             lead = text[: len(text) - len(text.lstrip(" "))] if core is not text else ""
@@ -1545,7 +1572,8 @@ def _write_inlines(nodes: list[JSON], *, breaks: bool = True) -> str:
             if "code" in marks:
                 out.append(_code_span(core))
             else:
-                out.append(_escape_text(core).replace("\n", "\\\n"))
+                # A table cell is one line: its line breaks are <br>, which reads back as one.
+                out.append(_escape_text(core).replace("\n", "<br>" if cell else "\\\n"))
             if trail:
                 transition(set(), trail)
 

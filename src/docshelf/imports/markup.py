@@ -133,8 +133,23 @@ class _Converter(MarkdownConverter):
     def convert_summary(self, el: Any, text: str, parent_tags: Any) -> str:
         return ""  # written by its <details>
 
+    def convert_figure(self, el: Any, text: str, parent_tags: Any) -> str:
+        """A figure's image with its caption as the image's title, which the document model
+        reads as the image's caption (GitBook's own markdown writes captions as figures)."""
+        img = el.find("img")
+        caption = el.find("figcaption")
+        if not isinstance(img, Tag) or not isinstance(caption, Tag):
+            return text
+        src = str(img.get("src") or "")
+        if not safe_url(src):
+            return ""
+        alt = str(img.get("alt") or "").replace("[", "").replace("]", "")
+        title = " ".join(caption.get_text(" ").split()).replace("\\", "\\\\").replace('"', '\\"')
+        dest = f"<{src}>" if " " in src else src
+        return f'\n\n![{alt}]({dest} "{title}")\n\n' if title else f"\n\n![{alt}]({dest})\n\n"
+
     def convert_figcaption(self, el: Any, text: str, parent_tags: Any) -> str:
-        text = text.strip()
+        text = text.strip()  # a caption without its figure's image: a line in italics
         return f"\n\n*{text}*\n\n" if text else ""
 
     def convert_mark(self, el: Any, text: str, parent_tags: Any) -> str:
@@ -182,8 +197,6 @@ def _html_block(text: str, notes: Notes) -> str:
         )
     if soup.find("mark") is not None:
         notes.approximated.append("HTML <mark> kept as its text, without its colour")
-    if soup.find("figcaption") is not None:
-        notes.approximated.append("a figure's caption kept as a line in italics below it")
     converter = _Converter(
         heading_style="ATX",
         bullets="-",
