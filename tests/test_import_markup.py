@@ -93,7 +93,8 @@ def test_what_is_not_kept_as_it_was_is_noted() -> None:
         '<div><script>x()</script><mark style="color:red;">Red</mark><blink>b</blink>\n'
         "<figure><img src='a.png'><figcaption>C</figcaption></figure></div>\n\n"
         '{% hint style="info" %}\n```\ncode\n```\n{% endhint %}\n\n'
-        '- a\n\n  {% embed url="https://e.org" %}\n  Cap\n  {% endembed %}\n'
+        '- a\n\n  {% embed url="https://e.org" %}\n  Cap\n  {% endembed %}\n\n'
+        'Inline <span class="x">s</span>, <u>u</u>, <strong>kept</strong> and `<tt>`.\n'
     )
     assert notes.approximated == [
         "an embed in a list item shown as its link: list items hold no embeds",
@@ -102,6 +103,8 @@ def test_what_is_not_kept_as_it_was_is_noted() -> None:
         "HTML <script> left out: no place in a page",
         "HTML <blink> kept as its text",
         "HTML <mark> kept as its text, without its colour",
+        "HTML attributes style left out: a page has no layout",
+        "inline HTML <span>, <u> kept as its text",
     ]
     assert notes.unresolved == []
 

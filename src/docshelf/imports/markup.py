@@ -197,6 +197,13 @@ def _html_block(text: str, notes: Notes) -> str:
         )
     if soup.find("mark") is not None:
         notes.approximated.append("HTML <mark> kept as its text, without its colour")
+    layout = sorted(
+        {a for el in soup.find_all(True) for a in el.attrs if a.lower() not in _KEPT_ATTRS}
+    )
+    if layout:
+        notes.approximated.append(
+            "HTML attributes " + ", ".join(layout[:6]) + " left out: a page has no layout"
+        )
     converter = _Converter(
         heading_style="ATX",
         bullets="-",
@@ -230,6 +237,29 @@ def _inline(match: re.Match[str], notes: Notes) -> str:
         return ""
     alt = attrs.get("alt", "").replace("[", "").replace("]", "")
     return f"![{alt}](<{src}>)" if " " in src else f"![{alt}]({src})"
+
+
+# Inline tags the document model reads (content/document.py); anchors keep their place.
+_READ_INLINE = frozenset(
+    ("br", "strong", "b", "em", "i", "code", "s", "del", "strike", "kbd", "sup", "sub", "a")
+)
+_KEPT_ATTRS = frozenset(("href", "src", "alt", "id", "name", "title", "open", "colspan"))
+_TAG = re.compile(r"(`+).*?\1|<(/?)([A-Za-z][\w-]*)", re.S)
+
+
+def _note_inline_tags(text: str, notes: Notes) -> None:
+    """Reports the inline tags (outside code spans) that the document model drops."""
+    dropped = {
+        m.group(3).lower()
+        for m in _TAG.finditer(text)
+        if m.group(3) is not None and m.group(3).lower() not in _READ_INLINE
+    }
+    if "mark" in dropped:
+        notes.approximated.append("HTML <mark> kept as its text, without its colour")
+        dropped.discard("mark")
+    if dropped:
+        tags = ", ".join(f"<{n}>" for n in sorted(dropped)[:8])
+        notes.approximated.append(f"inline HTML {tags} kept as its text")
 
 
 def _alerts(lines: list[str], notes: Notes) -> list[str]:
@@ -430,8 +460,9 @@ def clean(text: str, notes: Notes) -> str:
 
     def flush() -> None:
         if pending:
-            joined = "\n".join(pending)
-            out.extend(_INLINE.sub(lambda m: _inline(m, notes), joined).split("\n"))
+            joined = _INLINE.sub(lambda m: _inline(m, notes), "\n".join(pending))
+            _note_inline_tags(joined, notes)
+            out.extend(joined.split("\n"))
             pending.clear()
 
     i = 0
