@@ -24,6 +24,7 @@ import pytest
 import yaml
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.config import Settings
 from tests.test_import import Files, allow_loopback, setup, site
 
 __all__ = ["allow_loopback", "site"]  # fixtures, used by name
@@ -490,3 +491,42 @@ async def test_a_real_word_document(
         node["text"] for node, _ in walk(documents[pages[0]["id"]]) if node.get("object") == "leaf"
     )
     assert all(word in text or word in pages[0]["title"] for word in words)
+
+
+async def test_a_real_project_through_the_cli_keeps_its_images_and_says_what_it_changed(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, tmp_path: Path
+) -> None:
+    # The CLI reads a folder: GitBook's .gitbook/assets arrive as files, and every entry of the
+    # report is printed with its file and reason, as the API answers it.
+    import asyncio
+    import shutil
+
+    from click.testing import CliRunner
+
+    from docshelf.cli.main import main
+    from docshelf.imports.convert import from_folder
+
+    sid, admin, *_ = await setup(client, db)
+    for name in ("translatable-gitbook", "ynab-docusaurus"):
+        folder = tmp_path / name
+        shutil.copytree(CORPUS / name, folder, ignore=shutil.ignore_patterns("SOURCE.md"))
+        report = from_folder(folder).skipped
+        env = {"DOCSHELF_DATABASE_URL": settings.resolved_database_url}
+        args = ["--data-dir", str(settings.data_dir), "import", sid, str(folder)]
+        result = await asyncio.to_thread(
+            CliRunner().invoke, main, [*args, "--as", admin.email], env=env
+        )
+        assert result.exit_code == 0, result.output
+        lines = result.output.splitlines()
+        printed = [f"{s.kind} {s.path}: {s.reason}" for s in report]
+        assert lines[2 : 2 + len(printed)] == printed, name
+        assert not any(
+            line.startswith(("skipped ", "approximated ")) for line in lines[2 + len(printed) :]
+        )
+    r = await client.get(f"/v1/spaces/{sid}/content/files", headers=admin.headers)
+    names = sorted(f["name"] for f in r.json()["items"])
+    # socialcard.png from .gitbook/assets, and the Docusaurus static/ images its pages show.
+    ynab = CORPUS / "ynab-docusaurus"
+    facts = docusaurus_reference(ynab)
+    page_facts(facts, ynab)
+    assert names == sorted(["socialcard.png", *(p.name for p in facts.images)])
