@@ -95,6 +95,7 @@ def test_what_is_not_kept_as_it_was_is_noted() -> None:
         '{% hint style="info" %}\n```\ncode\n```\n{% endhint %}\n\n'
         '- a\n\n  {% embed url="https://e.org" %}\n  Cap\n  {% endembed %}\n\n'
         'Inline <span class="x">s</span>, <u>u</u>, <strong>kept</strong> and `<tt>`.\n'
+        "Not tags: ![i](<my pic.png>) <https://e.org> a <b c.\n"
     )
     assert notes.approximated == [
         "an embed in a list item shown as its link: list items hold no embeds",

@@ -244,7 +244,8 @@ _READ_INLINE = frozenset(
     ("br", "strong", "b", "em", "i", "code", "s", "del", "strike", "kbd", "sup", "sub", "a")
 )
 _KEPT_ATTRS = frozenset(("href", "src", "alt", "id", "name", "title", "open", "colspan"))
-_TAG = re.compile(r"(`+).*?\1|<(/?)([A-Za-z][\w-]*)", re.S)
+# A tag, not a link destination `](<a b.md>)` nor an autolink `<https://...>`.
+_TAG = re.compile(r"(`+).*?\1|(?<!\()<(/?)([A-Za-z][\w-]*)(?=[\s>]|/>)", re.S)
 
 
 def _note_inline_tags(text: str, notes: Notes) -> None:
