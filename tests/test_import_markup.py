@@ -104,8 +104,8 @@ def test_what_is_not_kept_as_it_was_is_noted() -> None:
         "HTML <script> left out: no place in a page",
         "HTML <blink> kept as its text",
         "HTML <mark> kept as its text, without its colour",
-        "HTML attributes style left out: a page has no layout",
         "inline HTML <span>, <u> kept as its text",
+        "HTML attributes style left out: a page has no layout",
     ]
     assert notes.unresolved == []
 

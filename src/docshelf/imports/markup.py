@@ -156,7 +156,7 @@ class _Converter(MarkdownConverter):
         return text  # GitBook's coloured text: the document model here has no colour mark
 
 
-def _html_block(text: str, notes: Notes) -> str:
+def _html_block(text: str, notes: Notes, layout: set[str]) -> str:
     """An HTML block as markdown."""
     if _DETAILS_TAG.sub("", text).strip() == "":
         # `<details>` and `<summary>` cut apart by the markdown between them: the engine's
@@ -197,13 +197,7 @@ def _html_block(text: str, notes: Notes) -> str:
         )
     if soup.find("mark") is not None:
         notes.approximated.append("HTML <mark> kept as its text, without its colour")
-    layout = sorted(
-        {a for el in soup.find_all(True) for a in el.attrs if a.lower() not in _KEPT_ATTRS}
-    )
-    if layout:
-        notes.approximated.append(
-            "HTML attributes " + ", ".join(layout[:6]) + " left out: a page has no layout"
-        )
+    layout.update(a for el in soup.find_all(True) for a in el.attrs if a not in _KEPT_ATTRS)
     converter = _Converter(
         heading_style="ATX",
         bullets="-",
@@ -458,6 +452,7 @@ def clean(text: str, notes: Notes) -> str:
             blocks.append((start, end, token.content))
     out: list[str] = []
     pending: list[str] = []
+    layout: set[str] = set()  # HTML attributes left out, reported once for the page
 
     def flush() -> None:
         if pending:
@@ -480,7 +475,7 @@ def clean(text: str, notes: Notes) -> str:
         head = content.split("\n", 1)[0]
         at = first.find(head) if head else -1
         prefix = first[:at] if at > 0 and not first[:at].strip(" \t>") else ""
-        converted = _html_block(content, notes)
+        converted = _html_block(content, notes, layout)
         if converted:
             out.extend(prefix + c if c else prefix.rstrip() for c in converted.split("\n"))
         i = max(i, end)
@@ -492,4 +487,7 @@ def clean(text: str, notes: Notes) -> str:
             pending.append(lines[i])
         i += 1
     flush()
+    if layout:
+        names = ", ".join(sorted(layout)[:6]) + (", ..." if len(layout) > 6 else "")
+        notes.approximated.append(f"HTML attributes {names} left out: a page has no layout")
     return "\n".join(out)
