@@ -43,6 +43,7 @@ from docshelf.content.document import markdown_to_document  # noqa: E402
 from docshelf.imports.convert import from_zip  # noqa: E402
 from docshelf.imports.service import convert  # noqa: E402
 
+RUNS = 5
 _FILE = re.compile(r"^\./f\d+$")
 _PAGE = re.compile(r"^\./p\d+(#.*)?$")
 
@@ -94,9 +95,11 @@ def row(name: str) -> dict[str, Any]:
     ref: Reference = read(root)
     facts, languages = page_facts(ref, root)
     data = zipped(root)  # as the tests import it: the corpus' SOURCE.md left out
-    started = time.perf_counter()
-    imported = from_zip(data)
-    took = time.perf_counter() - started
+    took = float("inf")
+    for _ in range(RUNS):  # the best of a few: the machine is shared
+        started = time.perf_counter()
+        imported = from_zip(data)
+        took = min(took, time.perf_counter() - started)
     documents = [p for p in imported.pages if p.kind == "document"]
     markup_pages = markup_texts = images_shown = hints = tabs = 0
     langs: Counter[str] = Counter()
@@ -121,7 +124,7 @@ def row(name: str) -> dict[str, Any]:
         "code languages": f"{sum((langs & languages).values())}/{sum(languages.values())}",
         "report": f"{counts['skipped']} skipped, {counts['unresolved']} unresolved, "
         f"{counts['approximated']} approximated",
-        "convert": f"{took * 1000:.0f} ms",
+        "convert (best of 5)": f"{took * 1000:.0f} ms",
     }
 
 
@@ -129,9 +132,11 @@ def word_row() -> dict[str, Any]:
     (doc,) = (CORPUS / "mammoth-docx").glob("*.docx")
     with zipfile.ZipFile(doc) as archive:
         media = [n for n in archive.namelist() if n.startswith("word/media/")]
-    started = time.perf_counter()
-    imported = convert("docx", doc.read_bytes(), doc.name)
-    took = time.perf_counter() - started
+    took = float("inf")
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        imported = convert("docx", doc.read_bytes(), doc.name)
+        took = min(took, time.perf_counter() - started)
     seen, images, _ = document_facts(imported.pages[0].markdown)
     return {
         "project": "mammoth-docx (docx)",
@@ -143,7 +148,7 @@ def word_row() -> dict[str, Any]:
         "tabs": "-",
         "code languages": "-",
         "report": f"{len(imported.skipped)} entries",
-        "convert": f"{took * 1000:.0f} ms",
+        "convert (best of 5)": f"{took * 1000:.0f} ms",
     }
 
 

@@ -48,6 +48,11 @@ _QUOTED = re.compile(r"^( {0,3})>[ \t]?(.*)$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 _BLOCKS = commonmark(200).disable("inline")
+# A line that may start an HTML block (a tag after indentation, quote or list markers), or an
+# indented line holding a tag (which may be indented code): only then is the page parsed.
+_MAY_HOLD_HTML_BLOCK = re.compile(
+    r"^[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?<[A-Za-z!/?]|^(?: {4}|\t).*<", re.M
+)
 # A code span (kept as it is), a comment (dropped), an `<a href>` with plain text, or an
 # `<img>`; one pass over the text outside code blocks.
 _INLINE = re.compile(
@@ -438,18 +443,31 @@ def clean(text: str, notes: Notes) -> str:
     if "<" not in text:
         return text
     lines = text.split("\n")
-    tokens = _BLOCKS.parse(text)
     code = [False] * (len(lines) + 1)
     blocks: list[tuple[int, int, str]] = []
-    for token in tokens:
-        if token.map is None:
-            continue
-        start, end = token.map
-        if token.type in ("fence", "code_block"):
-            for n in range(start, min(end, len(lines))):
+    if _MAY_HOLD_HTML_BLOCK.search(text) is None:
+        # No line starts with a tag and none is indented code holding one: the code is its
+        # fences, found without the block parse (most pages: the parse is most of the cost).
+        fence: str | None = None
+        for n, line in enumerate(lines):
+            f = _FENCE.match(line)
+            if fence is None and f is not None:
+                fence = f.group(1)
                 code[n] = True
-        elif token.type == "html_block":
-            blocks.append((start, end, token.content))
+            elif fence is not None:
+                code[n] = True
+                if line.strip().startswith(fence) and not line.strip()[len(fence) :].strip():
+                    fence = None
+    else:
+        for token in _BLOCKS.parse(text):
+            if token.map is None:
+                continue
+            start, end = token.map
+            if token.type in ("fence", "code_block"):
+                for n in range(start, min(end, len(lines))):
+                    code[n] = True
+            elif token.type == "html_block":
+                blocks.append((start, end, token.content))
     out: list[str] = []
     pending: list[str] = []
     layout: set[str] = set()  # HTML attributes left out, reported once for the page
