@@ -175,7 +175,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             "docs-main/README.md": "# Docs\n",
             "docs-main/guide/intro.md": "# Intro\n\n![](../.gitbook/assets/shot.webp)\n",
             "docs-main/.gitbook/assets/shot.webp": b"RIFFwebp",
-            "docs-main/.gitbook/includes/snippet.md": "# Reusable block\n",
+            "docs-main/.gitbook/includes/snippet.md": "# Reusable block\n\n> [!TIP]\n> Tip.\n",
             "docs-main/.gitbook.yaml": "root: ./\n",
             "docs-main/.DS_Store": b"\0\0",
             "__MACOSX/docs-main/._README.md": b"\0\0",
@@ -198,7 +198,11 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             ),
             # GitBook's reusable contents become the space's.
             reusables=(
-                ImportedReusable(".gitbook/includes/snippet.md", "snippet", "# Reusable block\n"),
+                ImportedReusable(
+                    ".gitbook/includes/snippet.md",
+                    "snippet",
+                    '# Reusable block\n\n{% hint style="success" %}\nTip.\n{% endhint %}\n',
+                ),
             ),
         ),
     ),

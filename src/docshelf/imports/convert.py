@@ -1097,6 +1097,13 @@ def _reusables(arc: _Archive) -> tuple[tuple[ImportedReusable, ...], list[Skippe
         if "{% include" in body:
             left_out.append(Skipped(path, "a reusable content that includes another"))
             continue
+        from docshelf.imports.markup import clean  # bs4: the worker's alone
+
+        notes = Notes()
+        body = clean(body, notes)
+        left_out.extend(
+            Skipped(path, why, "approximated") for why in dict.fromkeys(notes.approximated)
+        )
         found = violation(body)
         if found is not None:
             left_out.append(Skipped(path, over_limit(*found)))
