@@ -72,6 +72,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                 "  - [Child of missing](guides/child.md)\n\n"
                 "## Reference\n\n"
                 "* [API](https://api.example.com)\n"
+                "  * [Under a link](guides/writing.md#more)\n"
                 "* Plain entry\n"
             ),
             "README.md": "---\ndescription: The home page\n---\n\n# Welcome\n\nHello.\n",
@@ -97,7 +98,9 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                 page("p10", None, "Reference", "", "group"),
                 # An external entry is a link page, as GitBook makes it.
                 ImportedPage("p11", "p10", "API", "", "link", href="https://api.example.com"),
-                page("p12", "p10", "Plain entry", ""),
+                # A link page holds no pages: its entries go to its parent.
+                page("p12", "p10", "Under a link", ""),
+                page("p13", "p10", "Plain entry", ""),
             ),
             files=(),
             total=8,
@@ -108,6 +111,12 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                     'listed in SUMMARY.md as "Missing" but not in the archive: '
                     "imported as an empty page",
                     "unresolved",
+                ),
+                Skipped(
+                    "guides/writing.md",
+                    'listed in SUMMARY.md as "Under a link" but listed more than once: '
+                    "imported as an empty page",
+                    "approximated",
                 ),
                 Skipped("guides/unlisted.md", "markdown not listed in SUMMARY.md"),
             ),

@@ -1032,6 +1032,10 @@ def _limit_passed(before: str, after: str) -> str | None:
 
 
 def _finish(arc: _Archive) -> Imported:
+    for draft in arc.drafts:
+        # A link page holds no pages (GitBook's neither): entries under one go to its parent.
+        while draft.parent is not None and arc.drafts[draft.parent].kind == "link":
+            draft.parent = arc.drafts[draft.parent].parent
     page_refs = [f"p{i + 1}" for i in range(len(arc.drafts))]
     file_refs = {path: f"f{i + 1}" for i, path in enumerate(sorted(arc.images))}
     by_path: dict[str, str] = {}
