@@ -17,11 +17,6 @@ from docshelf.imports.dialects import Notes
 __all__ = ["html_block"]
 
 _KEPT_ATTRS = frozenset(("href", "src", "alt", "id", "name", "title", "open", "colspan"))
-_DETAILS_TAG = re.compile(
-    r"<details(?P<open>\s+open(?:=\"[^\"]*\")?)?\s*>|</details\s*>"
-    r"|<summary\s*>(?P<summary>.*?)</summary\s*>",
-    re.S | re.I,
-)
 # Elements with no meaning in a page, or that run something: left out with what they hold.
 _LEFT_OUT = (
     *("script", "style", "noscript", "template", "iframe", "object", "embed", "form"),
@@ -118,21 +113,6 @@ class _Converter(MarkdownConverter):
 
 def html_block(text: str, notes: Notes, layout: set[str]) -> str:
     """An HTML block as markdown."""
-    if _DETAILS_TAG.sub("", text).strip() == "":
-        # `<details>` and `<summary>` cut apart by the markdown between them: the engine's
-        # lines for each.
-        out = []
-        for m in _DETAILS_TAG.finditer(text):
-            if m.group(0).lower().startswith("</details"):
-                out.append("</details>")
-            elif m.group(0).lower().startswith("<details"):
-                out.append("<details open>" if m.group("open") else "<details>")
-            else:
-                inner = _quiet_soup(m.group("summary")).get_text(" ")
-                out.append(
-                    f"<summary>{html.escape(' '.join(inner.split()), quote=False)}</summary>"
-                )
-        return "\n\n".join(out)
     soup = _quiet_soup(text)
     dropped = sorted({el.name for el in soup.find_all(_LEFT_OUT)})
     for el in soup.find_all(_LEFT_OUT):

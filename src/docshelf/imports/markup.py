@@ -20,6 +20,7 @@ regular expressions over the lines outside code. HTML blocks are converted by ht
 
 from __future__ import annotations
 
+import html
 import re
 
 from docshelf.content.document import html_attrs, safe_url
@@ -58,6 +59,32 @@ _INLINE = re.compile(
     r"|<img\b(?P<img>[^>]*?)/?>",
     re.S | re.I,
 )
+
+
+_DETAILS_TAG = re.compile(
+    r"<details(?P<open>\s+open(?:=\"[^\"]*\")?)?\s*>|</details\s*>"
+    r"|<summary\s*>(?P<summary>.*?)</summary\s*>",
+    re.S | re.I,
+)
+_ANY_TAG = re.compile(r"<[^<>]*>")
+
+
+def _details(text: str) -> str | None:
+    """An HTML block of `<details>` and `<summary>` alone (cut apart by the markdown between
+    them, or written by an mkdocs/Docusaurus collapsible) as the engine's lines for each;
+    None for any other block."""
+    if _DETAILS_TAG.sub("", text).strip():
+        return None
+    out = []
+    for m in _DETAILS_TAG.finditer(text):
+        if m.group(0).lower().startswith("</details"):
+            out.append("</details>")
+        elif m.group(0).lower().startswith("<details"):
+            out.append("<details open>" if m.group("open") else "<details>")
+        else:
+            inner = " ".join(html.unescape(_ANY_TAG.sub(" ", m.group("summary"))).split())
+            out.append(f"<summary>{html.escape(inner, quote=False)}</summary>")
+    return "\n\n".join(out)
 
 
 def _inline(match: re.Match[str], notes: Notes) -> str:
@@ -339,9 +366,11 @@ def clean(text: str, notes: Notes) -> str:
         head = content.split("\n", 1)[0]
         at = first.find(head) if head else -1
         prefix = first[:at] if at > 0 and not first[:at].strip(" \t>") else ""
-        from docshelf.imports.htmlblocks import html_block
+        converted = _details(content)
+        if converted is None:
+            from docshelf.imports.htmlblocks import html_block  # bs4: only for HTML blocks
 
-        converted = html_block(content, notes, layout)
+            converted = html_block(content, notes, layout)
         if converted:
             out.extend(prefix + c if c else prefix.rstrip() for c in converted.split("\n"))
         i = max(i, end)
