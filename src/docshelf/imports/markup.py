@@ -48,8 +48,11 @@ _BLOCKS = commonmark(200).disable("inline")
 # A line that may start an HTML block (a tag after indentation, quote or list markers), or an
 # indented line holding a tag (which may be indented code): only then is the page parsed.
 _MAY_HOLD_HTML_BLOCK = re.compile(
-    r"^[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?<[A-Za-z!/?]|^(?: {4}|\t).*<", re.M
+    r"^[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?<[A-Za-z!/?].*|^(?: {4}|\t).*<.*",
+    re.M,
 )
+# The expandable's lines as the engine stores them (and the dialects write them): kept as is.
+_ENGINE_DETAILS = re.compile(r"<details(?: open)?>|</details>|<summary>[^<>]*</summary>")
 # A code span (kept as it is), a comment (dropped), an `<a href>` with plain text, or an
 # `<img>`; one pass over the text outside code blocks.
 _INLINE = re.compile(
@@ -318,13 +321,16 @@ def clean(text: str, notes: Notes) -> str:
     lines = text.split("\n")
     code = [False] * (len(lines) + 1)
     blocks: list[tuple[int, int, str]] = []
-    if _MAY_HOLD_HTML_BLOCK.search(text) is None:
-        # No line starts with a tag and none is indented code holding one: the code is its
-        # fences, found without the block parse (most pages: the parse is most of the cost).
+    if all(_ENGINE_DETAILS.fullmatch(m.group(0)) for m in _MAY_HOLD_HTML_BLOCK.finditer(text)):
+        # No line starts with a tag (but the engine's own expandable lines) and none is
+        # indented code holding one: the code is its fences, found without the block parse
+        # (most pages: the parse is most of the cost).
         fence: str | None = None
         for n, line in enumerate(lines):
             f = _FENCE.match(line)
-            if fence is None and f is not None:
+            if fence is None and _ENGINE_DETAILS.fullmatch(line.strip()):
+                code[n] = True  # kept as it is, as code is
+            elif fence is None and f is not None:
                 fence = f.group(1)
                 code[n] = True
             elif fence is not None:
