@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from docshelf.content.document import markdown_to_document
@@ -128,3 +130,20 @@ def test_no_markup_is_left_as_text_in_the_document() -> None:
     shown = [t for t in texts(document) if "<" in t and "-->" not in t]
     # Only code keeps markup: the fenced `<!-- fenced -->` and `<!-- span -->` spans.
     assert all("<!--" in t for t in shown), shown
+
+
+def test_hostile_html_costs_linear_time_and_keeps_its_text() -> None:
+    # Nesting past the converter's depth (it recurses per level) keeps the text, reported.
+    out, notes = run("<div>" * 5000 + "deep" + "</div>" * 5000 + "\n")
+    assert (out, notes.approximated) == (
+        "deep\n",
+        ["HTML nested more than 100 deep kept as its text"],
+    )
+    # Unclosed comments and quotes, which the standard library's HTML parser reads in quadratic
+    # time (minutes here), and backtick runs: each in well under a second.
+    started = time.perf_counter()
+    assert run("<!--" * 50000)[0] == ""
+    assert run('<div a="' * 50000)[0] == ""
+    assert run("`" * 100000 + "<b>x</b>")[0] == "`" * 100000 + "<b>x</b>"
+    assert run("<img " * 50000)[0] == "<img " * 50000
+    assert time.perf_counter() - started < 10

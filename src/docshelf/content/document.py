@@ -257,7 +257,8 @@ def _image_data(token: Token) -> JSON:
 # Inline HTML a page may hold (GitBook's own `<mark>`, imported pages' `<br>`, `<a>`,
 # `<strong>`...): what has a meaning in the document model becomes it, the rest is dropped (its
 # text stays), so markup never shows as text and nothing of it is executable.
-_HTML_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:\s[^>]*?)?)\s*/?>", re.S)
+# Unambiguous (one way to match any text), so linear: attributes are read by _HTML_ATTR.
+_HTML_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:\s[^>]*)?)>", re.S)
 _HTML_ATTR = re.compile(
     r"""([A-Za-z_:][-A-Za-z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))"""
 )
@@ -884,7 +885,8 @@ def _tag(
         literal(token.content)
 
 
-_COMMENTS = re.compile(r"\s*(?:<!--.*?-->\s*)+", re.S)
+# Possessive: each comment is read once, so an unclosed one costs linear time, not quadratic.
+_COMMENTS = re.compile(r"\s*+(?:<!--(?:(?!-->).)*+-->\s*+)+", re.S)
 
 
 def _html(

@@ -29,7 +29,7 @@ _MEANT = frozenset(
         *("dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr"),
         *("i", "img", "kbd", "li", "mark", "ol", "p", "pre", "s", "span", "strike", "strong"),
         *("sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u"),
-        *("ul", "center", "picture", "source"),
+        *("ul", "center", "picture", "source", "html", "body"),
     )
 )
 _BLANK_RUN = re.compile(r"\n{3,}")
@@ -39,7 +39,9 @@ _COMPONENT = re.compile(r"<([A-Z][\w.]*)")
 def _quiet_soup(text: str) -> BeautifulSoup:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
-        return BeautifulSoup(text, "html.parser")
+        # lxml (libxml2): linear on broken HTML (unclosed quotes, comments), where the
+        # standard library's parser takes quadratic time.
+        return BeautifulSoup(text, "lxml")
 
 
 class _Converter(MarkdownConverter):
@@ -111,8 +113,33 @@ class _Converter(MarkdownConverter):
         return text  # GitBook's coloured text: the document model here has no colour mark
 
 
+# Elements open inside each other that are converted; deeper HTML (or tags left open, which the
+# parser nests) keeps only its text: the converter recurses once per level.
+MAX_HTML_DEPTH = 100
+_TAG_SCAN = re.compile(r"<(/?)([A-Za-z][\w-]*)[^<>]*?(/?)>")
+_VOID = frozenset(
+    ("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr")
+)
+_ANY_TAG = re.compile(r"<[^<>]*>")
+
+
+def _too_deep(text: str) -> bool:
+    depth = 0
+    for m in _TAG_SCAN.finditer(text):
+        if m.group(3) or m.group(2).lower() in _VOID:
+            continue
+        depth += -1 if m.group(1) else 1
+        if depth > MAX_HTML_DEPTH:
+            return True
+    return False
+
+
 def html_block(text: str, notes: Notes, layout: set[str]) -> str:
     """An HTML block as markdown."""
+    if _too_deep(text):
+        notes.approximated.append(f"HTML nested more than {MAX_HTML_DEPTH} deep kept as its text")
+        plain = html.unescape(_ANY_TAG.sub(" ", text))
+        return "\n".join(" ".join(line.split()) for line in plain.split("\n") if line.strip())
     soup = _quiet_soup(text)
     dropped = sorted({el.name for el in soup.find_all(_LEFT_OUT)})
     for el in soup.find_all(_LEFT_OUT):

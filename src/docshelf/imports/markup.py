@@ -55,11 +55,15 @@ _MAY_HOLD_HTML_BLOCK = re.compile(
 _ENGINE_DETAILS = re.compile(r"<details(?: open)?>|</details>|<summary>[^<>]*</summary>")
 # A code span (kept as it is), a comment (dropped), an `<a href>` with plain text, or an
 # `<img>`; one pass over the text outside code blocks.
+# A code span: from the start of a backtick run to the next run of its length, within a bound
+# (a longer span is read as text), so that no text costs more than linear time; a comment
+# likewise never reaches past the next `<!--`.
+_CODE_SPAN = r"(?<!`)(?P<ticks>`++)(?!`).{0,4000}?(?<!`)(?P=ticks)(?!`)"
 _INLINE = re.compile(
-    r"(?P<code>(?P<ticks>`+).*?(?P=ticks))"
-    r"|(?P<comment><!--.*?-->)"
-    r"|<a\b(?P<a>[^>]*)>(?P<label>[^<>\[\]\n]*)</a>"
-    r"|<img\b(?P<img>[^>]*?)/?>",
+    rf"(?P<code>{_CODE_SPAN})"
+    r"|(?P<comment><!--(?:(?!<!--).)*?-->)"
+    r"|<a\b(?P<a>[^<>]*)>(?P<label>[^<>\[\]\n]*)</a>"
+    r"|<img\b(?P<img>[^<>]*)>",
     re.S | re.I,
 )
 
@@ -70,6 +74,22 @@ _DETAILS_TAG = re.compile(
     re.S | re.I,
 )
 _ANY_TAG = re.compile(r"<[^<>]*>")
+
+
+def _without_comments(text: str) -> str:
+    """An HTML block without its comments, in one pass (the stdlib's HTML parser, under
+    BeautifulSoup, reads unclosed comments in quadratic time); an unclosed one hides the rest
+    of the block, as a browser hides it."""
+    out: list[str] = []
+    at = 0
+    while (start := text.find("<!--", at)) >= 0:
+        out.append(text[at:start])
+        end = text.find("-->", start + 4)
+        if end < 0:
+            return "".join(out)
+        at = end + 3
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _details(text: str) -> str | None:
@@ -107,7 +127,7 @@ def _inline(match: re.Match[str], notes: Notes) -> str:
             notes.approximated.append("a link to a script kept as its text")
             return label
         return f"[{label}](<{href}>)" if " " in href else f"[{label}]({href})"
-    attrs = html_attrs(match.group("img"))
+    attrs = html_attrs(match.group("img").rstrip("/"))
     src = attrs.get("src", "")
     if not safe_url(src):
         return ""
@@ -120,7 +140,7 @@ _READ_INLINE = frozenset(
     ("br", "strong", "b", "em", "i", "code", "s", "del", "strike", "kbd", "sup", "sub", "a")
 )
 # A tag, not a link destination `](<a b.md>)` nor an autolink `<https://...>`.
-_TAG = re.compile(r"(`+).*?\1|(?<!\()<(/?)([A-Za-z][\w-]*)(?=[\s>]|/>)", re.S)
+_TAG = re.compile(rf"{_CODE_SPAN}|(?<!\()<(/?)([A-Za-z][\w-]*)(?=[\s>]|/>)", re.S)
 
 
 def _note_inline_tags(text: str, notes: Notes) -> None:
@@ -372,6 +392,7 @@ def clean(text: str, notes: Notes) -> str:
         head = content.split("\n", 1)[0]
         at = first.find(head) if head else -1
         prefix = first[:at] if at > 0 and not first[:at].strip(" \t>") else ""
+        content = _without_comments(content)
         converted = _details(content)
         if converted is None:
             from docshelf.imports.htmlblocks import html_block  # bs4: only for HTML blocks
