@@ -33,7 +33,7 @@ class NotData(ValueError):
 
 
 _TOKEN = re.compile(
-    r"""(?P<space>\s+|//[^\n]*|/\*.*?\*/)
+    r"""(?P<space>\s+|//[^\n]*)
     |(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\$]|\\.|\$(?!\{))*`)
     |(?P<template>`)
     |(?P<number>-?(?:0[xX][0-9a-fA-F_]+|(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?))
@@ -74,6 +74,10 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     pos = 0
     while pos < len(text):
+        if text.startswith("/*", pos):  # found by find, not a pattern: one pass, even unclosed
+            end = text.find("*/", pos + 2)
+            pos = len(text) if end < 0 else end + 2
+            continue
         m = _TOKEN.match(text, pos)
         if m is None:
             out.append(("other", text[pos]))
