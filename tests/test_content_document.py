@@ -71,6 +71,7 @@ EVERY_KIND = doc(
     block("heading-1", text(leaf("Title"))),
     block("heading-2", text(leaf("Sub"))),
     block("heading-3", text(leaf("Third"))),
+    block("heading-2", text(leaf("Anchored")), id="custom-anchor"),
     para(
         text(leaf("a "), leaf("bold", "bold"), leaf(" "), leaf("it", "italic"), leaf(" ")),
         {
@@ -129,7 +130,17 @@ EVERY_KIND = doc(
                 "isVoid": True,
                 "data": {"ref": url("https://example.com/a.png"), "alt": "A"},
                 "fragments": [],
-            }
+            },
+            {
+                "object": "block",
+                "type": "image",
+                "isVoid": True,
+                "data": {"ref": url("https://example.com/b.png"), "alt": "B"},
+                # A caption (an imported <figure>'s <figcaption>) is the image's title.
+                "fragments": [
+                    {"object": "fragment", "fragment": "caption", "nodes": [plain('The "B"')]}
+                ],
+            },
         ],
     },
     block(
@@ -185,6 +196,8 @@ EVERY_KIND_MARKDOWN = """\
 
 ### Third
 
+## Anchored <a href="#custom-anchor" id="custom-anchor"></a>
+
 a **bold** _it_ [page](/pages/p1) `x` <kbd>K</kbd> and $$x^2$$ ~~gone~~ <sup>up</sup> \
 [anchor](/pages/p1#part) <sub>down</sub>
 
@@ -228,6 +241,7 @@ $$
 {% include "rc1" %}
 
 ![A](https://example.com/a.png)
+![B](https://example.com/b.png "The \\"B\\"")
 
 {% tabs %}
 {% tab title="First" %}
@@ -573,6 +587,10 @@ MARKDOWN_PIECES = st.sampled_from(
         "![a](i.png)\n",
         "[l](/pages/p1)\n",
         "| a |\n|---|\n| 1 |\n",
+        "| a<br>b | <strong>c</strong> |\n|---|---|\n| 1 | 2 |\n",
+        'x <a href="https://e.org">e</a><br><em>i</em> <img src="i.png" alt="I"><!-- c -->\n',
+        '## h <a href="#h" id="h"></a>\n',
+        "<!-- hidden -->\n",
         '{% hint style="info" %}\n',
         "{% endhint %}\n",
         "{% tabs %}\n",
@@ -614,6 +632,52 @@ def test_markdown_document_markdown_is_stable(markdown: str) -> None:
     once = document_to_markdown(markdown_to_document(markdown))
     assert markdown_to_document(once) == markdown_to_document(markdown), once
     assert document_to_markdown(markdown_to_document(once)) == once
+
+
+def test_inline_html_is_read_as_what_it_means_and_never_shown() -> None:
+    # Imported pages (and GitBook's own markdown) carry HTML: what has a meaning in the
+    # document model becomes it, the rest keeps its text, and no markup is left as text.
+    markdown = (
+        '## Team <a href="#team" id="team"></a>\n\n'
+        "<!-- a comment\nover lines -->\n\n"
+        'a<br>b <strong>bold</strong> <b>b</b> <em>it</em> <code>c</code> <a id="x"></a>'
+        '<a href="https://e.org" onclick="steal()">e</a> <a href="javascript:steal()">j</a> '
+        '<span class="x">s</span><!-- inline --> <img src="i.png" alt="I" onerror="steal()">\n'
+    )
+    link = {
+        "object": "inline",
+        "type": "link",
+        "data": {"ref": url("https://e.org")},
+        "nodes": [text(leaf("e"))],
+    }
+    image = {
+        "object": "inline",
+        "type": "inline-image",
+        "isVoid": True,
+        "data": {"ref": url("i.png"), "alt": "I"},
+    }
+    assert markdown_to_document(markdown) == doc(
+        block("heading-2", text(leaf("Team")), id="team"),
+        para(
+            text(
+                leaf("a\nb "),
+                leaf("bold", "bold"),
+                leaf(" "),
+                leaf("b", "bold"),
+                leaf(" "),
+                leaf("it", "italic"),
+                leaf(" "),
+                leaf("c", "code"),
+                leaf(" "),
+            ),
+            link,
+            text(leaf(" j s ")),
+            image,
+            text(),
+        ),
+    )
+    again = document_to_markdown(markdown_to_document(markdown))
+    assert again.startswith('## Team <a href="#team" id="team"></a>\n'), again
 
 
 def test_deep_documents_convert() -> None:

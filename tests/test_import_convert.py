@@ -72,6 +72,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                 "  - [Child of missing](guides/child.md)\n\n"
                 "## Reference\n\n"
                 "* [API](https://api.example.com)\n"
+                "  * [Under a link](guides/writing.md#more)\n"
                 "* Plain entry\n"
             ),
             "README.md": "---\ndescription: The home page\n---\n\n# Welcome\n\nHello.\n",
@@ -95,7 +96,11 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                 page("p8", "p6", "Missing", ""),
                 page("p9", "p8", "Child of missing", "Child.\n"),
                 page("p10", None, "Reference", "", "group"),
-                page("p11", "p10", "Plain entry", ""),
+                # An external entry is a link page, as GitBook makes it.
+                ImportedPage("p11", "p10", "API", "", "link", href="https://api.example.com"),
+                # A link page holds no pages: its entries go to its parent.
+                page("p12", "p10", "Under a link", ""),
+                page("p13", "p10", "Plain entry", ""),
             ),
             files=(),
             total=8,
@@ -108,8 +113,10 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
                     "unresolved",
                 ),
                 Skipped(
-                    "https://api.example.com",
-                    'listed in SUMMARY.md as "API": an external link, not a page of the archive',
+                    "guides/writing.md",
+                    'listed in SUMMARY.md as "Under a link" but listed more than once: '
+                    "imported as an empty page",
+                    "approximated",
                 ),
                 Skipped("guides/unlisted.md", "markdown not listed in SUMMARY.md"),
             ),
@@ -177,7 +184,7 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             "docs-main/README.md": "# Docs\n",
             "docs-main/guide/intro.md": "# Intro\n\n![](../.gitbook/assets/shot.webp)\n",
             "docs-main/.gitbook/assets/shot.webp": b"RIFFwebp",
-            "docs-main/.gitbook/includes/snippet.md": "# Reusable block\n",
+            "docs-main/.gitbook/includes/snippet.md": "# Reusable block\n\n> [!TIP]\n> Tip.\n",
             "docs-main/.gitbook.yaml": "root: ./\n",
             "docs-main/.DS_Store": b"\0\0",
             "__MACOSX/docs-main/._README.md": b"\0\0",
@@ -200,7 +207,11 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
             ),
             # GitBook's reusable contents become the space's.
             reusables=(
-                ImportedReusable(".gitbook/includes/snippet.md", "snippet", "# Reusable block\n"),
+                ImportedReusable(
+                    ".gitbook/includes/snippet.md",
+                    "snippet",
+                    '# Reusable block\n\n{% hint style="success" %}\nTip.\n{% endhint %}\n',
+                ),
             ),
         ),
     ),

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from docshelf.imports.dialects import Notes, convert, front_matter, humanize, load_yaml
+from docshelf.imports.dialects import (
+    Notes,
+    convert,
+    docusaurus_paths,
+    front_matter,
+    humanize,
+    load_yaml,
+)
 
 SNIPPETS = {"inc/abbr.md": "Included *text*.\n", "inc/loop.md": '--8<-- "inc/loop.md"\n'}
 
@@ -63,6 +70,15 @@ CASES = {
         '  </TabItem>\n  <TabItem value="yarn">\n    yarn add\n  </TabItem>\n</Tabs>\n',
         '{% tabs %}\n{% tab title="npm" %}\n\n```sh\nnpm i\n```\n\n{% endtab %}\n'
         '{% tab title="yarn" %}\nyarn add\n{% endtab %}\n{% endtabs %}\n',
+    ),
+    "Docusaurus tabs labelled by <Tabs values>, tags over several lines": (
+        '<Tabs\n  groupId="lang"\n  defaultValue="js"\n'
+        "  values={[\n    {label: 'JavaScript', value: 'js'},\n"
+        "    {label: 'Python', value: 'py'},\n  ]}>\n"
+        '<TabItem value="js">\n\nconst x = 1;\n\n</TabItem>\n'
+        "<TabItem\n  value='py'\n  label={'Python 3'}>\n\nx = 1\n\n</TabItem>\n</Tabs>\n",
+        '{% tabs %}\n{% tab title="JavaScript" %}\n\nconst x = 1;\n\n{% endtab %}\n'
+        '{% tab title="Python 3" %}\n\nx = 1\n\n{% endtab %}\n{% endtabs %}\n',
     ),
     "snippets are inlined": ('--8<-- "inc/abbr.md"\n', "Included *text*.\n\n"),
 }
@@ -145,3 +161,31 @@ def test_the_api_process_loads_no_worker_libraries() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_docusaurus_static_paths_are_paths_from_the_root() -> None:
+    text = (
+        "![a](../static/img/a.png) ![b](../../static/img/b.png) ![c](@site/static/c.png)\n"
+        "<img src={useBaseUrl('img/logo.svg')} /> <img src={require('./d.png').default} />\n"
+        "<img src={useBaseUrl('/e.png')} /> [static](static/page.md)\n"
+    )
+    assert docusaurus_paths(text) == (
+        "![a](/img/a.png) ![b](/img/b.png) ![c](/c.png)\n"
+        '<img src="/img/logo.svg" /> <img src="./d.png" />\n'
+        '<img src="/e.png" /> [static](static/page.md)\n'
+    )
+
+
+def test_mdx_exports_and_generated_api_references_are_left_out_and_noted() -> None:
+    text, notes = run(
+        "export const Logo = ({ children }) => (\n  <div style={{a: 1}}>\n    x\n  </div>\n)\n\n"
+        "Text.\n\n::: httpx.request\n    :docstring:\n\n::: httpx.get\n\nAfter.\n"
+    )
+    assert text == "\nText.\n\n\n\nAfter.\n"
+    assert notes == Notes(
+        approximated=[
+            "MDX export left out: export const Logo = ({ children }) => (",
+            "2 API reference blocks (::: httpx.request, httpx.get) left out: "
+            "mkdocstrings/mkautodoc generate them from code",
+        ]
+    )

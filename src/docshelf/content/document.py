@@ -254,12 +254,51 @@ def _image_data(token: Token) -> JSON:
     return data
 
 
-_HTML_MARK = re.compile(r"<(/?)(kbd|sup|sub)>")
+# Inline HTML a page may hold (GitBook's own `<mark>`, imported pages' `<br>`, `<a>`,
+# `<strong>`...): what has a meaning in the document model becomes it, the rest is dropped (its
+# text stays), so markup never shows as text and nothing of it is executable.
+# Unambiguous (one way to match any text), so linear: attributes are read by _HTML_ATTR.
+_HTML_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:\s[^>]*)?)>", re.S)
+_HTML_ATTR = re.compile(
+    r"""([A-Za-z_:][-A-Za-z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))"""
+)
+_HTML_INLINE_MARKS = {
+    **_HTML_MARKS,
+    "strong": "bold",
+    "b": "bold",
+    "em": "italic",
+    "i": "italic",
+    "code": "code",
+    "s": "strikethrough",
+    "del": "strikethrough",
+    "strike": "strikethrough",
+}
+_UNSAFE_URL = re.compile(r"^\s*(?:javascript|vbscript|data(?!:image/))\s*:", re.I)
+
+
+def html_attrs(tag: str) -> dict[str, str]:
+    """An HTML start tag's attributes, names lowercased, values unescaped."""
+    return {
+        m.group(1).lower(): html.unescape(m.group(2) or m.group(3) or m.group(4) or "")
+        for m in _HTML_ATTR.finditer(tag)
+    }
+
+
+def safe_url(url: str) -> bool:
+    """Whether a URL from HTML may be kept: nothing that runs (`javascript:`) or smuggles."""
+    return bool(url.strip()) and _UNSAFE_URL.match(url) is None
 
 
 def _one_line(tokens: list[Token]) -> list[Token]:
     """A heading's or title's tokens without hard breaks (one line of markdown holds none)."""
-    return [Token("softbreak", "", 0) if t.type == "hardbreak" else t for t in tokens]
+    return [Token("softbreak", "", 0) if t.type == "hardbreak" or _is_br(t) else t for t in tokens]
+
+
+def _is_br(token: Token) -> bool:
+    if token.type != "html_inline":
+        return False
+    m = _HTML_TAG.fullmatch(token.content)
+    return m is not None and not m.group(1) and m.group(2).lower() == "br"
 
 
 def _inlines(tokens: list[Token]) -> list[JSON]:
@@ -271,6 +310,7 @@ def _inlines(tokens: list[Token]) -> list[JSON]:
     link: JSON | None = None
     link_runs: list[tuple[str, frozenset[str]]] = []
     nested_links = 0
+    html_links: list[bool] = []  # each open `<a>`: whether it opened a link
 
     def active() -> frozenset[str]:
         return frozenset(m for m, n in marks.items() if n > 0)
@@ -292,12 +332,42 @@ def _inlines(tokens: list[Token]) -> list[JSON]:
         if kind == "text":
             add(token.content)
         elif kind == "html_inline":
-            m = _HTML_MARK.fullmatch(token.content)
+            m = _HTML_TAG.fullmatch(token.content)
             if m is None:
-                add(token.content)
-            else:
-                mark = _HTML_MARKS[m.group(2)]
-                marks[mark] = max(0, marks.get(mark, 0) + (-1 if m.group(1) else 1))
+                continue  # a comment, a declaration, or an instruction: never shown
+            closing, name, attrs = bool(m.group(1)), m.group(2).lower(), m.group(3)
+            if name in _HTML_INLINE_MARKS:
+                mark = _HTML_INLINE_MARKS[name]
+                marks[mark] = max(0, marks.get(mark, 0) + (-1 if closing else 1))
+            elif name == "br" and not closing:
+                add("\n")
+            elif name == "a" and closing:
+                if html_links and html_links.pop() and link is not None:
+                    link["nodes"].append(_text(link_runs))
+                    nodes.append(_text(runs))
+                    nodes.append(link)
+                    runs, link, link_runs = [], None, []
+            elif name == "a":
+                href = html_attrs(attrs).get("href", "")
+                opens = link is None and safe_url(href)
+                html_links.append(opens)
+                if opens:
+                    link = {"object": "inline", "type": "link", "data": {"ref": ref_of(href)}}
+                    link["nodes"] = []
+                    link_runs = []
+            elif name == "img" and not closing:
+                found = html_attrs(attrs)
+                src = found.get("src", "")
+                if safe_url(src):
+                    data: JSON = {"ref": ref_of(src)}
+                    if data["ref"]["kind"] not in ("url", "file"):
+                        data["ref"] = {"kind": "url", "url": src}
+                    if found.get("alt"):
+                        data["alt"] = found["alt"]
+                    inline(
+                        {"object": "inline", "type": "inline-image", "isVoid": True}
+                        | {"data": data}
+                    )
         elif kind == "softbreak":
             add(" ")  # a soft break renders as a space; only a hard break is a line break
         elif kind == "hardbreak":
@@ -340,6 +410,53 @@ def _inlines(tokens: list[Token]) -> list[JSON]:
         runs.extend(link_runs)
     nodes.append(_text(runs))
     return nodes
+
+
+_HEADING_ID = re.compile(r"[-a-z0-9.+_]+")
+
+
+def _heading_anchor(tokens: list[Token]) -> tuple[str | None, list[Token]]:
+    """A heading's custom anchor, as GitBook writes it (`## Title <a href="#x" id="x"></a>`),
+    and the heading's tokens without it: the anchor is the heading's `data.id`."""
+    for n, token in enumerate(tokens):
+        if token.type != "html_inline":
+            continue
+        m = _HTML_TAG.fullmatch(token.content)
+        if m is None or m.group(1) or m.group(2).lower() != "a":
+            continue
+        anchor = html_attrs(m.group(3)).get("id", "")
+        if not _HEADING_ID.fullmatch(anchor):
+            continue
+        after = n + 1
+        closing = after < len(tokens) and tokens[after].type == "html_inline"
+        if closing and tokens[after].content.replace(" ", "").lower() == "</a>":
+            after += 1
+        rest = tokens[:n] + tokens[after:]
+        while rest and rest[-1].type == "text" and not rest[-1].content.strip():
+            rest.pop()
+        if rest and rest[-1].type == "text":
+            last = Token("text", "", 0)
+            last.content = rest[-1].content.rstrip()
+            rest[-1] = last
+        return anchor, rest
+    return None, tokens
+
+
+def _caption(title: Any) -> list[JSON]:
+    """An image's caption, from its markdown title (`![alt](src "caption")`, which an import
+    writes for a `<figure>`'s `<figcaption>`): GitBook's image `caption` fragment."""
+    text = " ".join(str(title or "").split())
+    if not text:
+        return []
+    caption = {"object": "fragment", "fragment": "caption", "nodes": [_plain_paragraph(text)]}
+    return [caption]
+
+
+def _caption_text(image: JSON) -> str:
+    for fragment in image.get("fragments") or []:
+        if isinstance(fragment, dict) and fragment.get("fragment") == "caption":
+            return " ".join("".join(_leaf_text(fragment)).split())
+    return ""
 
 
 def _only_images(tokens: list[Token]) -> bool:
@@ -627,11 +744,15 @@ def from_tokens(tokens: list[Token], parse_inline: Callable[[str], list[Token]])
             children = (inline.children or []) if inline and inline.type == "inline" else []
             if kind == "heading_open":
                 level = min(int(token.tag[1:]), 3)
-                put(_block(f"heading-{level}", _inlines(_one_line(children))))
+                anchor, children = _heading_anchor(children)
+                heading = _block(f"heading-{level}", _inlines(_one_line(children)))
+                if anchor is not None:
+                    heading["data"]["id"] = anchor
+                put(heading)
             elif _only_images(children) and "images" in ALLOWED[top.where]:
                 images = [
                     {"object": "block", "type": "image", "isVoid": True}
-                    | {"data": _image_data(t), "fragments": []}
+                    | {"data": _image_data(t), "fragments": _caption(t.attrGet("title"))}
                     for t in children
                     if t.type == "image"
                 ]
@@ -764,6 +885,10 @@ def _tag(
         literal(token.content)
 
 
+# Possessive: each comment is read once, so an unclosed one costs linear time, not quadratic.
+_COMMENTS = re.compile(r"\s*+(?:<!--(?:(?!-->).)*+-->\s*+)+", re.S)
+
+
 def _html(
     token: Token,
     stack: list[_Frame],
@@ -774,8 +899,10 @@ def _html(
     parse_inline: Callable[[str], list[Token]],
 ) -> None:
     text = token.content.rstrip("\n")
-    if text.strip() == "<!-- -->":
-        return  # the separator document_to_markdown puts between two lists
+    if _COMMENTS.fullmatch(text):
+        # Hidden where the page is shown, so hidden here too; "<!-- -->" is also the separator
+        # document_to_markdown puts between two lists.
+        return
     steps = _details_lines(text)
     if steps is None:
         literal(text)
@@ -1223,6 +1350,9 @@ def _write_block(node: JSON) -> list[str] | None:
         return text.split("\n") if text else None
     if kind.startswith("heading-"):
         text = _write_inlines(node["nodes"], breaks=False)
+        anchor = data.get("id")
+        if isinstance(anchor, str) and _HEADING_ID.fullmatch(anchor):
+            text += f' <a href="#{anchor}" id="{anchor}"></a>'
         return ["#" * int(kind[-1]) + (" " + text if text else "")]
     if kind in _LIST_KINDS:
         return _write_list(node)
@@ -1243,7 +1373,7 @@ def _write_block(node: JSON) -> list[str] | None:
     if kind == "reusable-content":
         return [include_tag(data["ref"]["reusableContent"])]
     if kind == "images":
-        return [_write_image(i["data"]) for i in node["nodes"]]
+        return [_write_image(i["data"], _caption_text(i)) for i in node["nodes"]]
     if kind == "hint":
         attrs = _attrs({"style": data["style"], "icon": data.get("icon")})
         inner = _write_blocks(node["nodes"], "hint")
@@ -1362,7 +1492,7 @@ def _write_table(node: JSON) -> list[str]:
         for c in columns:
             frag = frags.get(rec["values"].get(c))
             paras = frag["nodes"] if frag else []
-            text = " ".join(_write_inlines(p["nodes"], breaks=False) for p in paras)
+            text = "<br>".join(_write_inlines(p["nodes"], cell=True) for p in paras)
             cells.append(text)
         head.append("| " + " | ".join(cells) + " |")
     return head
@@ -1395,14 +1525,17 @@ def _code_span(text: str) -> str:
     return f"{fence}{text}{fence}"
 
 
-def _write_image(data: JSON) -> str:
+def _write_image(data: JSON, caption: str = "") -> str:
     from docshelf.content.markdown import destination
 
     alt = _escape_text(data.get("alt", "")).replace("\n", " ")
-    return f"![{alt}]({destination(url_of(data['ref']))})"
+    title = ""
+    if caption:
+        title = ' "' + caption.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"![{alt}]({destination(url_of(data['ref']))}{title})"
 
 
-def _write_inlines(nodes: list[JSON], *, breaks: bool = True) -> str:
+def _write_inlines(nodes: list[JSON], *, breaks: bool = True, cell: bool = False) -> str:
     """Inline nodes as markdown. Marks open and close between leaves in a fixed order, so
     nested marks nest; whitespace at a mark's edge is moved outside its delimiters (CommonMark
     reads `** a**` as text)."""
@@ -1432,7 +1565,7 @@ def _write_inlines(nodes: list[JSON], *, breaks: bool = True) -> str:
             if not text:
                 continue
             marks = {m["type"] for m in leaf.get("marks") or []}
-            if not breaks:
+            if not breaks or (cell and "code" in marks):
                 text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
             core = text.strip(" ") if marks - {"code"} else text
             lead = text[: len(text) - len(text.lstrip(" "))] if core is not text else ""
@@ -1441,7 +1574,8 @@ def _write_inlines(nodes: list[JSON], *, breaks: bool = True) -> str:
             if "code" in marks:
                 out.append(_code_span(core))
             else:
-                out.append(_escape_text(core).replace("\n", "\\\n"))
+                # A table cell is one line: its line breaks are <br>, which reads back as one.
+                out.append(_escape_text(core).replace("\n", "<br>" if cell else "\\\n"))
             if trail:
                 transition(set(), trail)
 

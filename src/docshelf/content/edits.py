@@ -208,8 +208,9 @@ class Editor:
         markdown: str,
         kind: str,
         description: str | None = None,
+        href: str | None = None,
     ) -> None:
-        """A page from an import: a document, or a group at the root."""
+        """A page from an import: a document, a group at the root, or a link to `href`."""
         change = InsertPage.model_construct(
             operation="insert_page",
             document=DocumentBody.model_construct(markdown=markdown, document=None),
@@ -220,7 +221,7 @@ class Editor:
             **dict.fromkeys(("at", "slug", "emoji", "icon", "condition"), None),
             **dict.fromkeys(("hidden", "noIndex", "noRobotsIndex"), None),
         )
-        await self._insert_page(change, f"page {title!r}", kind=kind)
+        await self._insert_page(change, f"page {title!r}", kind=kind, href=href)
 
     async def import_reusable(self, *, ref: str, title: str, markdown: str) -> None:
         change = InsertReusableContent.model_construct(
@@ -251,7 +252,9 @@ class Editor:
                 texts.append(await self.snap.markdown(rec))
         return texts
 
-    async def _insert_page(self, change: InsertPage, where: str, kind: str = "document") -> None:
+    async def _insert_page(
+        self, change: InsertPage, where: str, kind: str = "document", href: str | None = None
+    ) -> None:
         text = self._markdown(change.document, where)
         if kind == "document":
             title, text = _titled(change.title, text)
@@ -283,6 +286,7 @@ class Editor:
             "parent": node["id"] or None,
             "type": kind,
             "markdown": self.snap.put_text(text) if kind == "document" else None,
+            **({"href": href or ""} if kind == "link" else {}),
             "createdAt": self.now,
             "updatedAt": self.now,
         }

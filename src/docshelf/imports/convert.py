@@ -32,6 +32,7 @@ from urllib.parse import unquote
 
 from markdown_it.token import Token
 
+from docshelf.content.document import safe_url
 from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES, PAGE_DEPTH, PAGE_SIZE
 from docshelf.content.markdown import (
     commonmark,
@@ -40,7 +41,7 @@ from docshelf.content.markdown import (
     rewrite_links,
     violation,
 )
-from docshelf.imports.dialects import Notes, front_matter, humanize
+from docshelf.imports.dialects import Notes, docusaurus_paths, front_matter, humanize
 from docshelf.imports.dialects import convert as convert_dialects
 
 __all__ = [
@@ -76,8 +77,9 @@ class ImportedPage:
     parent: str | None  # another page's ref
     title: str
     markdown: str
-    kind: Literal["document", "group"] = "document"
+    kind: Literal["document", "group", "link"] = "document"
     description: str | None = None
+    href: str | None = None  # a link page's URL (a table of contents' external entry)
 
 
 SkipKind = Literal["skipped", "unresolved", "approximated"]
@@ -266,6 +268,9 @@ _CONFIGS = {
     "docusaurus.config.mjs",
     "sidebars.js",
     "sidebars.ts",
+    "sidebars.mjs",
+    "sidebars.cjs",
+    "sidebars.json",
 }
 _CHUNK = 64 * 1024
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -380,7 +385,7 @@ class _Draft:
     parent: int | None  # index into the drafts
     title: str
     markdown: str
-    kind: Literal["document", "group"] = "document"
+    kind: Literal["document", "group", "link"] = "document"
     source: str | None = None  # the markdown file it came from, where relative links start
     folder: str | None = None  # the folder it stands for, in the folder layout
     description: str | None = None
@@ -388,6 +393,7 @@ class _Draft:
     # The markdown file it stands for but could not hold, over a content limit: an empty page
     # kept only if pages below it need a parent.
     left_out: tuple[str, OverLimit] | None = None
+    href: str | None = None  # a link page's URL
 
 
 @dataclass
@@ -408,6 +414,9 @@ class _Archive:
     # GitBook's `.gitbook/includes/*.md` by path: reusable contents, not pages.
     includes: dict[str, str] = field(default_factory=dict)
     left_out: int = 0  # markdown files left out for a content limit
+    # The one folder everything was in, which the content starts inside ("" if none): a link
+    # may still name it (docs/a.md linking to ../docs/b.md).
+    wrapper: str = ""
     _meta: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def add(self, draft: _Draft) -> int:
@@ -450,20 +459,31 @@ class _Archive:
             meta = self.meta(path)
             text = front_matter(text)[1]
             text = convert_dialects(text, self._includer(path), notes)
+            if self.kind == "docusaurus":
+                text = docusaurus_paths(text)
             if len(text) > 2 * MAX_MARKDOWN_BYTES:
                 text = _checked(text, path)
             title = title or _meta_text(meta, "title")
             description = _meta_text(meta, "description")
             label = _meta_text(meta, "sidebar_label")
+        # Alerts, comments and HTML for every kind of project (bs4 loads here, in the worker).
+        from docshelf.imports.markup import clean
+
+        cleaned = clean(text, notes)
+        if cleaned != text and len(cleaned) > MAX_MARKDOWN_BYTES:
+            cleaned = _checked(cleaned, path)
+        text = cleaned
         heading, body = _split_title(text)
-        if self.dialect:
+        if self.dialect or cleaned is not text:
             body = _checked(body, path)
         # Reported once the page is sure to be imported.
         self.skipped.extend(
             Skipped(path, f"snippet include {target!r} not found: left out", "unresolved")
             for target in notes.unresolved
         )
-        self.skipped.extend(Skipped(path, why, "approximated") for why in notes.approximated)
+        self.skipped.extend(
+            Skipped(path, why, "approximated") for why in dict.fromkeys(notes.approximated)
+        )
         name = title or heading or label or fallback or humanize(_stem(path))
         return self.add(_Draft(parent, name, body, source=path, description=description))
 
@@ -540,7 +560,7 @@ def _folder_entries(folder: Path, skipped: list[Skipped]) -> Iterator[_Entry]:
 
 def _entries(
     source: Iterable[_Entry], max_files: int, ignored: dict[str, Skipped]
-) -> tuple[list[tuple[str, _Entry]], int]:
+) -> tuple[list[tuple[str, _Entry]], int, str]:
     """The content's entries, in order of their paths (so that a folder and an archive of it
     read alike), the ignored ones reported into `ignored` (one line per hidden folder), and how
     many files were ignored."""
@@ -563,18 +583,20 @@ def _entries(
     # An archive of a folder (GitHub's downloads, "compress" in a file manager) wraps everything
     # in it; the content starts inside.
     tops = {parts[0] for parts, _ in kept}
+    wrapper = ""
     if len(tops) == 1 and all(len(parts) > 1 for parts, _ in kept):
-        top = next(iter(tops)) + "/"
+        wrapper = next(iter(tops))
+        top = wrapper + "/"
         kept = [(parts[1:], entry) for parts, entry in kept]
         litter = [(p, Skipped(w.path.removeprefix(top), w.reason)) for p, w in litter]
     for _, why in litter:
         ignored.setdefault(why.path, why)
-    return [("/".join(parts), entry) for parts, entry in kept], len(litter)
+    return [("/".join(parts), entry) for parts, entry in kept], len(litter), wrapper
 
 
 def _load(source: Iterable[_Entry], max_files: int, max_total_bytes: int) -> _Archive:
     ignored: dict[str, Skipped] = {}
-    entries, litter = _entries(source, max_files, ignored)
+    entries, litter, wrapper = _entries(source, max_files, ignored)
     budget = _Budget(max_total_bytes)
     texts: dict[str, str] = {}
     images: dict[str, str] = {}
@@ -623,6 +645,7 @@ def _load(source: Iterable[_Entry], max_files: int, max_total_bytes: int) -> _Ar
         configs=configs,
         sources=dict(texts),
         includes=includes,
+        wrapper=wrapper,
     )
 
 
@@ -758,9 +781,7 @@ def _summary_entry(
     title = plain_text(children[start + 1 : end])
     href = str(children[start].attrGet("href") or "")
     if _external(href):
-        why = f'listed in {summary} as "{title}": an external link, not a page of the archive'
-        arc.skipped.append(Skipped(href, why))
-        return _NONE
+        return link_page(arc, parent, title, href, f"listed in {summary}")
     path, shown = _summary_target(arc, href)
     if path is not None and path in arc.texts and path not in used:
         used.add(path)
@@ -776,6 +797,15 @@ def _summary_entry(
     reason = f"{where} but {why}: imported as an empty page"
     arc.skipped.append(Skipped(path or shown, reason, kind))
     return arc.add(_Draft(parent, title or _stem(shown) or "Untitled", ""))
+
+
+def link_page(arc: _Archive, parent: int | None, title: str, href: str, where: str) -> int:
+    """A table of contents' external entry as a link page (GitBook's own for such entries);
+    one that would run something when followed is left out."""
+    if not safe_url(href):
+        arc.skipped.append(Skipped(href[:200], f"{where}: a link that runs a script: left out"))
+        return _NONE
+    return arc.add(_Draft(parent, title or href, "", kind="link", href=href))
 
 
 # Folders and READMEs
@@ -839,13 +869,17 @@ def _emit_folder(
     parent: int | None,
     index_names: tuple[str, ...] = _README,
     category: Callable[[_Folder], _Category] | None = None,
+    own_page: bool = True,
 ) -> None:
     """Pages for `folder`'s files and folders, each folder a page holding its content: the
     folder's index file when it has one, else an empty page. Siblings go by their front
     matter's order (`sidebar_position`, `order`, `nav_order`, `weight`), then by name."""
     info = category(folder) if category is not None else _Category()
     index = info.index or folder.index(index_names)
-    if folder.path == ".":
+    if not own_page:  # its pages go under `parent` (a Docusaurus autogenerated sidebar item)
+        index = None
+        here = parent
+    elif folder.path == ".":
         if index is not None:
             arc.page(index, None)
         here = None
@@ -902,12 +936,18 @@ def _candidates(path: str) -> tuple[str, ...]:
 
 
 def _resolver(
-    source: str, pages: dict[str, str], files: dict[str, str]
+    source: str,
+    pages: dict[str, str],
+    files: dict[str, str],
+    urls: tuple[str, ...] = (),
+    wrapper: str = "",
 ) -> Callable[[str, bool], str | None]:
     base = posixpath.dirname(source)
     # Sites that give each page a folder URL (mkdocs' use_directory_urls, Docusaurus) resolve
-    # a relative link from the page's own URL: a/b.md is served as a/b/.
+    # a relative link from the page's own URL: a/b.md is served as a/b/. A Docusaurus page
+    # served elsewhere (its `slug`) resolves from there too.
     url_base = posixpath.join(base, posixpath.splitext(posixpath.basename(source))[0])
+    starts = list(dict.fromkeys((base, url_base, *(posixpath.dirname(u) for u in urls))))
 
     def resolve(target: str, image: bool) -> str | None:
         if not target or target.startswith("#") or _external(target):
@@ -916,8 +956,14 @@ def _resolver(
         raw = raw.split("?", 1)[0]
         # Try the name as written first: a file may really have "%20" in it.
         for written in dict.fromkeys((raw, unquote(raw))):
-            for start in (base, url_base):
+            for start in starts:
                 path = _local_path(written, start)
+                if path is None and wrapper:
+                    # Up out of the content and back into it by the name of its folder.
+                    joined = posixpath.normpath(posixpath.join(start, written))
+                    back = "../" + wrapper + "/"
+                    if joined.startswith(back):
+                        path = _local_path(joined[len(back) :], "")
                 if path is None:
                     continue
                 ref = files.get(path)
@@ -940,10 +986,12 @@ def _rewritten(
     by_path: dict[str, str],
     file_refs: dict[str, str],
     broken: list[Skipped],
+    urls: tuple[str, ...] = (),
+    wrapper: str = "",
 ) -> str:
     """The page's links to pages and images of the import as their refs; each local link that
     leads to none of them is reported (GitBook would show it broken)."""
-    resolve = _resolver(source, by_path, file_refs)
+    resolve = _resolver(source, by_path, file_refs, urls, wrapper)
     nowhere: dict[str, bool] = {}
 
     def tracked(target: str, image: bool) -> str | None:
@@ -984,6 +1032,10 @@ def _limit_passed(before: str, after: str) -> str | None:
 
 
 def _finish(arc: _Archive) -> Imported:
+    for draft in arc.drafts:
+        # A link page holds no pages (GitBook's neither): entries under one go to its parent.
+        while draft.parent is not None and arc.drafts[draft.parent].kind == "link":
+            draft.parent = arc.drafts[draft.parent].parent
     page_refs = [f"p{i + 1}" for i in range(len(arc.drafts))]
     file_refs = {path: f"f{i + 1}" for i, path in enumerate(sorted(arc.images))}
     by_path: dict[str, str] = {}
@@ -1003,10 +1055,15 @@ def _finish(arc: _Archive) -> Imported:
     for draft, ref in zip(arc.drafts, page_refs, strict=True):
         markdown = draft.markdown
         if draft.source is not None:
-            markdown = _rewritten(draft.source, markdown, by_path, file_refs, broken)
+            urls = tuple(a for a in draft.aliases if not a.startswith("docs/"))
+            # Paths from the archive's root: a folder it was rerooted to (docs/) is named too.
+            wrapper = arc.wrapper if not arc.root else ""
+            markdown = _rewritten(draft.source, markdown, by_path, file_refs, broken, urls, wrapper)
         parent = None if draft.parent is None else page_refs[draft.parent]
         pages.append(
-            ImportedPage(ref, parent, draft.title, markdown, draft.kind, draft.description)
+            ImportedPage(
+                ref, parent, draft.title, markdown, draft.kind, draft.description, draft.href
+            )
         )
     files = tuple(
         ImportedFile(ref, posixpath.basename(path), arc.images[path], arc.data[path])
@@ -1044,6 +1101,13 @@ def _reusables(arc: _Archive) -> tuple[tuple[ImportedReusable, ...], list[Skippe
         if "{% include" in body:
             left_out.append(Skipped(path, "a reusable content that includes another"))
             continue
+        from docshelf.imports.markup import clean  # bs4: the worker's alone
+
+        notes = Notes()
+        body = clean(body, notes)
+        left_out.extend(
+            Skipped(path, why, "approximated") for why in dict.fromkeys(notes.approximated)
+        )
         found = violation(body)
         if found is not None:
             left_out.append(Skipped(path, over_limit(*found)))

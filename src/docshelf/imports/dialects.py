@@ -23,7 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["STYLES", "Notes", "convert", "front_matter", "humanize", "load_yaml"]
+__all__ = [
+    "STYLES",
+    "Notes",
+    "convert",
+    "docusaurus_paths",
+    "front_matter",
+    "humanize",
+    "load_yaml",
+]
 
 # Admonition types (mkdocs-material's and Docusaurus's) to GitBook's four hint styles.
 STYLES: dict[str, str] = {
@@ -129,11 +137,57 @@ _DOCUSAURUS_OPEN = re.compile(r"^(:{3,})[ \t]*([\w-]+)(?:\[(.*)\]|[ \t]+(.*?))?\
 _SNIPPET = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+["']?([^"'\s]+)["']?\s*$""")
 _PYMDOWN_KNOWN = (*STYLES, *_COLLAPSIBLE, "admonition", "tab")
 _MDX_IMPORT = re.compile(r"""^import\s+[\w{}\s,*]+\s+from\s+['"][^'"]+['"];?\s*$""")
-_TABS_OPEN = re.compile(r"^\s*<Tabs\b[^>]*>\s*$")
 _TABS_CLOSE = re.compile(r"^\s*</Tabs>\s*$")
-_TAB_ITEM = re.compile(r"^\s*<TabItem\b([^>]*)>\s*$")
+_AUTODOC = re.compile(r"^:::[ \t]+([A-Za-z_][\w]*(?:\.[\w]+)+)[ \t]*$")
+_MDX_EXPORT = re.compile(r"^export\s+(?:const|let|var|function|default|class)\b")
+_STATEMENT_LINES = 200  # lines an MDX export may span
+
+
+def _statement_end(lines: list[str], i: int) -> int:
+    """The line after the JavaScript statement starting on line i: where its brackets close."""
+    depth = 0
+    for k in range(i, min(len(lines), i + _STATEMENT_LINES)):
+        text = re.sub(r"""(["'`])(?:\\.|(?!\1).)*\1""", "", lines[k])
+        depth += sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+        if depth <= 0:
+            return k + 1
+    return i + 1
+
+
+_TABS_START = re.compile(r"^\s*<Tabs\b")
+_TAB_ITEM_START = re.compile(r"^\s*<TabItem\b")
 _TAB_ITEM_CLOSE = re.compile(r"^\s*</TabItem>\s*$")
-_ATTR = re.compile(r'(label|value)=["{]"?([^"}]*)"?[}"]?')
+_ATTR = re.compile(r"""\b(label|value)=\{?\s*(?:"([^"]*)"|'([^']*)'|`([^`$]*)`)\s*\}?""")
+_TAG_LINES = 50  # lines an opening tag may span
+
+
+def _opening_tag(lines: list[str], i: int) -> tuple[str | None, int]:
+    """The JSX opening tag starting on line i (it may span lines), and the line after it."""
+    for k in range(i, min(len(lines), i + _TAG_LINES)):
+        if lines[k].rstrip().endswith(">") and not lines[k].rstrip().endswith("=>"):
+            return " ".join(line.strip() for line in lines[i : k + 1]), k + 1
+    return None, i + 1
+
+
+def _tab_labels(opening: str) -> dict[str, str]:
+    """`<Tabs values={[{label: 'A', value: 'a'}]}>`: each value's label."""
+    from docshelf.imports.jsdata import NotData, exported
+
+    start = opening.find("values={")
+    end = opening.rfind("}")
+    if start < 0 or end <= start:
+        return {}
+    try:
+        values = exported("export default " + opening[start + len("values={") : end])
+    except NotData:
+        return {}
+    out: dict[str, str] = {}
+    for entry in values if isinstance(values, list) else []:
+        if isinstance(entry, dict):
+            value, label = entry.get("value"), entry.get("label")
+            if isinstance(value, str) and isinstance(label, str):
+                out[value] = label
+    return out
 
 
 def _indented(lines: list[str], start: int, width: int = 4) -> tuple[list[str], int]:
@@ -209,6 +263,7 @@ class _Converter:
         self.include = include
         self.notes = notes
         self.included = 0
+        self.autodoc: list[str] = []
 
     def run(self, text: str, depth: int = 0) -> str:
         return "\n".join(self._lines(text.split("\n"), depth))
@@ -263,7 +318,19 @@ class _Converter:
                 self.notes.approximated.append(f"MDX import left out: {line.strip()[:80]}")
                 i += 1
                 continue
-            if _TABS_OPEN.match(line):
+            if (match := _AUTODOC.match(line)) is not None:
+                # mkdocstrings / mkautodoc write an API reference from the project's code at
+                # build time: there is nothing of it in the markdown to import.
+                _, i = _indented(lines, i + 1)
+                self.autodoc.append(match.group(1))
+                continue
+            if _MDX_EXPORT.match(line):
+                # MDX's exports (components, data) are code of the site: left out whole.
+                end = _statement_end(lines, i)
+                self.notes.approximated.append(f"MDX export left out: {line.strip()[:80]}")
+                i = end
+                continue
+            if _TABS_START.match(line):
                 i = self._docusaurus_tabs(lines, i, depth, nest, out)
                 continue
             match = _PYMDOWN_OPEN.match(line) or _DOCUSAURUS_OPEN.match(line)
@@ -304,18 +371,30 @@ class _Converter:
     ) -> int:
         """`<Tabs>` with `<TabItem label="...">` children, each on its own line, as GitBook
         tabs; anything else between them is kept in the tab before it."""
-        end = next((k for k in range(i + 1, len(lines)) if _TABS_CLOSE.match(lines[k])), None)
-        if end is None:
+        opening, first = _opening_tag(lines, i)
+        end = next((k for k in range(first, len(lines)) if _TABS_CLOSE.match(lines[k])), None)
+        if opening is None or end is None:
             out.append(lines[i])
             return i + 1
+        labels = _tab_labels(opening)
         out.append("{% tabs %}")
         body: list[str] | None = None
-        for line in lines[i + 1 : end]:
-            if (match := _TAB_ITEM.match(line)) is not None:
-                attrs = dict((k, v) for k, v in _ATTR.findall(match.group(1)))
-                title = (attrs.get("label") or attrs.get("value") or "Tab").replace('"', "&quot;")
-                out.append(f'{{% tab title="{title}" %}}')
+        k = first
+        while k < end:
+            line = lines[k]
+            k += 1
+            if body is None and _TAB_ITEM_START.match(line):
+                tag, k = _opening_tag(lines, k - 1)
+                attrs = {
+                    m.group(1): m.group(2) or m.group(3) or m.group(4) or ""
+                    for m in _ATTR.finditer(tag or "")
+                }
+                value = attrs.get("value")
+                # A tab's title is its label; older sites give the labels on <Tabs values>.
+                title = attrs.get("label") or labels.get(value or "") or value or "Tab"
+                out.append(f'{{% tab title="{title.replace(chr(34), "&quot;")}" %}}')
                 body = []
+                continue
             elif _TAB_ITEM_CLOSE.match(line) and body is not None:
                 out.extend(
                     self._lines(textwrap.dedent("\n".join(body)).split("\n"), depth, nest + 1)
@@ -348,7 +427,39 @@ class _Converter:
         return self.run(text, depth + 1).split("\n")
 
 
+# Docusaurus serves `static/` at the site's root: pages name its files as `/img/a.png`, as a
+# path to the folder (`../static/img/a.png`, `@site/static/img/a.png`), or through JSX
+# (`src={useBaseUrl('img/a.png')}`, `src={require('./a.png').default}`).
+_STATIC_PATH = re.compile(r"""(?<=[("'=])(?:(?:\.\./)+|@site/)static/""")
+_JSX_URL = re.compile(
+    r"""\{\s*(useBaseUrl|require)\(\s*(['"])([^'"{}]+)\2\s*\)(?:\.default)?\s*\}"""
+)
+
+
+def _jsx_url(match: re.Match[str]) -> str:
+    url = match.group(3)
+    if match.group(1) == "useBaseUrl" and not re.match(r"^[a-z]+:|^/", url):
+        url = "/" + url
+    return '"' + html.escape(url) + '"'
+
+
+def docusaurus_paths(text: str) -> str:
+    """A Docusaurus page's paths to its site's static files, written as paths from the root
+    (where the import puts `static/`), and JSX URLs as plain attributes."""
+    if "{" in text:
+        text = _JSX_URL.sub(_jsx_url, text)
+    return _STATIC_PATH.sub("/", text) if "static/" in text else text
+
+
 def convert(text: str, include: Callable[[str], str | None], notes: Notes) -> str:
     """`text` with the dialects above rewritten; `include(path)` reads a snippet, None when
     there is no such file."""
-    return _Converter(include, notes).run(text)
+    converter = _Converter(include, notes)
+    out = converter.run(text)
+    if converter.autodoc:
+        names = ", ".join(converter.autodoc[:3]) + (", ..." if len(converter.autodoc) > 3 else "")
+        notes.approximated.append(
+            f"{len(converter.autodoc)} API reference blocks (::: {names}) left out: "
+            "mkdocstrings/mkautodoc generate them from code"
+        )
+    return out

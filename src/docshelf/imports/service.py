@@ -102,6 +102,7 @@ async def _edit(
             markdown=page.markdown,
             kind=page.kind,
             description=page.description,
+            href=page.href,
         )
         if progress is not None:
             progress(1)
