@@ -254,9 +254,8 @@ async def search_site(
         if row is None:
             continue
         snap = content_repository.snapshot(ctx.conn, row)
-        found = await _space_result(
-            ctx, space_id, space["title"], snap, by_space[space_id], hit_ranks
-        )
-        if found["pages"]:
-            items.append(found)
+        hits = by_space[space_id]
+        result = await _space_result(ctx, space_id, space["title"], snap, hits, hit_ranks)
+        if result["pages"]:
+            items.append(result)
     return _body(items, len(order), offset, params.limit, "search:site", len(order))
