@@ -176,6 +176,7 @@ async def test_documents_stored_deeper_than_the_limit_are_flattened(
         quotes += 1
         nodes = nodes[0]["nodes"]
     assert quotes == 2 * MAX_BLOCK_NESTING
+    # Every block is keyed, the innermost too (GitBook keys nested blocks).
     assert nodes == [
         {
             "object": "block",
@@ -184,8 +185,10 @@ async def test_documents_stored_deeper_than_the_limit_are_flattened(
             "nodes": [
                 {"object": "text", "leaves": [{"object": "leaf", "text": "bottom", "marks": []}]}
             ],
+            "key": nodes[0]["key"],
         }
     ]
+    assert len(nodes[0]["key"]) == 16
 
 
 # -- page trees -----------------------------------------------------------------------------------
