@@ -490,12 +490,6 @@ async def test_an_import_answers_what_it_skipped(
                 "kind": "skipped",
             },
             {
-                "path": "https://example.com/docs",
-                "reason": 'listed in SUMMARY.md as "Elsewhere": an external link, not a page of '
-                "the archive",
-                "kind": "skipped",
-            },
-            {
                 "path": "gone.md",
                 "reason": 'listed in SUMMARY.md as "Gone" but not in the archive: imported as '
                 "an empty page",
@@ -507,14 +501,16 @@ async def test_an_import_answers_what_it_skipped(
                 "kind": "skipped",
             },
         ],
-        "skippedCounts": {"skipped": 4, "unresolved": 1, "approximated": 0},
+        "skippedCounts": {"skipped": 3, "unresolved": 1, "approximated": 0},
     }
     pages = (await client.get(f"/v1/spaces/{sid}/content/pages", headers=admin.headers)).json()
     depth, level = 0, pages["pages"][0]
     while level.get("pages"):
         depth, level = depth + 1, level["pages"][0]
     assert (depth + 1, level["title"]) == (12, "Level 11")
-    assert [p["title"] for p in pages["pages"]] == ["Level 0", "Gone"]
+    # The external entry is a link page, as GitBook keeps it.
+    assert [p["title"] for p in pages["pages"]] == ["Level 0", "Elsewhere", "Gone"]
+    assert pages["pages"][1]["type"] == "link"
 
 
 async def test_a_summary_too_deep_to_read_is_cut_and_reported(
