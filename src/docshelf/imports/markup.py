@@ -378,15 +378,19 @@ def clean(text: str, notes: Notes) -> str:
             out.extend(joined.split("\n"))
             pending.clear()
 
+    def copy(i: int, stop: int) -> None:
+        """Lines outside HTML blocks: code as it is, the rest through the inline passes."""
+        for n in range(i, stop):
+            if code[n]:
+                flush()
+                out.append(lines[n])
+            else:
+                pending.append(lines[n])
+
     i = 0
     for start, end, content in blocks:
-        while i < start:
-            if code[i]:
-                flush()
-                out.append(lines[i])
-            else:
-                pending.append(lines[i])
-            i += 1
+        copy(i, start)
+        i = max(i, start)
         flush()
         first = lines[start]
         head = content.split("\n", 1)[0]
@@ -401,13 +405,7 @@ def clean(text: str, notes: Notes) -> str:
         if converted:
             out.extend(prefix + c if c else prefix.rstrip() for c in converted.split("\n"))
         i = max(i, end)
-    while i < len(lines):
-        if code[i]:
-            flush()
-            out.append(lines[i])
-        else:
-            pending.append(lines[i])
-        i += 1
+    copy(i, len(lines))
     flush()
     if layout:
         names = ", ".join(sorted(layout)[:6]) + (", ..." if len(layout) > 6 else "")
