@@ -22,7 +22,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.visitors import InternalTraversal
 
-from docshelf.authz.roles import INHERIT, Role, highest, rank, resolve_default_level
+from docshelf.authz.roles import INHERIT, Role, effective_role, highest, rank, resolve_default_level
 from docshelf.kit.prepared import Prepared, Row
 from docshelf.models import collections, content_grants, members, spaces, team_members
 
@@ -270,31 +270,29 @@ class ContentScope:
     # -- roles -----------------------------------------------------------------------------
 
     def collection_role(self, collection_id: str) -> Role | None:
-        if self.is_admin:
-            return "admin"
-        parent, own_level = self.tree.get(collection_id, (ROOT, INHERIT))
-        if own_level == INHERIT:
-            inherited = self.parent_inherited(parent or None)
-        else:
-            inherited = cap(self.org_role, own_level) if self.is_member else None
-        return highest([inherited, self._chain_grant(collection_id)])
+        return effective_role(
+            org_role=self.org_role,
+            is_member=self.is_member,
+            default_levels=self._chain_levels(collection_id),
+            user_grants=[self._chain_grant(collection_id)],
+        )
 
     def space_role(self, space: Any) -> Role | None:
         """`space` is a row mapping with id, parent_id, visibility and default_level."""
-        if self.is_admin:
-            return "admin"
         parent = space["parent_id"]
-        visibility = space["visibility"]
-        level = space["default_level"]
         # Visibility says who reads the space outside the organization; members' access comes
         # from the default level alone (GitBook: `private` is "not public", and `inherit`
         # gives members their organization role, capped by the collections above).
-        if level == INHERIT or visibility == "in-collection":
-            inherited = self.parent_inherited(parent)
-        else:
-            inherited = cap(self.org_role, level) if self.is_member else None
-        from_parent = self._chain_grant(parent) if parent else None
-        return highest([inherited, from_parent, self.grants.get(("space", space["id"]))])
+        own = INHERIT if space["visibility"] == "in-collection" else space["default_level"]
+        return effective_role(
+            org_role=self.org_role,
+            is_member=self.is_member,
+            default_levels=[own, *(self._chain_levels(parent) if parent else [])],
+            user_grants=[
+                self._chain_grant(parent) if parent else None,
+                self.grants.get(("space", space["id"])),
+            ],
+        )
 
     # -- the same rules as SQL -------------------------------------------------------------
 
