@@ -8,23 +8,13 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from docshelf.content.document import document_to_markdown
+from docshelf.kit.emoji import reaction
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.schemas import Body, Out
 from docshelf.user.schemas import UserOut
 
 # Distinct emoji one comment or reply may carry, and reactions one request may add or remove.
 MAX_EMOJI = 50
-
-
-def reaction(value: str) -> str:
-    """An emoji as the `emoji` package (Unicode's emoji data) knows it, in its fully-qualified
-    form, so that ❤ and ❤️ are one reaction; anything else is refused."""
-    # Unicode's emoji tables (~8 MB) load with the first reaction, not in every API process.
-    import emoji
-
-    if not emoji.is_emoji(value):
-        raise ValueError("not an emoji: give one emoji character, such as 👍")
-    return emoji.emojize(emoji.demojize(value))
 
 
 Reaction = Annotated[str, StringConstraints(min_length=1, max_length=32), AfterValidator(reaction)]

@@ -7,14 +7,11 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from docshelf.kit import expressions
+from docshelf.kit.emoji import Emoji
 from docshelf.kit.schemas import Body, Out
-from docshelf.space import emoji
 
 Title = Annotated[str, StringConstraints(min_length=1, max_length=512)]
 Slug = Annotated[str, StringConstraints(min_length=1, max_length=100)]
-Emoji = Annotated[
-    str, StringConstraints(min_length=1, max_length=50), AfterValidator(emoji.normalize)
-]
 Icon = Annotated[str, StringConstraints(min_length=1, max_length=50)]
 Ref = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 PageId = Annotated[str, StringConstraints(min_length=1, max_length=100)]

@@ -2,18 +2,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, StringConstraints
+from pydantic import StringConstraints
 
 from docshelf.collection.schemas import DefaultLevel
+from docshelf.kit.emoji import Emoji
 from docshelf.kit.schemas import Body, EntityId, Out
 from docshelf.review.schemas import SpaceMergeRules
-from docshelf.space import emoji
 
 Visibility = Literal["public", "unlisted", "share-link", "visitor-auth", "in-collection", "private"]
 EditMode = Literal["live", "locked"]
-Emoji = Annotated[
-    str, StringConstraints(min_length=1, max_length=50), AfterValidator(emoji.normalize)
-]
 Url = Annotated[str, StringConstraints(max_length=2048, pattern=r"^https?://\S+$")]
 Language = Literal[
     "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "zh-tw", "yue", "ko", "ar",
