@@ -13,7 +13,6 @@ import io
 import mimetypes
 import posixpath
 import re
-import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -22,6 +21,7 @@ from docshelf.blobs import blob_key
 from docshelf.content import blocks, parsing, reusable
 from docshelf.content.document import document_to_markdown
 from docshelf.content.limits import MAX_PAGE_DEPTH, too_deep
+from docshelf.content.model import free_slug, page_slug
 from docshelf.content.schemas import (
     Change,
     DeletePage,
@@ -69,25 +69,10 @@ class Outcome:
     blobs: dict[str, bytes] = field(default_factory=dict)
 
 
-def slugify(title: str) -> str:
-    text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode().lower()
-    slug = re.sub(r"[^a-z0-9]+", "-", text).strip("-")[:100].strip("-")
-    return slug or "untitled"
-
-
 def _check_slug(slug: str, where: str) -> str:
     if _SLUG_FORBIDDEN.search(slug) or slug in (".", ".."):
         raise ChangeError(f"{where}: slug {slug!r} must not contain spaces, '/', '?', '#' or '\\'")
     return slug
-
-
-def _free_slug(wanted: str, taken: set[str]) -> str:
-    if wanted not in taken:
-        return wanted
-    n = 2
-    while f"{wanted}-{n}" in taken:
-        n += 1
-    return f"{wanted}-{n}"
 
 
 def _document_keeps(text: str) -> bool:
@@ -275,7 +260,7 @@ class Editor:
             if slug in taken:
                 raise ChangeError(f"{where}: a sibling page already uses the slug {slug!r}")
         else:
-            slug = _free_slug(slugify(title), taken)
+            slug = free_slug(page_slug(title), taken)
         self._require_new_ref(change.ref, where)
         page_id = new_id()
         record: Record = {
@@ -442,7 +427,7 @@ class Editor:
             if depth > MAX_PAGE_DEPTH:
                 raise self._too_deep(where, depth)
             kids = [list(k) for k in node["children"]]
-            slug = _free_slug(old["slug"], {s for _, s in kids})
+            slug = free_slug(old["slug"], {s for _, s in kids})
             old_node = await old_snap.node(old["parent"])
             old_index = next(
                 (
@@ -577,7 +562,7 @@ class Editor:
         if self._by_slug is None:
             self._by_slug = {}
             for rid, rec in sorted((await self.snap.all_reusables()).items()):
-                self._by_slug.setdefault(slugify(rec["title"]), rid)
+                self._by_slug.setdefault(page_slug(rec["title"]), rid)
         return self._by_slug.get(slug)
 
     async def _remember_includes(self, page: Record) -> None:

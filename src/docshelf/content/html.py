@@ -298,7 +298,7 @@ def _anchors(tokens: list[Token], state: _State) -> None:
         if token.type != "heading_open" or i + 1 >= len(tokens):
             continue
         text = _plain(tokens[i + 1].children).strip()
-        slug = base = md.slugify(text)
+        slug = base = md.heading_anchor(text)
         while slug in seen:
             seen[base] += 1
             slug = f"{base}-{seen[base]}"

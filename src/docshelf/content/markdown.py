@@ -55,9 +55,9 @@ __all__ = [
     "Section",
     "check",
     "commonmark",
+    "heading_anchor",
     "iter_links",
     "rewrite_links",
-    "slugify",
     "split_sections",
     "to_document",
 ]
@@ -932,7 +932,7 @@ def _plain(tokens: list[Token]) -> str:
     return "".join(out)
 
 
-def slugify(text: str) -> str:
+def heading_anchor(text: str) -> str:
     """GitHub's heading anchor: lower case, spaces to hyphens, and everything but letters,
     digits, marks, hyphens and underscores-and-kin dropped."""
     kept = (
@@ -974,7 +974,7 @@ def _sections(tokens: list[Token]) -> tuple[Section, ...]:
             flush()
             parts = []
             title = _plain(children).strip()
-            slug = base = slugify(title)
+            slug = base = heading_anchor(title)
             while slug in seen:
                 seen[base] += 1
                 slug = f"{base}-{seen[base]}"

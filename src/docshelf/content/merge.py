@@ -40,7 +40,7 @@ from typing import Any, Literal, TypeVar
 
 from merge3 import Merge3
 
-from docshelf.content.model import InvalidTree, Page, Tree, find_cycles
+from docshelf.content.model import InvalidTree, Page, Tree, find_cycles, free_slug
 
 FieldValue = str | int | bool | None
 ConflictKind = Literal["content", "metadata", "delete-edit", "move", "cycle", "orphan", "slug"]
@@ -397,7 +397,7 @@ class _Merge:
             used: set[str] = set()
             for position, page_id in enumerate(order):
                 page = self.pages[page_id]
-                slug = self._free_slug(page, taken, used)
+                slug = self._renamed_slug(page, taken, used)
                 used.add(slug)
                 out.append(dataclasses.replace(page, parent=parent, position=position, slug=slug))
         positions = {page.id: page.position for page in out}
@@ -417,13 +417,10 @@ class _Merge:
             )
         return out
 
-    def _free_slug(self, page: Page, taken: set[str], used: set[str]) -> str:
+    def _renamed_slug(self, page: Page, taken: set[str], used: set[str]) -> str:
         if page.slug not in used:
             return page.slug
-        n = 2
-        while f"{page.slug}-{n}" in taken or f"{page.slug}-{n}" in used:
-            n += 1
-        slug = f"{page.slug}-{n}"
+        slug = free_slug(page.slug, taken | used)
         base, ours, theirs = self._sides(page.id, "slug")
         self.conflicts.append(
             Conflict(

@@ -7,12 +7,34 @@ or used as a dictionary key without anyone changing it underneath.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 PageType = Literal["document", "group", "link"]
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def page_slug(title: str) -> str:
+    """The slug a page gets from its title: ASCII letters and digits joined by hyphens."""
+    text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode().lower()
+    slug = _NOT_SLUG.sub("-", text).strip("-")[:100].strip("-")
+    return slug or "untitled"
+
+
+def free_slug(wanted: str, taken: set[str]) -> str:
+    """`wanted`, or the first of `wanted-2`, `wanted-3`... that no sibling has."""
+    if wanted not in taken:
+        return wanted
+    n = 2
+    while f"{wanted}-{n}" in taken:
+        n += 1
+    return f"{wanted}-{n}"
+
+
 PAGE_TYPES: frozenset[str] = frozenset(get_args(PageType))
 
 
