@@ -22,7 +22,15 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.visitors import InternalTraversal
 
-from docshelf.authz.roles import INHERIT, Role, effective_role, highest, rank, resolve_default_level
+from docshelf.authz.roles import (
+    INHERIT,
+    DefaultLevel,
+    Role,
+    effective_role,
+    highest,
+    rank,
+    resolve_default_level,
+)
 from docshelf.kit.prepared import Prepared, Row
 from docshelf.models import collections, content_grants, members, spaces, team_members
 
@@ -283,7 +291,9 @@ class ContentScope:
         # Visibility says who reads the space outside the organization; members' access comes
         # from the default level alone (GitBook: `private` is "not public", and `inherit`
         # gives members their organization role, capped by the collections above).
-        own = INHERIT if space["visibility"] == "in-collection" else space["default_level"]
+        own: DefaultLevel = (
+            INHERIT if space["visibility"] == "in-collection" else space["default_level"]
+        )
         return effective_role(
             org_role=self.org_role,
             is_member=self.is_member,

@@ -21,7 +21,7 @@ async def upsert(
     role: str,
     now: datetime,
 ) -> None:
-    stmt = upsert_insert(conn.dialect.name, content_grants).values(
+    stmt = upsert_insert(conn, content_grants).values(
         organization_id=org_id,
         target_type=kind,
         target_id=target_id,

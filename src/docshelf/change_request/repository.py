@@ -114,5 +114,5 @@ async def count_status_change(
 
 
 async def add_contributor(conn: AsyncConnection, cr_id: str, user_id: str) -> None:
-    stmt = upsert_insert(conn.dialect.name, change_request_contributors).on_conflict_do_nothing()
+    stmt = upsert_insert(conn, change_request_contributors).on_conflict_do_nothing()
     await conn.execute(stmt, {"change_request_id": cr_id, "user_id": user_id})

@@ -159,7 +159,7 @@ async def add_reactions(
     """Idempotent: a reaction the user already gave keeps its first time."""
     if not emojis:
         return
-    stmt = upsert_insert(conn.dialect.name, comment_reactions).on_conflict_do_nothing()
+    stmt = upsert_insert(conn, comment_reactions).on_conflict_do_nothing()
     await conn.execute(
         stmt,
         [

@@ -80,7 +80,7 @@ class ObjectStore:
     async def put_many(self, objects: Mapping[str, bytes]) -> None:
         if not objects:
             return
-        stmt = upsert_insert(self.conn.dialect.name, content_objects).on_conflict_do_nothing()
+        stmt = upsert_insert(self.conn, content_objects).on_conflict_do_nothing()
         rows = [{"space_id": self.space_id, "hash": h, "data": d} for h, d in objects.items()]
         for start in range(0, len(rows), _CHUNK):
             await self.conn.execute(stmt, rows[start : start + _CHUNK])

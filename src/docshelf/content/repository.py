@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.blobs import blob_key, check_key
 from docshelf.content.objects import ObjectStore
 from docshelf.content.snapshot import Snapshot
-from docshelf.kit.db import upsert_insert
+from docshelf.kit.db import is_postgres, upsert_insert
 from docshelf.kit.errors import Forbidden
 from docshelf.kit.ids import new_id
 from docshelf.models import (
@@ -80,7 +80,7 @@ async def lock_space(conn: AsyncConnection, space_id: str, *, share: bool = Fals
     space locked meanwhile refuses the write (LockedSpace). `share` is for writes that do not
     move main (change request content): they only need editMode to hold still."""
     stmt = sa.select(spaces.c.revision_id, spaces.c.edit_mode).where(spaces.c.id == space_id)
-    if conn.dialect.name == "postgresql":
+    if is_postgres(conn):
         stmt = stmt.with_for_update(read=share)
     row = (await conn.execute(stmt)).one()
     if row.edit_mode == "locked":
@@ -90,7 +90,7 @@ async def lock_space(conn: AsyncConnection, space_id: str, *, share: bool = Fals
 
 async def lock_change_request(conn: AsyncConnection, cr_id: str) -> sa.RowMapping:
     stmt = sa.select(change_requests).where(change_requests.c.id == cr_id)
-    if conn.dialect.name == "postgresql":
+    if is_postgres(conn):
         stmt = stmt.with_for_update()
     return (await conn.execute(stmt)).mappings().one()
 
@@ -121,7 +121,7 @@ async def store_blobs(
     """Stores a successful batch's file bytes and records that the space references them.
     Keys in `put` were put before the transaction and are not put again."""
     rows = [{"space_id": space_id, "blob_key": k} for k in sorted(blobs)]
-    stmt = upsert_insert(conn.dialect.name, space_blobs).on_conflict_do_nothing()
+    stmt = upsert_insert(conn, space_blobs).on_conflict_do_nothing()
     await _put_and_reference(conn, store, blobs, stmt, rows, put=put)
 
 
@@ -175,7 +175,7 @@ async def _put_and_reference(
     # lock; on SQLite, a job process writing before our transaction) may have deleted the
     # bytes; nothing can delete them again before we commit, so putting them back is enough.
     # On SQLite, bytes put in this transaction cannot have been collected yet.
-    recheck = blobs if conn.dialect.name == "postgresql" else put
+    recheck = blobs if is_postgres(conn) else put
     for key in recheck:
         if key in blobs and not await store.exists(key):
             await store.put(blobs[key])
@@ -202,7 +202,7 @@ async def lock_blob_keys(conn: AsyncConnection, keys: Iterable[str]) -> None:
     """One transaction-level advisory lock per blob on PostgreSQL (SQLite writers are serial
     already), taken in ascending order so that two holders of several never deadlock. Uploads
     of other blobs never wait for them."""
-    if conn.dialect.name != "postgresql":
+    if not is_postgres(conn):
         return
     ids = sorted(
         {int.from_bytes(bytes.fromhex(check_key(k)[:8]), "big", signed=True) for k in keys}
@@ -254,7 +254,7 @@ async def put_listing_snapshot(
     if (await conn.execute(exists)).first() is None:
         return
     values = {"pages_root": pages_root, "format": format, "data": data, "created_at": now}
-    stmt = upsert_insert(conn.dialect.name, listing_snapshots).values(space_id=space_id, **values)
+    stmt = upsert_insert(conn, listing_snapshots).values(space_id=space_id, **values)
     await conn.execute(
         stmt.on_conflict_do_update(index_elements=[listing_snapshots.c.space_id], set_=values)
     )

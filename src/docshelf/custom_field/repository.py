@@ -40,7 +40,7 @@ async def insert(
     """False when the organization already has a field of that name. The unique constraint
     decides, so two concurrent creations cannot both succeed nor fail with a 500."""
     stmt = (
-        upsert_insert(conn.dialect.name, custom_fields)
+        upsert_insert(conn, custom_fields)
         .values(
             id=field_id,
             organization_id=org_id,
@@ -123,7 +123,7 @@ async def set_values(
         if value is not None
     ]
     if rows:
-        stmt = upsert_insert(conn.dialect.name, custom_field_values)
+        stmt = upsert_insert(conn, custom_field_values)
         stmt = stmt.on_conflict_do_update(
             index_elements=[custom_field_values.c.space_id, custom_field_values.c.field_id],
             set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -256,7 +256,7 @@ async def unit_of_work(
                 sync_conn.close()
         return
     gate = engine.gate if isinstance(engine, Engine) else None
-    if not write and engine.dialect.name == "postgresql":
+    if not write and is_postgres(engine):
         read = LazyRead(engine, gate)
         try:
             yield read
@@ -391,11 +391,18 @@ def is_busy_error(exc: BaseException) -> bool:
     return "database is locked" in message or "database table is locked" in message
 
 
-def is_postgres(conn: AsyncConnection) -> bool:
+class HasDialect(Protocol):
+    """A connection or engine, sync or async: what names the database it talks to."""
+
+    @property
+    def dialect(self) -> sa.Dialect: ...
+
+
+def is_postgres(conn: HasDialect) -> bool:
     return conn.dialect.name == "postgresql"
 
 
-def upsert_insert(dialect_name: str, table: sa.Table) -> Any:
+def upsert_insert(conn: HasDialect, table: sa.Table) -> Any:
     """The dialect's INSERT, which has ON CONFLICT DO NOTHING / DO UPDATE on both engines."""
-    insert = postgresql.insert if dialect_name == "postgresql" else sqlite.insert
+    insert = postgresql.insert if is_postgres(conn) else sqlite.insert
     return insert(table)

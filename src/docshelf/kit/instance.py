@@ -19,9 +19,7 @@ async def get(conn: AsyncConnection, key: str) -> str | None:
 async def claim(conn: AsyncConnection, key: str, value: str) -> bool:
     """Sets `key` unless some process already did; True when this call set it."""
     stmt = (
-        upsert_insert(conn.dialect.name, instance_settings)
-        .values(key=key, value=value)
-        .on_conflict_do_nothing()
+        upsert_insert(conn, instance_settings).values(key=key, value=value).on_conflict_do_nothing()
     )
     return (await conn.execute(stmt)).rowcount == 1
 

@@ -9,10 +9,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.kit.db import is_postgres, upsert_insert
 from docshelf.links.extract import FoundLink, extract
 from docshelf.models import page_link_stats, page_links
 
@@ -172,8 +171,9 @@ async def reindex(
 
 
 async def _add_stats(conn: AsyncConnection, space_id: str, total: int, broken: int) -> None:
-    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    stmt = insert(page_link_stats).values(space_id=space_id, total=total, broken=broken)
+    stmt = upsert_insert(conn, page_link_stats).values(
+        space_id=space_id, total=total, broken=broken
+    )
     stmt = stmt.on_conflict_do_update(
         index_elements=[page_link_stats.c.space_id],
         set_={
@@ -246,7 +246,7 @@ def _where(
     elif status == "ok":
         where += [page_links.c.status == "ok", sa.not_(in_app(base))]
     elif status == "in-app":
-        where.append(in_app(base, binary=conn.dialect.name == "sqlite"))
+        where.append(in_app(base, binary=not is_postgres(conn)))
     return where
 
 

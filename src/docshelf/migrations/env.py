@@ -10,7 +10,7 @@ from sqlalchemy.engine import Connection
 
 from docshelf import models  # noqa: F401  (registers every table)
 from docshelf.config import Settings
-from docshelf.kit.db import create_engine, metadata
+from docshelf.kit.db import create_engine, is_postgres, metadata
 
 config = context.config
 
@@ -26,7 +26,7 @@ def _include_object(obj: Any, name: str | None, type_: str, reflected: bool, oth
 
 
 def _run(connection: Connection) -> None:
-    sqlite = connection.dialect.name == "sqlite"
+    sqlite = not is_postgres(connection)
     if sqlite:
         # Batch mode rebuilds a table by copying it and dropping the old one; with foreign keys
         # on, that DROP deletes every row first and cascades into the tables pointing at it.

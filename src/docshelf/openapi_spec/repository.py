@@ -148,7 +148,7 @@ async def add_version(
     now: datetime,
 ) -> None:
     await conn.execute(
-        upsert_insert(conn.dialect.name, openapi_spec_contents)
+        upsert_insert(conn, openapi_spec_contents)
         .values(spec_id=spec_id, digest=digest, data=data)
         .on_conflict_do_nothing()
     )

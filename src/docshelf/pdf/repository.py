@@ -40,7 +40,7 @@ async def record(
         "size": len(data),
         "created_at": now,
     }
-    await conn.execute(upsert_insert(conn.dialect.name, pdf_exports).on_conflict_do_nothing(), row)
+    await conn.execute(upsert_insert(conn, pdf_exports).on_conflict_do_nothing(), row)
     kept = await get(conn, space_id, source_key)
     assert kept is not None
     if kept == blob_key and not await store.exists(blob_key):

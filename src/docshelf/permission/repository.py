@@ -6,6 +6,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.authz.roles import ROLES, rank
+from docshelf.kit.db import is_postgres
 from docshelf.models import content_grants, members, team_members, teams, users
 from docshelf.team.repository import team_columns
 
@@ -75,7 +76,7 @@ async def org_member_ids(conn: AsyncConnection, org_id: str, ids: list[str]) -> 
     stmt = sa.select(members.c.user_id).where(
         members.c.organization_id == org_id, members.c.user_id.in_(ids)
     )
-    if conn.dialect.name == "postgresql":
+    if is_postgres(conn):
         stmt = stmt.order_by(members.c.user_id).with_for_update()
     return set((await conn.execute(stmt)).scalars())
 

@@ -128,7 +128,7 @@ async def put_requests(
         }
         for uid in user_ids
     ]
-    stmt = upsert_insert(conn.dialect.name, reviewers)
+    stmt = upsert_insert(conn, reviewers)
     stmt = stmt.on_conflict_do_update(
         index_elements=[reviewers.c.change_request_id, reviewers.c.user_id],
         set_={

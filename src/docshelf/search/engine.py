@@ -39,7 +39,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
 from sqlalchemy.dialects.postgresql.base import PGDialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.kit.db import started
+from docshelf.kit.db import is_postgres, started
 from docshelf.models.search import SEARCH_CONFIG, search_sections
 
 MAX_SECTIONS = 5
@@ -121,7 +121,7 @@ async def reindex(
     """Replaces the rows of each page (None: the page is gone)."""
     if not pages:
         return
-    fts = not _is_postgres(conn)
+    fts = not is_postgres(conn)
     ids = list(pages)
     for start in range(0, len(ids), _BATCH):
         chunk = ids[start : start + _BATCH]
@@ -157,7 +157,7 @@ async def copy_space(conn: AsyncConnection, source: str, target: str) -> None:
     copy's main is the source's main, so its pages index alike)."""
     names = ["page_id", "position", "anchor", "page_title", "section_title", "body"]
     select = sa.select(sa.literal(target), *[_t.c[n] for n in names]).where(_t.c.space_id == source)
-    if not _is_postgres(conn):
+    if not is_postgres(conn):
         select = select.where(*_fts_ids(space_id=[source]))
     await conn.execute(sa.insert(_t).from_select(["space_id", *names], select))
 
@@ -166,7 +166,7 @@ async def drop_space(conn: AsyncConnection, space_id: str) -> None:
     """Removes a space's rows. Needed on SQLite when a space is purged: the FTS5 table has no
     foreign key to cascade from (PostgreSQL's has, and this is then a no-op)."""
     stmt = sa.delete(_t).where(_t.c.space_id == space_id)
-    if not _is_postgres(conn):
+    if not is_postgres(conn):
         stmt = stmt.where(*_fts_ids(space_id=[space_id]))
     await conn.execute(stmt)
 
@@ -219,7 +219,7 @@ async def search(
     terms = _terms(query)
     if not terms or (isinstance(space_ids, list) and not space_ids):
         return Results([], 0, True, 0)
-    if not _is_postgres(conn) and not isinstance(space_ids, list):
+    if not is_postgres(conn) and not isinstance(space_ids, list):
         # FTS5 finds a list of spaces through its index; a SELECT would be a filter applied
         # to every match of the whole table.
         space_ids = [r[0] for r in await conn.execute(space_ids)]
@@ -238,7 +238,7 @@ async def custom_plans(conn: AsyncConnection) -> AsyncIterator[None]:
     where the primary key's order stops after 201 rows. Set for the session, not the
     transaction: reads run without one (SET LOCAL would do nothing), and it is reset after.
     Nested uses set it once (a caller running several searches wraps them all)."""
-    if not _is_postgres(conn) or (await started(conn)).info.get(_CUSTOM_PLANS):
+    if not is_postgres(conn) or (await started(conn)).info.get(_CUSTOM_PLANS):
         yield
         return
     await conn.execute(sa.text("SET plan_cache_mode = force_custom_plan"))
@@ -281,7 +281,7 @@ async def _search(
     )
 
     def plan_of(terms: list[_Term]) -> _Plan:
-        return _Postgres(terms) if _is_postgres(conn) else _Fts5(terms, space_ids)
+        return _Postgres(terms) if is_postgres(conn) else _Fts5(terms, space_ids)
 
     # Broad or not is decided with the last word as typed first: as a prefix, a common word
     # would cost the whole of its matches (FTS5 merges every term it prefixes before reading
@@ -435,10 +435,6 @@ def _snippet(marked: str) -> str:
 def _mark(text: str, start: int, end: int) -> str:
     """`text` with the match at `start:end` between _OPEN and _CLOSE, as the engines mark it."""
     return f"{text[:start]}{_OPEN}{text[start:end]}{_CLOSE}{text[end:]}"
-
-
-def _is_postgres(conn: AsyncConnection) -> bool:
-    return conn.dialect.name == "postgresql"
 
 
 def _tokens(text: str | None, strip_diacritics: bool) -> list[str]:

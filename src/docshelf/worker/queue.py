@@ -36,7 +36,7 @@ async def enqueue(
     if tenant is None and space is not None:
         tenant = sa.select(spaces.c.organization_id).where(spaces.c.id == space).scalar_subquery()
     stmt = (
-        upsert_insert(conn.dialect.name, jobs)
+        upsert_insert(conn, jobs)
         .values(
             id=job_id,
             kind=kind,

@@ -115,7 +115,7 @@ class JobRunner:
             job = (await conn.execute(self._claim_stmt())).mappings().first()
             if job is not None:
                 served = {"tenant": job["organization_id"] or _INSTALL, "served_at": utcnow()}
-                stmt = upsert_insert(conn.dialect.name, job_tenants).values(**served)
+                stmt = upsert_insert(conn, job_tenants).values(**served)
                 await conn.execute(
                     stmt.on_conflict_do_update(
                         index_elements=[job_tenants.c.tenant],

@@ -15,6 +15,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
+from docshelf.kit.db import is_postgres
+
 revision: str = "0007"
 down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
@@ -38,7 +40,7 @@ _FTS5 = (
 
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
+    if not is_postgres(op.get_bind()):
         op.execute(_FTS5)
         return
     op.create_table(
@@ -74,6 +76,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name == "postgresql":
+    if is_postgres(op.get_bind()):
         op.drop_index("ix_search_sections_document", table_name="search_sections")
     op.drop_table("search_sections")

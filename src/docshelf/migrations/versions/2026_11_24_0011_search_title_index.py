@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from docshelf.kit.db import is_postgres
+
 revision: str = "0011"
 down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
@@ -19,7 +21,7 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
+    if not is_postgres(op.get_bind()):
         return
     op.create_index(
         "ix_search_sections_title",
@@ -31,6 +33,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
+    if not is_postgres(op.get_bind()):
         return
     op.drop_index("ix_search_sections_title", table_name="search_sections")

@@ -18,6 +18,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
+from docshelf.kit.db import is_postgres
+
 revision: str = "0025"
 down_revision: str | None = "0023"
 branch_labels: str | Sequence[str] | None = None
@@ -56,7 +58,7 @@ def _rebuild_fts5(columns: list[str]) -> None:
 
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
+    if not is_postgres(op.get_bind()):
         _rebuild_fts5([*_FTS5_COLUMNS, "title_vector UNINDEXED"])
         return
     op.drop_index("ix_search_sections_title", table_name="search_sections")
@@ -86,7 +88,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
+    if not is_postgres(op.get_bind()):
         _rebuild_fts5(_FTS5_COLUMNS)
         return
     op.drop_index("ix_search_sections_titles", table_name="search_sections")

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from docshelf.kit.db import is_postgres
+
 revision: str = "0026"
 down_revision: str | None = "0025"
 branch_labels: str | Sequence[str] | None = None
@@ -34,7 +36,7 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("space_id", name=op.f("pk_listing_snapshots")),
     )
-    if op.get_bind().dialect.name == "postgresql":
+    if is_postgres(op.get_bind()):
         # Out of line but not compressed: the value is read whole by a process's first
         # listing, and decompressing 4 MB of pglz took as long again as sending it (4.2 MB:
         # 11-23 ms compressed to 1.5 MB, 6.5-7 ms as is).
