@@ -17,7 +17,7 @@ from docshelf.content import repository as content_repository
 from docshelf.content.document import document_to_markdown
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
-from docshelf.kit.errors import BadRequest, Conflict, Forbidden
+from docshelf.kit.errors import BadRequest, Conflict, SpaceLocked
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import change_requests
@@ -30,7 +30,7 @@ _KEYS = (SortKey(change_requests.c.updated_at, "updated_at"), SortKey(change_req
 def _require_edit(space: SpaceAccess, refusal: str) -> None:
     """Editors may write, unless the space is locked: then nobody may."""
     if space.row["edit_mode"] == "locked" and space_policy.can_view(space.role):
-        raise Forbidden("The space is locked: its content cannot be changed")
+        raise SpaceLocked()
     require(policy.can_edit(space.role, space.row["edit_mode"]), refusal)
 
 

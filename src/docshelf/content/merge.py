@@ -2,7 +2,7 @@
 
 `merge(base, ours, theirs)` combines two revisions that both grew from `base`. It never fails on
 well-formed input and never loses a side's work silently: whatever it cannot combine it settles
-one way (ours, by default) and reports as a `Conflict` carrying what the other side had, so the
+one way (ours, by default) and reports as a `MergeConflict` carrying what the other side had, so the
 caller can keep that in revision history or ask a person.
 
 The rules, in the order they apply:
@@ -54,7 +54,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class Conflict:
+class MergeConflict:
     """Something the merge settled on its own that a person may want to revisit.
 
     `field` names the Page field at issue ("parent" and "position" for placement; None for a
@@ -78,13 +78,13 @@ class Conflict:
 @dataclass(frozen=True, slots=True)
 class MergeResult:
     tree: Tree
-    conflicts: tuple[Conflict, ...] = ()
+    conflicts: tuple[MergeConflict, ...] = ()
 
     @property
     def clean(self) -> bool:
         return not self.conflicts
 
-    def conflicts_for(self, page_id: str) -> tuple[Conflict, ...]:
+    def conflicts_for(self, page_id: str) -> tuple[MergeConflict, ...]:
         return tuple(c for c in self.conflicts if c.page_id == page_id)
 
 
@@ -188,7 +188,7 @@ class _Merge:
         self.base, self.ours, self.theirs = base, ours, theirs
         self.pages: dict[str, Page] = {}
         self.parent: dict[str, str | None] = {}
-        self.conflicts: list[Conflict] = []
+        self.conflicts: list[MergeConflict] = []
         self.repositioned: list[str] = []
 
     def run(self) -> MergeResult:
@@ -238,7 +238,7 @@ class _Merge:
         elif _edited(base, kept):
             self.pages[page_id] = kept
             self.conflicts.append(
-                Conflict(
+                MergeConflict(
                     page_id,
                     "delete-edit",
                     None,
@@ -253,7 +253,7 @@ class _Merge:
     def _merge_fields(self, base: Page | None, ours: Page, theirs: Page) -> Page:
         page_id = ours.id
         values: dict[str, Any] = {}
-        found: list[Conflict] = []
+        found: list[MergeConflict] = []
         for name in (*_METADATA_FIELDS, "parent"):
             base_value = None if base is None else getattr(base, name)
             ours_value, theirs_value = getattr(ours, name), getattr(theirs, name)
@@ -264,7 +264,7 @@ class _Merge:
             if clash:
                 kind: ConflictKind = "move" if name == "parent" else "metadata"
                 found.append(
-                    Conflict(
+                    MergeConflict(
                         page_id,
                         kind,
                         name,
@@ -282,7 +282,7 @@ class _Merge:
         if text is None:
             text = ours.markdown
             found.append(
-                Conflict(
+                MergeConflict(
                     page_id,
                     "content",
                     "markdown",
@@ -303,7 +303,7 @@ class _Merge:
                 values[name] = ours_value
                 if ours_value != theirs_value:
                     found.append(
-                        Conflict(
+                        MergeConflict(
                             page_id,
                             "content" if name == "markdown" else "metadata",
                             name,
@@ -380,7 +380,7 @@ class _Merge:
     def _move(self, page_id: str, kind: ConflictKind, target: str | None, detail: str) -> None:
         base, ours, theirs = self._sides(page_id, "parent")
         self.conflicts.append(
-            Conflict(page_id, kind, "parent", base, ours, theirs, merged=target, detail=detail)
+            MergeConflict(page_id, kind, "parent", base, ours, theirs, merged=target, detail=detail)
         )
         self.parent[page_id] = target
 
@@ -404,7 +404,7 @@ class _Merge:
         for page_id in self.repositioned:
             base, ours, theirs = self._sides(page_id, "position")
             self.conflicts.append(
-                Conflict(
+                MergeConflict(
                     page_id,
                     "move",
                     "position",
@@ -423,7 +423,7 @@ class _Merge:
         slug = free_slug(page.slug, taken | used)
         base, ours, theirs = self._sides(page.id, "slug")
         self.conflicts.append(
-            Conflict(
+            MergeConflict(
                 page.id,
                 "slug",
                 "slug",

@@ -12,7 +12,7 @@ from docshelf.blobs import blob_key, check_key
 from docshelf.content.objects import ObjectStore
 from docshelf.content.snapshot import Snapshot
 from docshelf.kit.db import is_postgres, upsert_insert
-from docshelf.kit.errors import Forbidden
+from docshelf.kit.errors import SpaceLocked
 from docshelf.kit.ids import new_id
 from docshelf.models import (
     change_requests,
@@ -84,7 +84,7 @@ async def lock_space(conn: AsyncConnection, space_id: str, *, share: bool = Fals
         stmt = stmt.with_for_update(read=share)
     row = (await conn.execute(stmt)).one()
     if row.edit_mode == "locked":
-        raise Forbidden("The space is locked: its content cannot be changed")
+        raise SpaceLocked()
     return str(row.revision_id)
 
 

@@ -71,7 +71,7 @@ from docshelf.kit import metrics, offload
 from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.db import unit_of_work
-from docshelf.kit.errors import BadRequest, Conflict, Forbidden
+from docshelf.kit.errors import BadRequest, Conflict, Forbidden, SpaceLocked
 from docshelf.kit.expressions import shows
 from docshelf.kit.pagination import PageParams, page_in_memory
 from docshelf.review import service as review_service
@@ -586,7 +586,7 @@ async def _page_changes(
 
 def require_content_edit(space: SpaceAccess) -> None:
     if space.row["edit_mode"] == "locked":
-        raise Forbidden("The space is locked: its content cannot be changed")
+        raise SpaceLocked()
     require(cr_policy.can_edit(space.role, space.row["edit_mode"]), "You cannot edit this space")
 
 
@@ -1022,7 +1022,7 @@ async def merge(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     if found is None:
         not_found("Change request")
     if space.row["edit_mode"] == "locked":
-        raise Forbidden("The space is locked: its content cannot be changed")
+        raise SpaceLocked()
     require(cr_policy.can_merge(space.role), "You cannot merge change requests in this space")
     main_id = await repository.lock_space(ctx.conn, space_id)
     cr = await repository.lock_change_request(ctx.conn, found["id"])

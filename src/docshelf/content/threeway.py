@@ -14,7 +14,7 @@ from typing import Any
 
 from docshelf.content import hamt
 from docshelf.content.limits import MAX_PAGE_DEPTH, too_deep
-from docshelf.content.merge import Conflict, merge, merge_markdown
+from docshelf.content.merge import MergeConflict, merge, merge_markdown
 from docshelf.content.model import Page, Tree
 from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.kit.errors import BadRequest
@@ -28,10 +28,10 @@ _EXTRA = ("noIndex", "noRobotsIndex", "condition", "createdAt")
 class Merged:
     pages_root: str | None
     files_root: str | None
-    conflicts: tuple[Conflict, ...]
+    conflicts: tuple[MergeConflict, ...]
     reusable_root: str | None = None
     # Conflicts on reusable contents: `page_id` holds the reusable content's id.
-    reusable_conflicts: tuple[Conflict, ...] = ()
+    reusable_conflicts: tuple[MergeConflict, ...] = ()
 
 
 def _tree(records: dict[str, Record], root: Record, texts: dict[str, str]) -> Tree:
@@ -147,7 +147,7 @@ async def _merge_pages(
     *,
     changed: set[str] | None,
     now: str,
-) -> tuple[str | None, tuple[Conflict, ...]] | None:
+) -> tuple[str | None, tuple[MergeConflict, ...]] | None:
     """Merges the pages given (all of them when `changed` is None) and writes the result on top
     of ours. None when the result would alter a page outside `changed`: the caller retries
     with every page."""
@@ -170,7 +170,7 @@ async def _merge_pages(
         return [c.id for c in merged_tree.children(pid)] == [c.id for c in ours_tree.children(pid)]
 
     out = Snapshot(ours.store, ours.pages_root, ours.files_root)
-    extra: list[Conflict] = []
+    extra: list[MergeConflict] = []
     for page in merged_tree.pages:
         if context(page.id):
             mine = ours_tree.get(page.id)
@@ -216,7 +216,7 @@ def _record(
     *,
     markdown: str | None,
     now: str,
-    conflicts: list[Conflict],
+    conflicts: list[MergeConflict],
 ) -> Record:
     source: dict[str, Any] = dict(ours or theirs or {})
     record = {
@@ -240,7 +240,7 @@ def _record(
         t = (theirs or {}).get(name)
         if ours is not None and theirs is not None and base is not None and b != o != t != b:
             conflicts.append(
-                Conflict(page.id, "metadata", name, base=b, ours=o, theirs=t, merged=o)
+                MergeConflict(page.id, "metadata", name, base=b, ours=o, theirs=t, merged=o)
             )
         value = t if (ours is None or (o == b and t != b)) and theirs is not None else o
         if value is not None or name in source:
@@ -279,7 +279,7 @@ async def _merge_files(base: Snapshot, ours: Snapshot, theirs: Snapshot) -> str 
 
 async def _merge_reusables(
     base: Snapshot, ours: Snapshot, theirs: Snapshot, *, now: str
-) -> tuple[str | None, tuple[Conflict, ...]]:
+) -> tuple[str | None, tuple[MergeConflict, ...]]:
     """Reusable contents merge by identity, as pages do: one side's change is taken; both
     sides' edits of one combine field by field, the bodies line by line with merge3; what
     cannot combine keeps ours and is reported (`content`, `metadata`, `delete-edit`)."""
@@ -302,7 +302,7 @@ async def _merge_reusables(
     if not both:
         return root, ()
     b, o, t = [await side.reusables(both) for side in (base, ours, theirs)]
-    conflicts: list[Conflict] = []
+    conflicts: list[MergeConflict] = []
     out = Snapshot(ours.store, None, None, root)
     for rid in sorted(both):
         mine_rec, their_rec, base_rec = o.get(rid), t.get(rid), b.get(rid)
@@ -314,7 +314,7 @@ async def _merge_reusables(
                 {r["markdown"] for r in (mine_rec, their_rec) if r and r.get("markdown")}
             )
             conflicts.append(
-                Conflict(
+                MergeConflict(
                     rid,
                     "delete-edit",
                     ours=texts.get(mine_rec.get("markdown") or "", "") if mine_rec else None,
@@ -329,14 +329,14 @@ async def _merge_reusables(
         if ot == bt:
             record["title"] = tt
         elif tt not in (bt, ot):
-            conflicts.append(Conflict(rid, "metadata", "title", bt, ot, tt, ot))
+            conflicts.append(MergeConflict(rid, "metadata", "title", bt, ot, tt, ot))
         keys = [r.get("markdown") for r in (base_rec, mine_rec, their_rec)]
         if len(set(keys)) == 3:
             texts = await ours.markdowns({k for k in keys if k})
             bx, ox, tx = (texts.get(k or "", "") for k in keys)
             merged = merge_markdown(bx, ox, tx)
             if merged is None:
-                conflicts.append(Conflict(rid, "content", "markdown", bx, ox, tx, ox))
+                conflicts.append(MergeConflict(rid, "content", "markdown", bx, ox, tx, ox))
             else:
                 record["markdown"] = out.put_text(merged)
         elif keys[1] == keys[0]:

@@ -4,8 +4,8 @@ from typing import Any
 
 from sqlalchemy import RowMapping
 
-from docshelf.custom_field import policy
 from docshelf.kit.clock import isoformat
+from docshelf.organization import policy as org_policy
 from docshelf.organization.policy import OrgAccess
 
 
@@ -26,5 +26,5 @@ def present_custom_field(row: RowMapping, access: OrgAccess, base_url: str) -> d
     body["urls"] = {
         "location": f"{base_url}/v1/orgs/{row['organization_id']}/custom-fields/{row['name']}"
     }
-    body["permissions"] = policy.permissions(access)
+    body["permissions"] = org_policy.setting_permissions(access)
     return body

@@ -6,7 +6,7 @@ import sqlalchemy as sa
 
 from docshelf.authz.guard import not_found, require
 from docshelf.authz.roles import at_least
-from docshelf.custom_field import policy, repository
+from docshelf.custom_field import repository
 from docshelf.custom_field.presenter import present_custom_field
 from docshelf.custom_field.schemas import (
     CreateCustomField,
@@ -29,7 +29,7 @@ _KEYS = (SortKey(custom_fields.c.created_at, "created_at"), SortKey(custom_field
 
 async def _visible_org(ctx: Ctx, org_id: str) -> OrgAccess:
     access = await org_policy.load(ctx, org_id)
-    require(policy.can_view(access), "Guests cannot view custom fields")
+    require(org_policy.can_view_setting(access), "Guests cannot view custom fields")
     return access
 
 
@@ -62,7 +62,9 @@ async def list_fields(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, An
 
 async def create_field(ctx: Ctx, org_id: str, body: CreateCustomField) -> dict[str, Any]:
     access = await org_policy.load(ctx, org_id)
-    require(policy.can_create(access), "Only organization admins can create custom fields")
+    require(
+        org_policy.can_change_setting(access), "Only organization admins can create custom fields"
+    )
     _check_options_fit(body.type, body.options)
     created = await repository.insert(
         ctx.conn,
@@ -89,7 +91,9 @@ async def get_field(ctx: Ctx, org_id: str, name: str) -> dict[str, Any]:
 async def update_field(ctx: Ctx, org_id: str, name: str, body: UpdateCustomField) -> dict[str, Any]:
     # Locked: spaces' values are checked against the options below and must not change meanwhile.
     access, row = await _visible_field(ctx, org_id, name, lock=True)
-    require(policy.can_edit(access), "Only organization admins can change custom fields")
+    require(
+        org_policy.can_change_setting(access), "Only organization admins can change custom fields"
+    )
     given = body.model_fields_set
     values: dict[str, Any] = {
         attr: getattr(body, attr)
@@ -117,7 +121,9 @@ async def update_field(ctx: Ctx, org_id: str, name: str, body: UpdateCustomField
 
 async def delete_field(ctx: Ctx, org_id: str, name: str) -> None:
     access, row = await _visible_field(ctx, org_id, name)
-    require(policy.can_edit(access), "Only organization admins can delete custom fields")
+    require(
+        org_policy.can_change_setting(access), "Only organization admins can delete custom fields"
+    )
     await repository.delete(ctx.conn, row["id"])
 
 

@@ -10,7 +10,7 @@ from docshelf.config import Settings
 from docshelf.fetch import Fetcher
 from docshelf.imports.convert import ConversionError, Imported, from_folder
 from docshelf.imports.service import MAX_IMPORT_BYTES, convert
-from docshelf.kit.errors import BadRequest, Forbidden, NotFound
+from docshelf.kit.errors import BadRequest, NotFound, SpaceLocked
 from docshelf.space import repository as space_repository
 
 _BY_SUFFIX = {
@@ -62,4 +62,4 @@ async def require_importable(conn: AsyncConnection, space_id: str) -> None:
     if row is None or row["deleted_at"] is not None:
         raise NotFound("Space not found")
     if row["edit_mode"] == "locked":
-        raise Forbidden("The space is locked: its content cannot be changed")
+        raise SpaceLocked()

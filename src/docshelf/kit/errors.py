@@ -33,6 +33,12 @@ class Forbidden(DocshelfError):
     default_message = "You are not allowed to do this"
 
 
+class SpaceLocked(Forbidden):
+    """A locked space's content changes by nobody's hand (GitBook's `editMode: locked`)."""
+
+    default_message = "The space is locked: its content cannot be changed"
+
+
 class NotFound(DocshelfError):
     status = 404
     default_message = "Not found"

@@ -41,6 +41,22 @@ def is_full_member(a: OrgAccess) -> bool:
     return a.is_member and a.role is not None
 
 
+# Organization-wide configuration (custom fields, translation settings): every full member
+# reads it, only admins create, change or delete it.
+
+
+def can_view_setting(a: OrgAccess) -> bool:
+    return is_full_member(a)
+
+
+def can_change_setting(a: OrgAccess) -> bool:
+    return is_admin(a)
+
+
+def setting_permissions(a: OrgAccess) -> dict[str, bool]:
+    return {"view": can_view_setting(a), "edit": can_change_setting(a)}
+
+
 def can_create_content(a: OrgAccess) -> bool:
     return a.is_member and at_least(a.role, "create")
 

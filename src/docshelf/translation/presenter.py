@@ -5,8 +5,8 @@ from typing import Any
 from sqlalchemy import RowMapping
 
 from docshelf.kit.clock import isoformat
+from docshelf.organization import policy as org_policy
 from docshelf.organization.policy import OrgAccess
-from docshelf.translation import policy
 
 
 def present_translation_settings(
@@ -19,7 +19,7 @@ def present_translation_settings(
         "languages": list(row["languages"]),
         "createdAt": isoformat(row["created_at"]),
         "updatedAt": isoformat(row["updated_at"]),
-        "permissions": policy.permissions(access),
+        "permissions": org_policy.setting_permissions(access),
         "urls": {
             "location": f"{base_url}/v1/orgs/{row['organization_id']}/translations/{row['id']}"
         },

@@ -12,7 +12,7 @@ from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import translation_settings
 from docshelf.organization import policy as org_policy
 from docshelf.organization.policy import OrgAccess
-from docshelf.translation import policy, repository
+from docshelf.translation import repository
 from docshelf.translation.presenter import present_translation_settings
 from docshelf.translation.schemas import CreateTranslationSettings, ReplaceTranslationSettings
 
@@ -25,7 +25,7 @@ _GUESTS = "Guests cannot view translation settings"
 
 async def _visible(ctx: Ctx, org_id: str, settings_id: str) -> tuple[OrgAccess, sa.RowMapping]:
     access = await org_policy.load(ctx, org_id)
-    require(policy.can_view(access), _GUESTS)
+    require(org_policy.can_view_setting(access), _GUESTS)
     row = await repository.get(ctx.conn, org_id, settings_id)
     if row is None:
         not_found("Translation settings")
@@ -34,7 +34,7 @@ async def _visible(ctx: Ctx, org_id: str, settings_id: str) -> tuple[OrgAccess, 
 
 async def list_translation_settings(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, Any]:
     access = await org_policy.load(ctx, org_id)
-    require(policy.can_view(access), _GUESTS)
+    require(org_policy.can_view_setting(access), _GUESTS)
     page = await paginate(ctx.conn, repository.in_organization(org_id), keys=_KEYS, params=params)
     return page.render(lambda row: present_translation_settings(row, access, ctx.base_url))
 
@@ -43,7 +43,10 @@ async def create_translation_settings(
     ctx: Ctx, org_id: str, body: CreateTranslationSettings
 ) -> dict[str, Any]:
     access = await org_policy.load(ctx, org_id)
-    require(policy.can_create(access), "Only organization admins can create translation settings")
+    require(
+        org_policy.can_change_setting(access),
+        "Only organization admins can create translation settings",
+    )
     settings_id = new_id()
     await repository.insert(
         ctx.conn,
@@ -65,7 +68,10 @@ async def replace_translation_settings(
     ctx: Ctx, org_id: str, settings_id: str, body: ReplaceTranslationSettings
 ) -> dict[str, Any]:
     access, _ = await _visible(ctx, org_id, settings_id)
-    require(policy.can_edit(access), "Only organization admins can update translation settings")
+    require(
+        org_policy.can_change_setting(access),
+        "Only organization admins can update translation settings",
+    )
     await repository.replace(
         ctx.conn, settings_id, title=body.title, languages=list(body.languages), now=utcnow()
     )
@@ -76,5 +82,8 @@ async def delete_translation_settings(ctx: Ctx, org_id: str, settings_id: str) -
     # A missing id is a 404 like everywhere else in Docshelf, not GitBook's "204: did not exist":
     # a client deleting the wrong id learns so instead of believing it succeeded.
     access, _ = await _visible(ctx, org_id, settings_id)
-    require(policy.can_edit(access), "Only organization admins can delete translation settings")
+    require(
+        org_policy.can_change_setting(access),
+        "Only organization admins can delete translation settings",
+    )
     await repository.delete(ctx.conn, settings_id)
