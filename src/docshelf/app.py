@@ -10,6 +10,7 @@ import logging
 import os
 from collections.abc import AsyncIterator
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from sqlalchemy import exc as sa_exc
@@ -322,7 +323,7 @@ def create_app(settings: Settings | None = None, *, direct_gets: bool = True) ->
     app.add_middleware(ObserveMiddleware, access_log_enabled=settings.access_log)
     mount_v1(app)
     mount_ops(app)
-    ops_openapi.install(app)
+    ops_openapi.install(app, openapi_document)
     if direct_gets:
         install_direct_gets(
             app,
@@ -348,3 +349,9 @@ def factory() -> FastAPI:
         # in `serve`'s own process has another parent, and no lifeline.
         lifeline.exit_with_parent(int(serve_pid))
     return create_app(settings)
+
+
+def openapi_document(settings_json: str) -> bytes:
+    """The completed OpenAPI document of the app these settings make, encoded: run in a child
+    process (ops.openapi), so the API process never holds the building's memory."""
+    return orjson.dumps(create_app(Settings.model_validate_json(settings_json)).openapi())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -93,7 +94,10 @@ def complete(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-def install(app: FastAPI) -> None:
+def install(app: FastAPI, build: Callable[[str], bytes]) -> None:
+    """`build(settings_json)` makes the document in a child process: a module-level function
+    of the package that creates the app (a spawned child imports it by name)."""
+
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             app.openapi_schema = complete(
@@ -115,7 +119,7 @@ def install(app: FastAPI) -> None:
         async with lock:  # one build, however many first requests
             if getattr(state, "openapi_json", None) is None:
                 try:
-                    state.openapi_json = await _build_elsewhere(state.settings)
+                    state.openapi_json = await _build_elsewhere(build, state.settings)
                 except Exception:
                     # The document is served whatever happened to the child, built here.
                     log.exception("openapi: building in a child process failed; built here")
@@ -123,19 +127,12 @@ def install(app: FastAPI) -> None:
         return Response(state.openapi_json, media_type="application/json")
 
 
-def document_json(settings_json: str) -> bytes:
-    """The completed document of the app these settings make, encoded (run in a child)."""
-    from docshelf.app import create_app
-
-    return orjson.dumps(create_app(Settings.model_validate_json(settings_json)).openapi())
-
-
-async def _build_elsewhere(settings: Settings) -> bytes:
+async def _build_elsewhere(build: Callable[[str], bytes], settings: Settings) -> bytes:
     # spawn: a fresh interpreter (a fork would copy this process's threads' locks), ended
     # as soon as the document is out.
     pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
     try:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(pool, document_json, settings.model_dump_json())
+        return await loop.run_in_executor(pool, build, settings.model_dump_json())
     finally:
         pool.shutdown(wait=False)  # the child exits by itself; the event loop never waits
