@@ -14,9 +14,9 @@ from pathlib import Path
 
 import orjson
 
-from docshelf.content import blocks
-from docshelf.content import markdown as md
-from docshelf.content.limits import MAX_MARKDOWN_BYTES
+from docshelf.document import blocks
+from docshelf.document import markdown as md
+from docshelf.document.limits import MAX_MARKDOWN_BYTES
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests/fixtures/imports"
 

@@ -1,4 +1,4 @@
-"""Markdown <-> GitBook JSON document conversion time against size (content/document.py).
+"""Markdown <-> GitBook JSON document conversion time against size (document/model.py).
 
 Builds a page of every kind of block (hints, tabs, expandables, tables, lists, code, math...)
 repeated n times, and times markdown -> document (a fresh parse: the memo is bypassed) and
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from docshelf.content import document
+from docshelf.document import model as document
 
 UNIT = """\
 ## Section

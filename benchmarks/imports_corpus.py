@@ -39,7 +39,7 @@ from tests.test_import_corpus import (  # noqa: E402
     zipped,
 )
 
-from docshelf.content.document import markdown_to_document  # noqa: E402
+from docshelf.document.model import markdown_to_document  # noqa: E402
 from docshelf.imports.convert import from_zip  # noqa: E402
 from docshelf.imports.service import convert  # noqa: E402
 

@@ -49,8 +49,8 @@ from tests import factories  # noqa: E402
 
 from docshelf.app import create_app  # noqa: E402
 from docshelf.config import Settings  # noqa: E402
-from docshelf.content import markdown as md  # noqa: E402
-from docshelf.content.limits import MAX_MARKDOWN_BYTES, MAX_MARKUP  # noqa: E402
+from docshelf.document import markdown as md  # noqa: E402
+from docshelf.document.limits import MAX_MARKDOWN_BYTES, MAX_MARKUP  # noqa: E402
 from docshelf.kit.migrate import upgrade  # noqa: E402
 
 BASE = "http://bench"

@@ -1,4 +1,4 @@
-"""What one page at the content limits costs (content/limits.py): real-looking release notes up to
+"""What one page at the content limits costs (document/limits.py): real-looking release notes up to
 the size limit, a page at the links limit, and a hostile page at the markup limit.
 
     PYTHONPATH=src .venv/bin/python benchmarks/page_limits.py
@@ -55,7 +55,7 @@ from tests.real_docs import pull_requests, release_notes  # noqa: E402
 
 from docshelf.app import create_app  # noqa: E402
 from docshelf.config import Settings  # noqa: E402
-from docshelf.content.limits import MAX_LINKS, MAX_MARKDOWN_BYTES, MAX_MARKUP  # noqa: E402
+from docshelf.document.limits import MAX_LINKS, MAX_MARKDOWN_BYTES, MAX_MARKUP  # noqa: E402
 from docshelf.kit.migrate import upgrade  # noqa: E402
 
 BASE = "http://bench"
@@ -87,8 +87,8 @@ def _timed(fn: Any, *args: Any) -> float:
 
 def _measure(text: str) -> dict[str, float]:
     """In a fresh process: each step cold (this process has parsed nothing before)."""
-    from docshelf.content import html
-    from docshelf.content import markdown as md
+    from docshelf.document import html
+    from docshelf.document import markdown as md
     from docshelf.imports.convert import from_zip
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

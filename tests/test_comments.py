@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from docshelf.content import markdown as md
-from docshelf.content.limits import MAX_MARKDOWN_BYTES, MAX_MARKUP
+from docshelf.document import markdown as md
+from docshelf.document.limits import MAX_MARKDOWN_BYTES, MAX_MARKUP
 from docshelf.kit.clock import clock
 from tests import factories
 from tests.conftest import BASE

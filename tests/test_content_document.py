@@ -1,4 +1,4 @@
-"""GitBook's JSONDocument to and from stored markdown (content/document.py): the mapping, its
+"""GitBook's JSONDocument to and from stored markdown (document/model.py): the mapping, its
 round trips as properties, validation, and the HTTP writes and reads that use it."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from openapi_schema_validator import OAS31Validator
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from docshelf.content import blocks
-from docshelf.content.document import (
+from docshelf.document import blocks
+from docshelf.document.model import (
     MAX_DOCUMENT_DEPTH,
     document_to_markdown,
     markdown_to_document,
@@ -469,7 +469,7 @@ LEAVES: dict[str, st.SearchStrategy[JSON]] = {
 
 
 def blocks_for(where: str, depth: int) -> st.SearchStrategy[list[JSON]]:
-    from docshelf.content.document import ALLOWED
+    from docshelf.document.model import ALLOWED
 
     allowed = ALLOWED[where]
     options = [

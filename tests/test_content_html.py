@@ -1,4 +1,4 @@
-"""The reading renderer (content/html.py): table-driven cases and a property that no output can
+"""The reading renderer (document/html.py): table-driven cases and a property that no output can
 run script, whatever the markdown."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from docshelf.content.html import Heading, render
+from docshelf.document.html import Heading, render
 
 
 def _links(href: str) -> str | None:

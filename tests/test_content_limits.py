@@ -1,4 +1,4 @@
-"""Content limits over HTTP (docshelf.content.limits): markdown size, nesting and links per page,
+"""Content limits over HTTP (docshelf.document.limits): markdown size, nesting and links per page,
 page tree depth on inserts, moves, merges and imports, and reads of trees stored deeper than the
 limit before it existed. Every refusal is a 400 that changes nothing; an import leaves out what
 exceeds a limit, names it, and imports the rest."""
@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.content import edits
-from docshelf.content import markdown as md
-from docshelf.content.limits import (
+from docshelf.document import markdown as md
+from docshelf.document.limits import (
     MAX_BLOCK_NESTING,
     MAX_BLOCKS,
     MAX_LINKS,
@@ -394,7 +394,7 @@ async def test_a_costly_body_is_never_parsed_on_the_event_loop(
 ) -> None:
     """A large body whose parse the worker could not finish (past its time, out of its memory)
     is a 503 to retry, never parsed inline instead, where it would stall every request."""
-    from docshelf.content import markdown as md
+    from docshelf.document import markdown as md
     from docshelf.kit import offload
 
     sid, editor, _ = await live_space(client, db)

@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from docshelf.content import markdown as md
-from docshelf.content.limits import (
+from docshelf.content.presenter import nest_pages
+from docshelf.document import markdown as md
+from docshelf.document.limits import (
     LINKS,
     MAX_BLOCK_NESTING,
     MAX_IMPORT_DEPTH,
@@ -23,7 +24,6 @@ from docshelf.content.limits import (
     MAX_MARKUP,
     MAX_PAGE_DEPTH,
 )
-from docshelf.content.presenter import nest_pages
 from docshelf.imports.convert import ConversionError, Skipped, from_markdown, from_zip
 
 # -- linear link labels ---------------------------------------------------------------------------

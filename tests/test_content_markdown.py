@@ -1,4 +1,4 @@
-"""Markdown helpers (docshelf.content.markdown): link spans and rewriting, GitBook documents and
+"""Markdown helpers (docshelf.document.markdown): link spans and rewriting, GitBook documents and
 search sections, as table cases with exact outputs and as properties over arbitrary text."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from markdown_it.common.utils import unescapeAll
 from openapi_schema_validator import OAS30Validator
 
-from docshelf.content import markdown as md
-from docshelf.content.markdown import (
+from docshelf.document import markdown as md
+from docshelf.document.markdown import (
     Link,
     Section,
     iter_links,
@@ -494,7 +494,7 @@ def test_a_large_documents_answer_is_kept_encoded(monkeypatch: pytest.MonkeyPatc
 
     import orjson
 
-    from docshelf.content import blocks
+    from docshelf.document import blocks
 
     text = "".join(
         f"## Part {i}\n\nSome *text* with a [link](https://example.com/{i}).\n\n"

@@ -13,7 +13,7 @@ from typing import Literal
 
 import pytest
 
-from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES
+from docshelf.document.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES
 from docshelf.imports.convert import (
     SUMMARY_MAX_DEPTH,
     ConversionError,
@@ -648,7 +648,7 @@ def test_links_left_as_written_when_rewriting_them_would_pass_a_limit(
 ) -> None:
     """A ref can be longer than the path it replaces: a page just within the size limit would
     then pass it, and the editor refuse the whole import. Its links stay as written instead."""
-    from docshelf.content import markdown as md
+    from docshelf.document import markdown as md
     from docshelf.imports import convert
 
     monkeypatch.setattr(md, "MAX_MARKDOWN_BYTES", 1000)
@@ -673,7 +673,7 @@ def test_links_left_as_written_when_rewriting_them_would_pass_a_limit(
 def test_a_folder_page_over_a_limit_stays_as_an_empty_page(monkeypatch: pytest.MonkeyPatch) -> None:
     """Its pages still need a parent (and links to it a target); a page with nothing below it
     over a limit is left out."""
-    from docshelf.content import markdown as md
+    from docshelf.document import markdown as md
     from docshelf.imports import convert
 
     monkeypatch.setattr(md, "MAX_MARKDOWN_BYTES", 100)

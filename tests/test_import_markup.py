@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from docshelf.content.document import markdown_to_document
+from docshelf.document.model import markdown_to_document
 from docshelf.imports.dialects import Notes
 from docshelf.imports.markup import clean
 

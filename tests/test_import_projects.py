@@ -489,7 +489,7 @@ def test_a_word_section_over_a_limit_is_left_out(monkeypatch: pytest.MonkeyPatch
     a document that is all one page over it is refused."""
     import docx
 
-    from docshelf.content import markdown as md
+    from docshelf.document import markdown as md
     from docshelf.imports.docx import convert_docx
 
     monkeypatch.setattr(md, "MAX_MARKDOWN_BYTES", 100)

@@ -19,8 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.cli.main import main
 from docshelf.config import Settings
-from docshelf.content import markdown as md
-from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES
+from docshelf.document import markdown as md
+from docshelf.document.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES
 from docshelf.imports.convert import from_folder, from_zip
 from tests.real_docs import pull_requests, release_notes
 from tests.test_content_limits import depth_of

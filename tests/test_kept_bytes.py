@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import orjson
 
-from docshelf.content import markdown as md
 from docshelf.content.objects import ByteCache
+from docshelf.document import markdown as md
 from docshelf.kit.keep import kept
 
 RECORD = {"id": "p1", "title": "A page", "description": "d" * 300, "children": []}

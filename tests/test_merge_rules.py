@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from docshelf.review import rules
-from docshelf.review.rules import Attempt, Review, Rule
+from docshelf.merge_rules import rules
+from docshelf.merge_rules.rules import Attempt, Review, Rule
 from tests import factories
 from tests.helpers import error, snapshot
 

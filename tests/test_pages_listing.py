@@ -22,9 +22,9 @@ from docshelf.content import lifecycle
 from docshelf.content import listing as pieces
 from docshelf.content import repository as content_repository
 from docshelf.content import service as content_service
-from docshelf.content.limits import MAX_PAGE_DEPTH
 from docshelf.content.presenter import nest_pages
 from docshelf.content.snapshot import PAGE_DEFAULTS, ROOT
+from docshelf.document.limits import MAX_PAGE_DEPTH
 from docshelf.kit.clock import clock, utcnow
 from docshelf.kit.db import unit_of_work
 from docshelf.models import jobs, listing_snapshots

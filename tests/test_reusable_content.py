@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from docshelf.content import blocks
-from docshelf.content import markdown as md
-from docshelf.content.limits import MAX_MARKDOWN_BYTES
 from docshelf.content.objects import text_object
+from docshelf.document import blocks
+from docshelf.document import markdown as md
+from docshelf.document.limits import MAX_MARKDOWN_BYTES
 from tests import factories
 from tests.factories import Who
 from tests.helpers import error, snapshot

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from docshelf.content import markdown as md
+from docshelf.document import markdown as md
 from docshelf.kit.clock import clock, isoformat
 from tests import factories
 from tests.conftest import BASE

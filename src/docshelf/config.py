@@ -54,7 +54,7 @@ class Settings(BaseSettings):
     offload_workers: int = Field(default=1, ge=1, le=64)
     offload_memory_mb: int = Field(default=1024, ge=128)
     # Per-process caches (MB each): content objects (content/objects.py), presented page
-    # listings (content/service.py) and what is derived from markdown texts (content/markdown.py,
+    # listings (content/service.py) and what is derived from markdown texts (document/markdown.py,
     # two memos: a third and two thirds of it). Together they bound most of what an API
     # process holds beyond its code (~110 MB at start); a 10,000-page space's index and records
     # are ~10 MB, its listing 6.3 MB, the memos of 1,000 rendered pages ~8 MB

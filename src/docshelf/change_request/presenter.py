@@ -4,7 +4,7 @@ from typing import Any
 
 from sqlalchemy import RowMapping
 
-from docshelf.content.document import markdown_to_document
+from docshelf.document.model import markdown_to_document
 from docshelf.kit.clock import isoformat
 from docshelf.user.presenter import present_user_or_gone
 

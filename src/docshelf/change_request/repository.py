@@ -5,7 +5,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.kit.db import upsert_insert
+from docshelf.kit.db import is_postgres, upsert_insert
 from docshelf.models import (
     change_request_contributors,
     change_request_reviewers,
@@ -116,3 +116,12 @@ async def count_status_change(
 async def add_contributor(conn: AsyncConnection, cr_id: str, user_id: str) -> None:
     stmt = upsert_insert(conn, change_request_contributors).on_conflict_do_nothing()
     await conn.execute(stmt, {"change_request_id": cr_id, "user_id": user_id})
+
+
+async def lock(conn: AsyncConnection, cr_id: str) -> sa.RowMapping:
+    """The change request, its row locked until commit (PostgreSQL; SQLite writers hold the
+    database lock already)."""
+    stmt = sa.select(change_requests).where(change_requests.c.id == cr_id)
+    if is_postgres(conn):
+        stmt = stmt.with_for_update()
+    return (await conn.execute(stmt)).mappings().one()

@@ -29,7 +29,7 @@ Links = Annotated[list[LinkInput], Field(max_length=10)]
 
 class CreateChangeRequest(Body):
     subject: Subject | None = None
-    # A GitBook JSONDocument, stored as markdown (content/document.py).
+    # A GitBook JSONDocument, stored as markdown (document/model.py).
     description: dict[str, Any] | None = None
     links: Links | None = None
     # GitBook's space templates; Docshelf has none (the service answers 400 naming it).

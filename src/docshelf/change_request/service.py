@@ -13,8 +13,7 @@ from docshelf.change_request.schemas import (
     Status,
     UpdateChangeRequest,
 )
-from docshelf.content import repository as content_repository
-from docshelf.content.document import document_to_markdown
+from docshelf.document.model import document_to_markdown
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict, SpaceLocked
@@ -22,6 +21,7 @@ from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import change_requests
 from docshelf.space import policy as space_policy
+from docshelf.space import repository as space_repository
 from docshelf.space.policy import SpaceAccess
 
 _KEYS = (SortKey(change_requests.c.updated_at, "updated_at"), SortKey(change_requests.c.id, "id"))
@@ -113,8 +113,8 @@ async def update(ctx: Ctx, space_id: str, ref: str, body: UpdateChangeRequest) -
     if given:
         # Space row, then change request row: the order merges take, so the two never deadlock,
         # and the status is judged as it is once no merge can move it any more.
-        await content_repository.lock_space(ctx.conn, space_id)
-        row = await content_repository.lock_change_request(ctx.conn, row["id"])
+        await space_repository.lock_head(ctx.conn, space_id)
+        row = await repository.lock(ctx.conn, row["id"])
     if row["status"] == "merged" and given:
         raise Conflict("A merged change request cannot change")
     values: dict[str, Any] = {}

@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy import RowMapping
 
 from docshelf.comment import policy
-from docshelf.content import markdown as md
+from docshelf.document import markdown as md
 from docshelf.kit.clock import isoformat
 from docshelf.user.presenter import present_user_or_gone
 
@@ -15,8 +15,8 @@ JSON = dict[str, Any]
 
 def _document_body(markdown: str) -> JSON:
     """THE ONE PLACE where a comment's stored markdown becomes GitBook's JSONDocument
-    (`format=document`). For now it is the content engine's converter (`content.markdown`),
-    memoized per text like page bodies; swap this call for `content.document` when that lands."""
+    (`format=document`). For now it is the content engine's converter (`document.markdown`),
+    memoized per text like page bodies; swap this call for `document.model` when that lands."""
     return md.to_document(markdown)
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
-from docshelf.content.document import document_to_markdown
+from docshelf.document.model import document_to_markdown
 from docshelf.kit.emoji import reaction
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.schemas import Body, Out
@@ -24,7 +24,7 @@ Format = Literal["markdown", "document"]
 
 class CommentText(Body):
     """GitBook's Document: `{markdown}` is stored; `{document}` (a GitBook JSON document) is
-    validated and stored as the markdown content/document.py maps it to; `{}` carries no text,
+    validated and stored as the markdown document/model.py maps it to; `{}` carries no text,
     which a comment must have."""
 
     markdown: str | None = None

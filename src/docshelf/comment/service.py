@@ -24,10 +24,10 @@ from docshelf.comment.presenter import (
     present_reply,
 )
 from docshelf.comment.schemas import MAX_EMOJI, PostComment, PostReply, UpdateComment, UpdateReply
-from docshelf.content import markdown as md
-from docshelf.content import parsing
 from docshelf.content import repository as content_repository
 from docshelf.content.snapshot import Snapshot
+from docshelf.document import markdown as md
+from docshelf.document import parsing
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.errors import BadRequest
@@ -116,7 +116,7 @@ async def _snapshot(ctx: Ctx, space_id: str, revision_id: str) -> Snapshot | Non
 
 
 def _check_text(text: str) -> None:
-    """The limits of a page body, through the same parse (content.markdown)."""
+    """The limits of a page body, through the same parse (document.markdown)."""
     problem = md.check(text)
     if problem is not None:
         # The bounds are a page body's; the sentence names what was sent.

@@ -16,11 +16,9 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import docshelf.content.markdown as md
+import docshelf.document.markdown as md
 from docshelf.blobs import blob_key
-from docshelf.content import blocks, parsing, reusable
-from docshelf.content.document import document_to_markdown
-from docshelf.content.limits import MAX_PAGE_DEPTH, too_deep
+from docshelf.content import reusable
 from docshelf.content.model import free_slug, page_slug
 from docshelf.content.schemas import (
     Change,
@@ -36,6 +34,9 @@ from docshelf.content.schemas import (
     UpdateReusableContent,
 )
 from docshelf.content.snapshot import PAGE_DEFAULTS, Record, Snapshot
+from docshelf.document import blocks, parsing
+from docshelf.document.limits import MAX_PAGE_DEPTH, too_deep
+from docshelf.document.model import document_to_markdown
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.ids import new_id
 
@@ -80,7 +81,7 @@ def _document_keeps(text: str) -> bool:
     through the JSON document and back."""
     if not text:
         return True
-    from docshelf.content import html
+    from docshelf.document import html
 
     def same(target: str) -> str:
         return target
@@ -452,7 +453,7 @@ class Editor:
         old: Record | None,
         current: Record | None,
     ) -> None:
-        """Only the named block-level changes of the page's document (content/blocks.py);
+        """Only the named block-level changes of the page's document (document/blocks.py);
         the page's other blocks and its properties stay as they are."""
         if current is None:
             raise ChangeError(f"{where}: page {change.page!r} does not exist; omit block")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-import docshelf.content.markdown as md
-from docshelf.content import hamt, lifecycle, parsing
+import docshelf.document.markdown as md
+from docshelf.content import hamt, lifecycle
 from docshelf.content.snapshot import ROOT, Snapshot
+from docshelf.document import parsing
 from docshelf.links import repository as links
 from docshelf.search import engine as search
 

@@ -28,10 +28,10 @@ import msgpack
 import orjson
 
 from docshelf.content import hamt
-from docshelf.content.limits import MAX_PAGE_DEPTH
 from docshelf.content.objects import ObjectStore
 from docshelf.content.presenter import DEFAULT_LAYOUT, present_page
 from docshelf.content.snapshot import ROOT, Record
+from docshelf.document.limits import MAX_PAGE_DEPTH
 from docshelf.kit.lru import SizedLRU
 
 _PAGES_OPEN = b'","pages":['

@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
-from docshelf.content.limits import MAX_PAGE_DEPTH
 from docshelf.content.snapshot import Record
+from docshelf.document.limits import MAX_PAGE_DEPTH
 from docshelf.kit.clock import isoformat
 
 # GitBook's defaults for a page nobody customised.

@@ -12,10 +12,8 @@ from docshelf.blobs import blob_key, check_key
 from docshelf.content.objects import ObjectStore
 from docshelf.content.snapshot import Snapshot
 from docshelf.kit.db import is_postgres, upsert_insert
-from docshelf.kit.errors import SpaceLocked
 from docshelf.kit.ids import new_id
 from docshelf.models import (
-    change_requests,
     content_objects,
     import_stages,
     listing_snapshots,
@@ -72,27 +70,6 @@ async def insert(
         )
     )
     return rid
-
-
-async def lock_space(conn: AsyncConnection, space_id: str, *, share: bool = False) -> str:
-    """The head of main, with the space row locked until commit (PostgreSQL; SQLite writers
-    hold the database lock already), so two writes to main queue instead of losing one, and a
-    space locked meanwhile refuses the write (LockedSpace). `share` is for writes that do not
-    move main (change request content): they only need editMode to hold still."""
-    stmt = sa.select(spaces.c.revision_id, spaces.c.edit_mode).where(spaces.c.id == space_id)
-    if is_postgres(conn):
-        stmt = stmt.with_for_update(read=share)
-    row = (await conn.execute(stmt)).one()
-    if row.edit_mode == "locked":
-        raise SpaceLocked()
-    return str(row.revision_id)
-
-
-async def lock_change_request(conn: AsyncConnection, cr_id: str) -> sa.RowMapping:
-    stmt = sa.select(change_requests).where(change_requests.c.id == cr_id)
-    if is_postgres(conn):
-        stmt = stmt.with_for_update()
-    return (await conn.execute(stmt)).mappings().one()
 
 
 async def set_head(conn: AsyncConnection, space_id: str, revision_id: str, now: datetime) -> None:

@@ -38,7 +38,7 @@ Base64 = Annotated[str, StringConstraints(max_length=1024 * 1024)]
 
 class DocumentBody(Body):
     """`{markdown}`, `{document}` (a GitBook JSONDocument, converted to markdown by
-    content/document.py before the batch is applied) or `{}`."""
+    document/model.py before the batch is applied) or `{}`."""
 
     markdown: str | None = None
     document: dict[str, Any] | None = None
@@ -82,7 +82,7 @@ class RevertPage(Body):
     operation: Literal["revert_page"]
     page: PageId
     revision: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
-    # Keys of top-level blocks, as page reads (format=document) show them (content/blocks.py).
+    # Keys of top-level blocks, as page reads (format=document) show them (document/blocks.py).
     block: (
         Annotated[
             list[Annotated[str, StringConstraints(min_length=1, max_length=64)]],

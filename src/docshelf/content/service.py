@@ -26,18 +26,7 @@ from docshelf.change_request import policy as cr_policy
 from docshelf.change_request import repository as cr_repository
 from docshelf.change_request.presenter import present_change_request
 from docshelf.config import Settings
-from docshelf.content import (
-    document,
-    downloads,
-    hamt,
-    indexing,
-    lifecycle,
-    listing,
-    parsing,
-    repository,
-    reusable,
-)
-from docshelf.content import markdown as md
+from docshelf.content import downloads, hamt, indexing, lifecycle, listing, repository, reusable
 from docshelf.content.edits import (
     MAX_URL_FILES,
     ChangeError,
@@ -67,6 +56,9 @@ from docshelf.content.schemas import (
 )
 from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.content.threeway import merge_snapshots
+from docshelf.document import markdown as md
+from docshelf.document import model as document
+from docshelf.document import parsing
 from docshelf.kit import metrics, offload
 from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx, Staged
@@ -739,7 +731,7 @@ async def _documents_to_markdown(
     st: Staged, body: ContentChanges, check: Callable[[Ctx], Awaitable[None]]
 ) -> None:
     """Page bodies sent as GitBook JSON documents, validated and turned into the markdown the
-    engine stores (content/document.py), before anything else looks at them. Large ones
+    engine stores (document/model.py), before anything else looks at them. Large ones
     convert in a worker process, once the caller is known to be allowed."""
     bodies = [
         (n, c.document)
@@ -773,7 +765,7 @@ async def _staged_files(
     st: Staged, body: ContentChanges, check: Callable[[Ctx], Awaitable[None]]
 ) -> StagedFiles:
     """The batch's files, fetched and put in the blob store, and its large page bodies parsed in
-    a worker process (content/parsing.py), all with no transaction open, once the caller is
+    a worker process (document/parsing.py), all with no transaction open, once the caller is
     known to be allowed (a refused caller makes us fetch, store and parse nothing)."""
     await _documents_to_markdown(st, body, check)
     files = [f for c in body.changes if isinstance(c, InsertFiles) for f in c.files]
@@ -830,8 +822,8 @@ async def _write_change_request(
     if found is None:
         not_found("Change request")
     require_content_edit(space)
-    await repository.lock_space(ctx.conn, space_id, share=True)
-    cr = await repository.lock_change_request(ctx.conn, found["id"])
+    await space_repository.lock_head(ctx.conn, space_id, share=True)
+    cr = await cr_repository.lock(ctx.conn, found["id"])
     _writable(cr)
     head = await repository.get(ctx.conn, space_id, cr["revision_id"])
     assert head is not None
@@ -891,7 +883,7 @@ async def _write_live(
     ctx: Ctx, space_id: str, body: ContentChanges, staged: StagedFiles
 ) -> dict[str, Any]:
     _require_live(await space_policy.load(ctx, space_id))
-    head_id = await repository.lock_space(ctx.conn, space_id)
+    head_id = await space_repository.lock_head(ctx.conn, space_id)
     if await space_repository.edit_mode(ctx.conn, space_id) != "live":
         raise Forbidden(
             "Live editing is off for this space: set editMode to live, or use a change request"
@@ -1024,8 +1016,8 @@ async def merge(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     if space.row["edit_mode"] == "locked":
         raise SpaceLocked()
     require(cr_policy.can_merge(space.role), "You cannot merge change requests in this space")
-    main_id = await repository.lock_space(ctx.conn, space_id)
-    cr = await repository.lock_change_request(ctx.conn, found["id"])
+    main_id = await space_repository.lock_head(ctx.conn, space_id)
+    cr = await cr_repository.lock(ctx.conn, found["id"])
     _writable(cr)
     await review_service.enforce_merge_rules(ctx, space_id, cr, main_id)
     done = await _three_way(ctx, space_id, cr, main_id, into_main=True)
@@ -1053,8 +1045,8 @@ async def update(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
     if found is None:
         not_found("Change request")
     require_content_edit(space)
-    main_id = await repository.lock_space(ctx.conn, space_id)
-    cr = await repository.lock_change_request(ctx.conn, found["id"])
+    main_id = await space_repository.lock_head(ctx.conn, space_id)
+    cr = await cr_repository.lock(ctx.conn, found["id"])
     _writable(cr)
     if (cr["revision_merged_ancestor"] or cr["revision_initial"]) == main_id:
         return {"revision": cr["revision_id"], "result": "update"}

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from docshelf.content import hamt
-from docshelf.content.limits import MAX_PAGE_DEPTH, too_deep
 from docshelf.content.merge import MergeConflict, merge, merge_markdown
 from docshelf.content.model import Page, Tree
 from docshelf.content.snapshot import ROOT, Record, Snapshot
+from docshelf.document.limits import MAX_PAGE_DEPTH, too_deep
 from docshelf.kit.errors import BadRequest
 
 _TOKEN = "\x00text:"

@@ -9,7 +9,7 @@ network and no database.
 - `from_folder`: a local folder, read exactly as a zip of it is (the CLI's import).
 
 Bad input the user can fix raises `ConversionError`, whose message is meant for them. A page of
-a project that exceeds a content limit (content/limits.py) is left out and reported, and the
+a project that exceeds a content limit (document/limits.py) is left out and reported, and the
 rest is imported; a single page over one is refused.
 """
 
@@ -32,15 +32,15 @@ from urllib.parse import unquote
 
 from markdown_it.token import Token
 
-from docshelf.content.document import safe_url
-from docshelf.content.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES, PAGE_DEPTH, PAGE_SIZE
-from docshelf.content.markdown import (
+from docshelf.document.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES, PAGE_DEPTH, PAGE_SIZE
+from docshelf.document.markdown import (
     commonmark,
     markup_count,
     plain_text,
     rewrite_links,
     violation,
 )
+from docshelf.document.model import safe_url
 from docshelf.imports.dialects import Notes, docusaurus_paths, front_matter, humanize
 from docshelf.imports.dialects import convert as convert_dialects
 

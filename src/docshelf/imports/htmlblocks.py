@@ -11,7 +11,7 @@ from typing import Any
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, Tag
 from markdownify import MarkdownConverter
 
-from docshelf.content.document import safe_url
+from docshelf.document.model import safe_url
 from docshelf.imports.dialects import Notes
 
 __all__ = ["html_block"]

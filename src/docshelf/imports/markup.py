@@ -10,7 +10,7 @@ through it (GitBook, mkdocs, Docusaurus, plain folders), after its dialect.
   `javascript:` URLs) is left out.
 - Inline `<a href>` and `<img>` become markdown links and images, so the import resolves them to
   its pages and files like any other; the other inline tags are read by the document model
-  (content/document.py), which maps `<br>`, `<strong>`, `<code>`... and drops the rest.
+  (document/model.py), which maps `<br>`, `<strong>`, `<code>`... and drops the rest.
 
 Code (fences, indented blocks, code spans) is never touched. Linear in the page: a block parse
 only where a line may start an HTML block (else code is found by its fences), and one pass of
@@ -23,8 +23,8 @@ from __future__ import annotations
 import html
 import re
 
-from docshelf.content.document import html_attrs, safe_url
-from docshelf.content.markdown import commonmark
+from docshelf.document.markdown import commonmark
+from docshelf.document.model import html_attrs, safe_url
 from docshelf.imports.dialects import Notes
 
 __all__ = ["ALERT_STYLES", "clean"]
@@ -135,7 +135,7 @@ def _inline(match: re.Match[str], notes: Notes) -> str:
     return f"![{alt}](<{src}>)" if " " in src else f"![{alt}]({src})"
 
 
-# Inline tags the document model reads (content/document.py); anchors keep their place.
+# Inline tags the document model reads (document/model.py); anchors keep their place.
 _READ_INLINE = frozenset(
     ("br", "strong", "b", "em", "i", "code", "s", "del", "strike", "kbd", "sup", "sub", "a")
 )

@@ -24,7 +24,7 @@ import posixpath
 import re
 from typing import Any, Literal
 
-from docshelf.content.limits import MAX_IMPORT_DEPTH, PAGE_DEPTH
+from docshelf.document.limits import MAX_IMPORT_DEPTH, PAGE_DEPTH
 from docshelf.imports.convert import (
     ConversionError,
     SkipKind,

@@ -17,11 +17,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found
-from docshelf.content import indexing, parsing, repository
+from docshelf.content import indexing, repository
 from docshelf.content.edits import Editor
 from docshelf.content.lifecycle import blob_store, collect_unless_kept, schedule_collection
 from docshelf.content.service import require_content_edit
 from docshelf.content.snapshot import Snapshot
+from docshelf.document import parsing
 from docshelf.fetch import Fetcher
 from docshelf.imports import repository as runs
 from docshelf.imports.convert import (
@@ -141,7 +142,7 @@ async def apply(
     put: Collection[str] = (),
 ) -> str:
     """Adds the imported pages after main's top-level pages, as one new revision of main."""
-    head_id = await repository.lock_space(conn, space_id)
+    head_id = await space_repository.lock_head(conn, space_id)
     head = await repository.get(conn, space_id, head_id)
     assert head is not None
     snap = repository.snapshot(conn, head)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import docshelf.content.markdown as md
+import docshelf.document.markdown as md
 
 _PAGE = re.compile(r"^/pages/([A-Za-z0-9_-]+)$")
 _FILE = re.compile(r"^/files/([A-Za-z0-9_-]+)$")

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from docshelf.kit.schemas import Body, Out, Role
-from docshelf.review.schemas import OrganizationMergeRules
+from docshelf.merge_rules.schemas import OrganizationMergeRules
 
 OrgTitle = Annotated[str, StringConstraints(min_length=2, max_length=255, pattern=r"^\S(.*\S)?$")]
 EmailDomain = Annotated[

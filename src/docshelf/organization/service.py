@@ -11,11 +11,11 @@ from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict, NotFound
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
+from docshelf.merge_rules import service as merge_rules
 from docshelf.models import organizations
 from docshelf.organization import policy, repository
 from docshelf.organization.presenter import present_organization, present_row
 from docshelf.organization.schemas import CreateOrganization, UpdateOrganization
-from docshelf.review import service as review_service
 
 _PAGE_KEYS = (
     SortKey(organizations.c.created_at, "created_at"),
@@ -94,7 +94,7 @@ async def update(ctx: Ctx, org_id: str, body: UpdateOrganization) -> dict[str, A
         values["logo"] = body.logo
     if body.mergeRules is not None:
         values["merge_rules"] = body.mergeRules.stored()
-        await review_service.check_rule_users(ctx, org_id, values["merge_rules"])
+        await merge_rules.check_rule_users(ctx, org_id, values["merge_rules"])
     if "defaultContent" in given:
         if body.defaultContent is not None:
             # Sites arrive with a later domain; until then no site id can exist.

@@ -1,4 +1,4 @@
-"""A space's pages as one PDF: an HTML document built with content/html.py, laid out by
+"""A space's pages as one PDF: an HTML document built with document/html.py, laid out by
 WeasyPrint. Runs in the offload pool's `render` lane (kit/offload.py), over plain data handed
 to it: no database, no blob store, no network. The only resources WeasyPrint may load are the
 image bytes in the job; any other URL (an image on the web, a font or stylesheet named by raw
@@ -121,7 +121,7 @@ def document(job: Job) -> str:
     each page on a new sheet, its title as a PDF bookmark at its depth in the tree."""
     # Imported here, in the worker: the API process never renders, and need not hold Pygments
     # and nh3.
-    from docshelf.content import html as reader
+    from docshelf.document import html as reader
 
     e = html.escape
     links = _page_links(job.pages)

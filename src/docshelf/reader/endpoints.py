@@ -5,7 +5,7 @@ route on purpose: /v1's route tables, OpenAPI document and JSON errors stay exac
 Every answer carries the same safety headers: a Content-Security-Policy allowing scripts and
 styles from this server only (no inline script), nosniff, a Referrer-Policy and frame refusal.
 Templates are Jinja2 with autoescaping; the only unescaped HTML is the page body, which
-content/html.py has already sanitised with nh3."""
+document/html.py has already sanitised with nh3."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def _asset(name: str, data: bytes, media_type: str) -> Asset:
 
 
 def _assets() -> dict[str, Asset]:
-    from docshelf.content.html import DARK_CODE_STYLE, code_stylesheet
+    from docshelf.document.html import DARK_CODE_STYLE, code_stylesheet
 
     folder = resources.files("docshelf.reader") / "static"
     icons = [

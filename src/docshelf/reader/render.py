@@ -8,8 +8,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from docshelf.config import Settings
-from docshelf.content import html as reader_html
-from docshelf.content import markdown as md
+from docshelf.document import html as reader_html
+from docshelf.document import markdown as md
 from docshelf.kit import offload
 from docshelf.kit.lru import SizedLRU
 

@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from sqlalchemy import RowMapping
 
-from docshelf.content import markdown as md
+from docshelf.document import markdown as md
 from docshelf.kit.clock import isoformat
 from docshelf.user.presenter import present_user_or_gone
 

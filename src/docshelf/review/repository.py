@@ -12,7 +12,6 @@ from docshelf.models import (
     change_request_reviewers,
     change_request_reviews,
     change_requests,
-    members,
     organizations,
     revisions,
     spaces,
@@ -172,18 +171,6 @@ def contributors_of(cr_id: str) -> sa.Select[Any]:
     return sa.select(edits.c.count, edits.c.updated_at, *_user_columns(users, "user_")).join(
         users, users.c.id == edits.c.author_id
     )
-
-
-async def members_among(
-    conn: AsyncConnection, org_id: str, user_ids: Collection[str]
-) -> dict[str, str]:
-    """Which of `user_ids` are members of the organization, with their roles."""
-    rows = await conn.execute(
-        sa.select(members.c.user_id, members.c.role).where(
-            members.c.organization_id == org_id, members.c.user_id.in_(list(user_ids))
-        )
-    )
-    return {r.user_id: r.role for r in rows}
 
 
 async def merge_rules(conn: AsyncConnection, space_id: str) -> tuple[Any, Any]:

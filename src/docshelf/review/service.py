@@ -10,14 +10,15 @@ import sqlalchemy as sa
 from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
 from docshelf.change_request import repository as cr_repository
-from docshelf.content import repository as content_repository
-from docshelf.content.document import document_to_markdown
+from docshelf.document.model import document_to_markdown
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
-from docshelf.review import policy, repository, rules
+from docshelf.member import repository as member_repository
+from docshelf.merge_rules import rules
+from docshelf.review import policy, repository
 from docshelf.review.presenter import (
     Format,
     present_contributor,
@@ -96,7 +97,7 @@ async def submit(ctx: Ctx, space_id: str, ref: str, body: SubmitReview) -> dict[
             raise BadRequest(f"Invalid body field 'comment.document': {exc.message}") from None
     # The change request's row holds still until commit: a merge judging its reviews waits for
     # this one, and the reviewer's earlier reviews are superseded exactly once.
-    cr = await content_repository.lock_change_request(ctx.conn, found["id"])
+    cr = await cr_repository.lock(ctx.conn, found["id"])
     _open(cr, "be reviewed")
     await repository.supersede(ctx.conn, cr["id"], [me])
     now = utcnow()
@@ -134,7 +135,7 @@ async def request_reviewers(
     space, found = await _load(ctx, space_id, ref)
     require(policy.can_request_reviewers(space.role), "You cannot request reviews in this space")
     wanted = list(dict.fromkeys(body.users))
-    roles = await repository.members_among(ctx.conn, space.org_id, wanted)
+    roles = await member_repository.members_among(ctx.conn, space.org_id, wanted)
     scopes = await ContentScope.near_members(ctx.conn, space.org_id, roles, space.row["parent_id"])
     for uid in wanted:
         role = scopes[uid].space_role(space.row) if uid in scopes else None
@@ -143,7 +144,7 @@ async def request_reviewers(
             raise BadRequest(f"Invalid body field 'users': user '{uid}' cannot read this space")
     if body.subject is not None and not body.subject.strip():
         raise BadRequest("Invalid body field 'subject': must not be blank")
-    cr = await content_repository.lock_change_request(ctx.conn, found["id"])
+    cr = await cr_repository.lock(ctx.conn, found["id"])
     _open(cr, "be reviewed")
     now = utcnow()
     if body.subject is not None:
@@ -205,18 +206,3 @@ async def enforce_merge_rules(ctx: Ctx, space_id: str, cr: sa.RowMapping, main_i
     broken = rules.broken(effective, attempt)
     if broken:
         raise BadRequest(rules.refusal(broken))
-
-
-async def check_rule_users(ctx: Ctx, org_id: str, config: dict[str, Any] | None) -> None:
-    """Users named by merge rules must be members of the organization."""
-    named = [u for r in (config or {}).get("rules") or [] for u in r.get("users") or []]
-    if not named:
-        return
-    known = await repository.members_among(ctx.conn, org_id, set(named))
-    for i, rule in enumerate(config["rules"] if config else []):
-        for uid in rule.get("users") or []:
-            if uid not in known:
-                raise BadRequest(
-                    f"Invalid body field 'mergeRules.rules.{i}.users': user '{uid}' is not a "
-                    "member of the organization"
-                )

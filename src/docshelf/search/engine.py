@@ -1,6 +1,6 @@
 """The full-text index of main content and its queries: one interface, two engines.
 
-The unit indexed is a section of a page (content.markdown.split_sections), each row carrying its
+The unit indexed is a section of a page (document.markdown.split_sections), each row carrying its
 page's title so that a query may match across the title and the text. SQLite searches an FTS5
 table ranked by bm25; PostgreSQL a weighted tsvector ranked by ts_rank. Both score a section
 alike:

@@ -7,6 +7,8 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import lifecycle
+from docshelf.kit.db import is_postgres
+from docshelf.kit.errors import SpaceLocked
 from docshelf.kit.prepared import Prepared, Row
 from docshelf.models import content_grants, custom_field_values, members, spaces
 
@@ -100,3 +102,17 @@ async def copy_ties(conn: AsyncConnection, source: str, copy: str, now: Any) -> 
         if table is content_grants:
             rows = rows.where(content_grants.c.target_type == "space")
         await conn.execute(sa.insert(table).from_select([c.name for c in table.c], rows))
+
+
+async def lock_head(conn: AsyncConnection, space_id: str, *, share: bool = False) -> str:
+    """The head of main, with the space row locked until commit (PostgreSQL; SQLite writers
+    hold the database lock already), so two writes to main queue instead of losing one, and a
+    space locked meanwhile refuses the write (LockedSpace). `share` is for writes that do not
+    move main (change request content): they only need editMode to hold still."""
+    stmt = sa.select(spaces.c.revision_id, spaces.c.edit_mode).where(spaces.c.id == space_id)
+    if is_postgres(conn):
+        stmt = stmt.with_for_update(read=share)
+    row = (await conn.execute(stmt)).one()
+    if row.edit_mode == "locked":
+        raise SpaceLocked()
+    return str(row.revision_id)

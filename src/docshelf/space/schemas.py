@@ -7,7 +7,7 @@ from pydantic import StringConstraints
 from docshelf.collection.schemas import DefaultLevel
 from docshelf.kit.emoji import Emoji
 from docshelf.kit.schemas import Body, EntityId, Out
-from docshelf.review.schemas import SpaceMergeRules
+from docshelf.merge_rules.schemas import SpaceMergeRules
 
 Visibility = Literal["public", "unlisted", "share-link", "visitor-auth", "in-collection", "private"]
 EditMode = Literal["live", "locked"]

@@ -18,9 +18,9 @@ from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
+from docshelf.merge_rules import service as merge_rules
 from docshelf.models import spaces
 from docshelf.organization import policy as org_policy
-from docshelf.review import service as review_service
 from docshelf.site import lifecycle as site_lifecycle
 from docshelf.space import policy, repository
 from docshelf.space.policy import SpaceAccess
@@ -156,7 +156,7 @@ async def update(ctx: Ctx, space_id: str, body: UpdateSpace) -> dict[str, Any]:
         values["language"] = body.language
     if body.mergeRules is not None:
         values["merge_rules"] = body.mergeRules.stored()
-        await review_service.check_rule_users(ctx, access.org_id, values["merge_rules"])
+        await merge_rules.check_rule_users(ctx, access.org_id, values["merge_rules"])
     if body.visibility is not None:
         _check_visibility(body.visibility, access.row["parent_id"])
         values["visibility"] = body.visibility

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from docshelf.content import markdown as md
+from docshelf.document import markdown as md
 from docshelf.kit import offload
 from docshelf.kit.errors import ServiceUnavailable
 

@@ -31,7 +31,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markdown_it.utils import OptionsDict
 
-from docshelf.content import markdown as md
+from docshelf.document import markdown as md
 
 if TYPE_CHECKING:
     import nh3

@@ -38,8 +38,8 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
-from docshelf.content.limits import MAX_BLOCK_NESTING
-from docshelf.content.markdown import alt_text
+from docshelf.document.limits import MAX_BLOCK_NESTING
+from docshelf.document.markdown import alt_text
 from docshelf.kit.errors import BadRequest
 
 __all__ = [
@@ -176,7 +176,7 @@ def _math_inline_rule(state: StateInline, silent: bool) -> bool:
 
 
 def _document_parser() -> MarkdownIt:
-    from docshelf.content.markdown import parser
+    from docshelf.document.markdown import parser
 
     md = parser().enable("table")
     alt = ["paragraph", "reference", "blockquote", "list"]
@@ -942,7 +942,7 @@ def _html(
 def markdown_to_document(markdown: str) -> JSON:
     """`markdown` as a GitBook JSONDocument (see the module's mapping). Never raises on content;
     each call returns a fresh document the caller may change."""
-    from docshelf.content import markdown as md
+    from docshelf.document import markdown as md
 
     return md.to_document(markdown)
 
@@ -1526,7 +1526,7 @@ def _code_span(text: str) -> str:
 
 
 def _write_image(data: JSON, caption: str = "") -> str:
-    from docshelf.content.markdown import destination
+    from docshelf.document.markdown import destination
 
     alt = _escape_text(data.get("alt", "")).replace("\n", " ")
     title = ""
@@ -1539,7 +1539,7 @@ def _write_inlines(nodes: list[JSON], *, breaks: bool = True, cell: bool = False
     """Inline nodes as markdown. Marks open and close between leaves in a fixed order, so
     nested marks nest; whitespace at a mark's edge is moved outside its delimiters (CommonMark
     reads `** a**` as text)."""
-    from docshelf.content.markdown import destination
+    from docshelf.document.markdown import destination
 
     out: list[str] = []
     open_marks: list[str] = []

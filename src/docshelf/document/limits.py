@@ -8,7 +8,7 @@ content stored before a limit existed is cut at the limit where it is presented 
 The bounds are set by what real documentation holds (a long-lived project's release notes are
 ~0.9 MB of markdown with ~5,500 links: Rust's RELEASES.md in 2026) with room to grow, and by
 what one page then costs: every parse is linear in the text and runs in the offload pool
-(content/parsing.py), and a page at these bounds costs seconds there, not on the event loop
+(document/parsing.py), and a page at these bounds costs seconds there, not on the event loop
 (benchmarks/page_limits.py, benchmarks/RESULTS.md "Page limits").
 """
 

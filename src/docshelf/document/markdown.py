@@ -35,7 +35,7 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 from docshelf.config import Settings
-from docshelf.content.limits import (
+from docshelf.document.limits import (
     BLOCK_NESTING,
     BLOCKS,
     LINKS,
@@ -524,7 +524,7 @@ _SCANNER = _scanner()
 
 def parser() -> MarkdownIt:
     """A fresh plain parser (CommonMark, strikethrough, linear link labels, 100 levels), for
-    `content.document`, which adds GitBook's block syntax to it."""
+    `document.model`, which adds GitBook's block syntax to it."""
     return _parser(MarkdownIt)
 
 
@@ -539,7 +539,7 @@ def destination(url: str) -> str:
 
 def reading_parser() -> MarkdownIt:
     """A new parser configured as the one every read of a page uses (`to_document`,
-    `split_sections`), for renderers that add their own rules on top (content/html.py)."""
+    `split_sections`), for renderers that add their own rules on top (document/html.py)."""
     return _parser(MarkdownIt)
 
 
@@ -606,7 +606,7 @@ _RENDERED: _Memo[_Rendered] = _Memo(
 
 
 # Above about this many microseconds of parsing, a text is parsed in a worker process
-# (content/parsing.py) rather than on the event loop; the estimate follows the costs measured
+# (document/parsing.py) rather than on the event loop; the estimate follows the costs measured
 # for markdown-it-py (benchmarks/RESULTS.md, "Pathological markdown").
 _INLINE_BUDGET_US = 20_000
 
@@ -874,7 +874,7 @@ def alt_text(tokens: list[Token] | None) -> str:
 
 
 def to_document(markdown: str) -> JSON:
-    """`markdown` as a GitBook JSONDocument (`content.document` holds the mapping). Anything
+    """`markdown` as a GitBook JSONDocument (`document.model` holds the mapping). Anything
     GitBook would not allow where it stands is flattened to what it would: code in a quote
     becomes a code-marked paragraph, an image outside the top level an inline image.
     Containers nested deeper than MAX_BLOCK_NESTING (only in text stored before that limit)
@@ -891,7 +891,8 @@ _KEYED_BYTES = 512 * 1024
 
 
 def _render(markdown: str) -> _Rendered:
-    from docshelf.content import blocks, document
+    from docshelf.document import blocks
+    from docshelf.document import model as document
 
     doc, tokens = document.convert(markdown)
     # Kept in the memo: sized to its length (orjson's output holds its whole working buffer).
@@ -902,10 +903,10 @@ def _render(markdown: str) -> _Rendered:
 
 def answered_document(markdown: str) -> JSON | orjson.Fragment:
     """`markdown` as the API answers a page's document: GitBook's JSONDocument with its
-    top-level blocks keyed (content.blocks). A large one comes as encoded bytes (an
+    top-level blocks keyed (document.blocks). A large one comes as encoded bytes (an
     orjson.Fragment the answer embeds as is), computed with the parse, in a worker for a
-    large text (content/parsing.py), never loaded on the event loop."""
-    from docshelf.content import blocks
+    large text (document/parsing.py), never loaded on the event loop."""
+    from docshelf.document import blocks
 
     plain, _, answered = _RENDERED.get(markdown, _render)
     if answered is not None:
