@@ -25,7 +25,7 @@ from docshelf.content import repository as content_repository
 from docshelf.kit import offload
 from docshelf.kit.db import unit_of_work
 from docshelf.models import jobs
-from docshelf.worker.process import start_worker_process, stop_worker_process
+from docshelf.cli.worker import start_worker_process, stop_worker_process
 from docshelf.worker.queue import enqueue
 from docshelf.worker.runner import JobRunner
 from tests import factories

@@ -1,5 +1,7 @@
-"""The table of contents of job kinds: importing this registers every handler."""
+"""The table of contents of job kinds: importing this registers every handler, and connects
+every signal's receivers (docshelf.wiring)."""
 
+from docshelf import wiring
 from docshelf.config import Settings
 from docshelf.content import lifecycle as content_tasks
 from docshelf.imports import service as import_tasks
@@ -14,6 +16,7 @@ __all__ = [
     "import_tasks",
     "openapi_tasks",
     "space_tasks",
+    "wiring",
     "worker_tasks",
 ]
 

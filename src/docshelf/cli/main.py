@@ -39,6 +39,8 @@ def _migrate(settings: Settings) -> None:
 
 
 def _in_transaction(settings: Settings, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+    from docshelf import wiring  # noqa: F401 - services announce to their signals' receivers
+
     async def run() -> T:
         engine = create_engine(settings)
         try:
@@ -120,7 +122,7 @@ def _multiprocess_metrics() -> None:
 @click.pass_obj
 def worker(settings: Settings) -> None:
     """Run the job runner on its own (set DOCSHELF_RUN_JOBS_IN_SERVER=false on the API)."""
-    from docshelf.worker.process import run_worker
+    from docshelf.cli.worker import run_worker
 
     logs.configure(settings.log_level, settings.log_format)
     _migrate(settings)

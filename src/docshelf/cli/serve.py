@@ -18,7 +18,7 @@ from docshelf.kit import logs
 from docshelf.kit.db import create_engine
 from docshelf.kit.lifeline import SERVE_PID
 from docshelf.kit.migrate import upgrade
-from docshelf.worker.process import start_worker_process, stop_worker_process
+from docshelf.cli.worker import start_worker_process, stop_worker_process
 
 
 def _bootstrap(settings: Settings) -> None:

@@ -15,8 +15,6 @@ from docshelf.collection.schemas import (
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.pagination import Paging
 from docshelf.kit.routing import domain_router
-from docshelf.space import service as space_service
-from docshelf.space.schemas import SpaceList
 
 router = domain_router(tags=["collections"])
 
@@ -61,13 +59,6 @@ async def update_collection(collectionId: str, body: UpdateCollection, ctx: Cont
 async def delete_collection(collectionId: str, ctx: Context) -> Response:
     await service.delete(ctx, collectionId)
     return empty(205)
-
-
-@router.get(
-    "/collections/{collectionId}/spaces", response_model=SpaceList, summary="Spaces in a collection"
-)
-async def list_collection_spaces(collectionId: str, ctx: Context, paging: Paging) -> JSON:
-    return ok(await space_service.list_in_collection(ctx, collectionId, paging))
 
 
 @router.post(

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from docshelf.authz import grants
 from docshelf.authz.content import ContentScope, ancestors_of, descendants_of
 from docshelf.authz.guard import require
-from docshelf.collection import ordering, policy, repository
+from docshelf.collection import ordering, policy, repository, signals
 from docshelf.collection.policy import CollectionAccess
 from docshelf.collection.presenter import present_collection
 from docshelf.collection.schemas import (
@@ -23,8 +23,6 @@ from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import collections
 from docshelf.organization import policy as org_policy
-from docshelf.site import lifecycle as site_lifecycle
-from docshelf.space import tasks as space_tasks
 
 _KEYS = (
     SortKey(sa.func.coalesce(collections.c.parent_id, ""), "parent_key"),
@@ -135,10 +133,7 @@ async def delete(ctx: Ctx, collection_id: str) -> None:
     now = utcnow()
     space_ids = await repository.spaces_in(ctx.conn, ids, live=True)
     await repository.delete_tree(ctx.conn, ids, now)
-    await site_lifecycle.detach_spaces(ctx.conn, space_ids)
-    # Deleted with their collection, the spaces are purged like any other deleted space.
-    for space_id in space_ids:
-        await space_tasks.schedule_purge(ctx.conn, space_id, now)
+    await signals.spaces_deleted.send(ctx.conn, signals.SpacesDeleted(space_ids, now))
 
 
 async def move_item(
@@ -215,7 +210,7 @@ async def transfer(ctx: Ctx, collection_id: str, body: TransferContent) -> dict[
     ids = await descendants_of(ctx.conn, collection_id)
     space_ids = await repository.spaces_in(ctx.conn, ids, live=False)
     await detach_from_organization(ctx, space_ids, ids)
-    await site_lifecycle.detach_spaces(ctx.conn, space_ids)
+    await signals.spaces_transferred.send(ctx.conn, space_ids)
     now = utcnow()
     await repository.move_to_organization(ctx.conn, ids, space_ids, body.organization, now)
     position = await ordering.next_position(ctx.conn, body.organization, None)

@@ -1,4 +1,5 @@
-"""Keeps what is derived from main content (links, the search index) in step with main.
+"""Announces how main moved, for what is derived from it (links, the search index, which hear
+`signals.main_moved`), and keeps the listing pieces in step.
 
 Called in the transaction that moves a space's head, with the snapshots before and after: only
 pages whose record changed are looked at (a map diff skips everything shared), and only those
@@ -9,12 +10,9 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-import docshelf.document.markdown as md
-from docshelf.content import hamt, lifecycle
+from docshelf.content import hamt, lifecycle, signals
 from docshelf.content.snapshot import ROOT, Snapshot
 from docshelf.document import parsing
-from docshelf.links import repository as links
-from docshelf.search import engine as search
 
 
 async def main_moved(
@@ -53,29 +51,16 @@ async def main_moved(
         {new[p]["markdown"] for p in relevant if new.get(p, {}).get("markdown")}
     )
     await parsing.warm(texts.values())
-    link_rows: dict[str, list[links.Row] | None] = {}
-    indexed: dict[str, search.IndexedPage | None] = {}
+    pages: dict[str, signals.PageText | None] = {}
     for pid in relevant:
         rec = new.get(pid)
-        if rec is None:
-            link_rows[pid] = None
-            indexed[pid] = None
-            continue
-        text = texts.get(rec.get("markdown") or "", "")
-        link_rows[pid] = links.rows_for(pid, text)
-        sections = tuple(
-            search.IndexedSection(s.anchor, s.title, s.body) for s in md.split_sections(text)
+        pages[pid] = (
+            None
+            if rec is None
+            else signals.PageText(
+                rec["title"], rec["type"], texts.get(rec.get("markdown") or "", "")
+            )
         )
-        indexed[pid] = search.IndexedPage(rec["title"], sections)
-    wanted: dict[str, set[str]] = {"page": set(), "file": set()}
-    for rows in link_rows.values():
-        for row in rows or ():
-            if row.kind in wanted:
-                wanted[row.kind].add(row.target)
-    existing = {
-        "page": set(await hamt.lookup(after.store, after.pages_root, wanted["page"])),
-        "file": set(await hamt.lookup(after.store, after.files_root, wanted["file"])),
-    }
-    await links.reindex(conn, space_id, link_rows, existing=existing, appeared=appeared, gone=gone)
-    if indexed:
-        await search.reindex(conn, space_id, indexed)
+    await signals.main_moved.send(
+        conn, signals.MainMoved(space_id, after, pages, appeared=appeared, gone=gone)
+    )

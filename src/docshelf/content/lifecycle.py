@@ -6,7 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -14,13 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.blobs import BlobStore, open_blob_store
 from docshelf.config import Settings, get_settings
-from docshelf.content import hamt, listing, objects, repository
+from docshelf.content import hamt, listing, objects, repository, signals
 from docshelf.content.snapshot import Snapshot
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import unit_of_work
-from docshelf.links import repository as links
 from docshelf.models import import_stages, pdf_exports, space_blobs, spaces
-from docshelf.search import engine as search
+from docshelf.space.signals import SpaceCreated, SpaceDuplicated
 from docshelf.worker.queue import enqueue
 from docshelf.worker.registry import task
 
@@ -46,32 +45,29 @@ def blob_store() -> BlobStore:
     return _store
 
 
-async def start_space(
-    conn: AsyncConnection, space_id: str, revision_id: str, author_id: str | None, now: datetime
-) -> None:
+async def start_space(conn: AsyncConnection, event: SpaceCreated) -> None:
     """A new space starts with an empty revision."""
     await repository.insert(
         conn,
-        space_id=space_id,
-        revision_id=revision_id,
+        space_id=event.space_id,
+        revision_id=event.revision_id,
         type="edits",
         parents=[],
         pages_root=None,
         files_root=None,
-        author_id=author_id,
-        created_at=now,
+        author_id=event.author_id,
+        created_at=event.at,
     )
 
 
-async def copy_content(
-    conn: AsyncConnection, source: str, target: str, author_id: str | None, now: datetime
-) -> str:
-    """The source's main content as the first revision of `target`; returns its id.
+async def copy_content(conn: AsyncConnection, event: SpaceDuplicated) -> None:
+    """The source's main content as the first revision of the copy.
 
     Only what the head reaches is copied (its map nodes, page and file records, markdown texts
     and the blobs its files name), never the source's history, with INSERT … SELECT so the bytes
-    stay in the database; the links and search rows are copied the same way instead of being
-    extracted again, since the copy's main is the source's."""
+    stay in the database; what is derived from main (links, search) hears `signals.copied` and
+    copies its rows the same way instead of extracting them again."""
+    source, target = event.source, event.copy
     head_id = (
         await conn.execute(sa.select(spaces.c.revision_id).where(spaces.c.id == source))
     ).scalar_one()
@@ -98,20 +94,19 @@ async def copy_content(
         await conn.execute(
             sa.insert(space_blobs), [{"space_id": target, "blob_key": b} for b in sorted(blobs)]
         )
-    revision_id = await repository.insert(
+    await repository.insert(
         conn,
         space_id=target,
+        revision_id=event.revision_id,
         type="edits",
         parents=[],
         pages_root=head["pages_root"],
         files_root=head["files_root"],
         reusable_root=head["reusable_root"],
-        author_id=author_id,
-        created_at=now,
+        author_id=event.author_id,
+        created_at=event.at,
     )
-    await links.copy_space(conn, source, target)
-    await search.copy_space(conn, source, target)
-    return revision_id
+    await signals.copied.send(conn, signals.ContentCopied(source, target))
 
 
 # A collection job holds the locks of its keys while it deletes their bytes: a bounded batch
@@ -128,7 +123,7 @@ async def release_space(conn: AsyncConnection, space_id: str) -> None:
         sa.select(pdf_exports.c.blob_key).where(pdf_exports.c.space_id == space_id),
     )
     wanted = sorted((await conn.execute(keys)).scalars())
-    await search.drop_space(conn, space_id)  # SQLite's FTS5 table has no foreign key to cascade
+    await signals.released.send(conn, space_id)
     await schedule_collection(conn, wanted)
 
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -128,15 +127,3 @@ async def belongs_elsewhere(conn: AsyncConnection, user_id: str, org_id: str) ->
         sa.exists().where(members.c.user_id == user_id, members.c.organization_id != org_id)
     )
     return bool((await conn.execute(stmt)).scalar())
-
-
-async def members_among(
-    conn: AsyncConnection, org_id: str, user_ids: Collection[str]
-) -> dict[str, str]:
-    """Which of `user_ids` are members of the organization, with their roles."""
-    rows = await conn.execute(
-        sa.select(members.c.user_id, members.c.role).where(
-            members.c.organization_id == org_id, members.c.user_id.in_(list(user_ids))
-        )
-    )
-    return {r.user_id: r.role for r in rows}

@@ -4,7 +4,7 @@ from typing import Any
 
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
-from docshelf.member import repository as member_repository
+from docshelf.merge_rules import repository
 
 
 async def check_rule_users(ctx: Ctx, org_id: str, config: dict[str, Any] | None) -> None:
@@ -12,7 +12,7 @@ async def check_rule_users(ctx: Ctx, org_id: str, config: dict[str, Any] | None)
     named = [u for r in (config or {}).get("rules") or [] for u in r.get("users") or []]
     if not named:
         return
-    known = await member_repository.members_among(ctx.conn, org_id, set(named))
+    known = await repository.members_among(ctx.conn, org_id, set(named))
     for i, rule in enumerate(config["rules"] if config else []):
         for uid in rule.get("users") or []:
             if uid not in known:

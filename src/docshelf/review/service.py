@@ -16,7 +16,7 @@ from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
-from docshelf.member import repository as member_repository
+from docshelf.merge_rules import repository as merge_rules_repository
 from docshelf.merge_rules import rules
 from docshelf.review import policy, repository
 from docshelf.review.presenter import (
@@ -135,7 +135,7 @@ async def request_reviewers(
     space, found = await _load(ctx, space_id, ref)
     require(policy.can_request_reviewers(space.role), "You cannot request reviews in this space")
     wanted = list(dict.fromkeys(body.users))
-    roles = await member_repository.members_among(ctx.conn, space.org_id, wanted)
+    roles = await merge_rules_repository.members_among(ctx.conn, space.org_id, wanted)
     scopes = await ContentScope.near_members(ctx.conn, space.org_id, roles, space.row["parent_id"])
     for uid in wanted:
         role = scopes[uid].space_role(space.row) if uid in scopes else None

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.site import repository, structure
+from docshelf.space.signals import SpacesLeft
 
 
 async def detach_spaces(conn: AsyncConnection, space_ids: Sequence[str]) -> None:
@@ -24,3 +25,7 @@ async def detach_spaces(conn: AsyncConnection, space_ids: Sequence[str]) -> None
                 current = await repository.get_site_space(conn, site_id, row["id"])
                 if current is not None:
                     await structure.remove_site_space(conn, site_id, current)
+
+
+async def spaces_left(conn: AsyncConnection, event: SpacesLeft) -> None:
+    await detach_spaces(conn, event.space_ids)

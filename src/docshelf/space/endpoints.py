@@ -32,6 +32,15 @@ async def create_space(organizationId: str, ctx: Context, body: CreateSpace | No
     return ok(space, 201, headers={"Location": space["urls"]["location"]})
 
 
+# Served here, not by collections: listing spaces is the spaces package's (collections sit
+# below spaces and import nothing of them).
+@router.get(
+    "/collections/{collectionId}/spaces", response_model=SpaceList, summary="Spaces in a collection"
+)
+async def list_collection_spaces(collectionId: str, ctx: Context, paging: Paging) -> JSON:
+    return ok(await service.list_in_collection(ctx, collectionId, paging))
+
+
 @router.get("/spaces/{spaceId}", response_model=SpaceOut, summary="A space")
 @reads_published
 async def get_space(

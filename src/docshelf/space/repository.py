@@ -6,11 +6,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.content import lifecycle
 from docshelf.kit.db import is_postgres
 from docshelf.kit.errors import SpaceLocked
 from docshelf.kit.prepared import Prepared, Row
 from docshelf.models import content_grants, custom_field_values, members, spaces
+from docshelf.space import signals
 
 SPACE_COLUMNS = (
     *spaces.c,
@@ -64,7 +64,7 @@ async def update(conn: AsyncConnection, space_id: str, values: dict[str, Any]) -
 
 async def purge(conn: AsyncConnection, space_id: str) -> None:
     """Removes the space and, through foreign keys and explicit deletes, all it owns."""
-    await lifecycle.release_space(conn, space_id)
+    await signals.purging.send(conn, space_id)
     await conn.execute(
         sa.delete(content_grants).where(
             content_grants.c.target_type == "space", content_grants.c.target_id == space_id

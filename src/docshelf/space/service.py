@@ -12,7 +12,6 @@ from docshelf.collection import ordering
 from docshelf.collection import policy as collection_policy
 from docshelf.collection import service as collection_service
 from docshelf.collection.schemas import MoveContent
-from docshelf.content import lifecycle
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
@@ -21,8 +20,7 @@ from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.merge_rules import service as merge_rules
 from docshelf.models import spaces
 from docshelf.organization import policy as org_policy
-from docshelf.site import lifecycle as site_lifecycle
-from docshelf.space import policy, repository
+from docshelf.space import policy, repository, signals
 from docshelf.space.policy import SpaceAccess
 from docshelf.space.presenter import present_space
 from docshelf.space.schemas import CreateSpace, TransferSpace, UpdateSpace
@@ -103,7 +101,9 @@ async def create(ctx: Ctx, org_id: str, body: CreateSpace) -> dict[str, Any]:
             "updated_at": now,
         },
     )
-    await lifecycle.start_space(ctx.conn, sid, revision_id, ctx.actor.user_id, now)
+    await signals.created.send(
+        ctx.conn, signals.SpaceCreated(sid, revision_id, ctx.actor.user_id, now)
+    )
     await _make_creator_admin(ctx, org_id, sid)
     return await get(ctx, sid)
 
@@ -175,7 +175,7 @@ async def delete(ctx: Ctx, space_id: str) -> None:
     await _admin(ctx, space_id)
     now = utcnow()
     await repository.update(ctx.conn, space_id, {"deleted_at": now, "updated_at": now})
-    await site_lifecycle.detach_spaces(ctx.conn, [space_id])
+    await signals.left.send(ctx.conn, signals.SpacesLeft([space_id]))
     await schedule_purge(ctx.conn, space_id, now)
 
 
@@ -218,7 +218,11 @@ async def duplicate(ctx: Ctx, space_id: str) -> dict[str, Any]:
         deleted_at=None,
     )
     await repository.insert(ctx.conn, values)
-    revision_id = await lifecycle.copy_content(ctx.conn, space_id, copy_id, ctx.actor.user_id, now)
+    revision_id = new_id()
+    await signals.duplicated.send(
+        ctx.conn,
+        signals.SpaceDuplicated(space_id, copy_id, revision_id, ctx.actor.user_id, now),
+    )
     await repository.update(ctx.conn, copy_id, {"revision_id": revision_id})
     current = await ordering.positions(ctx.conn, access.org_id, row["parent_id"])
     order = ordering.place(
@@ -255,7 +259,7 @@ async def transfer(ctx: Ctx, space_id: str, body: TransferSpace) -> dict[str, An
         )
         await collection_service.require_admin_of(ctx, body.organization)
         await collection_service.detach_from_organization(ctx, [space_id], [])
-        await site_lifecycle.detach_spaces(ctx.conn, [space_id])
+        await signals.left.send(ctx.conn, signals.SpacesLeft([space_id]))
     elif body.parent == access.row["parent_id"]:
         raise BadRequest("Invalid body: the space is already there")
     await collection_service.require_container(ctx, body.organization, body.parent)

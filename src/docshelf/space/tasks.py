@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.space import repository
+from docshelf.collection.signals import SpacesDeleted
+from docshelf.space import repository, signals
 from docshelf.worker.queue import enqueue
 from docshelf.worker.registry import task
 
@@ -35,3 +37,14 @@ async def purge_space(conn: AsyncConnection, payload: dict[str, Any]) -> None:
     if row["deleted_at"] != datetime.fromisoformat(payload["deletedAt"]):
         return
     await repository.purge(conn, payload["space"])
+
+
+async def collection_spaces_deleted(conn: AsyncConnection, event: SpacesDeleted) -> None:
+    """Deleted with their collection, the spaces are purged like any other deleted space."""
+    await signals.left.send(conn, signals.SpacesLeft(event.space_ids))
+    for space_id in event.space_ids:
+        await schedule_purge(conn, space_id, event.at)
+
+
+async def collection_spaces_transferred(conn: AsyncConnection, space_ids: Sequence[str]) -> None:
+    await signals.left.send(conn, signals.SpacesLeft(space_ids))
