@@ -20,12 +20,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.auth.service import revoke_token
 from docshelf.blobs import blob_key
+from docshelf.cli.worker import start_worker_process, stop_worker_process
 from docshelf.config import Settings
 from docshelf.content import repository as content_repository
 from docshelf.kit import offload
 from docshelf.kit.db import unit_of_work
 from docshelf.models import jobs
-from docshelf.cli.worker import start_worker_process, stop_worker_process
 from docshelf.worker.queue import enqueue
 from docshelf.worker.runner import JobRunner
 from tests import factories

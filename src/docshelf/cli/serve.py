@@ -13,12 +13,12 @@ import click
 
 from docshelf import datadir, features
 from docshelf.bootstrap import bootstrap_if_empty
+from docshelf.cli.worker import start_worker_process, stop_worker_process
 from docshelf.config import Settings
 from docshelf.kit import logs
 from docshelf.kit.db import create_engine
 from docshelf.kit.lifeline import SERVE_PID
 from docshelf.kit.migrate import upgrade
-from docshelf.cli.worker import start_worker_process, stop_worker_process
 
 
 def _bootstrap(settings: Settings) -> None:
