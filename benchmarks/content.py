@@ -51,9 +51,9 @@ from tests import factories  # noqa: E402
 import docshelf  # noqa: E402
 from docshelf.app import create_app  # noqa: E402
 from docshelf.config import Settings  # noqa: E402
-from docshelf.content import objects as content_objects_module  # noqa: E402
 from docshelf.content import service as content_service  # noqa: E402
-from docshelf.content.edits import slugify  # noqa: E402
+from docshelf.content.tree import objects as content_objects_module  # noqa: E402
+from docshelf.content.tree.model import page_slug as slugify  # noqa: E402
 from docshelf.kit.migrate import upgrade  # noqa: E402
 from docshelf.models import content_objects, revisions  # noqa: E402
 
@@ -441,9 +441,10 @@ async def profile_cases(b: Bench, space_id: str, leaves: list[str], runs: int) -
 
 async def breakdown(b: Bench, space_id: str, leaves: list[str], runs: int) -> str:
     """Where a merge with main moved spends its time: wall-clock timers around the phases of
-    `content.threeway.merge_snapshots` (patched in this process only), and the same merges and
+    `merge.revisions.merge_snapshots` (patched in this process only), and the same merges and
     listings with the cyclic garbage collector off during the request."""
-    from docshelf.content import snapshot, threeway
+    from docshelf.content.merge import revisions as threeway
+    from docshelf.content.tree import snapshot
 
     spent: dict[str, float] = {}
 
@@ -471,7 +472,7 @@ async def breakdown(b: Bench, space_id: str, leaves: list[str], runs: int) -> st
     phases = {
         "_load": ("load all page records of base, main, CR head (3 x all_pages)", True),
         "_tree": ("build the three model Trees from the records", False),
-        "merge": ("pure three-way merge (content/merge.py, incl. Tree checks)", False),
+        "merge": ("pure three-way merge (content/merge/pages.py, incl. Tree checks)", False),
         "_record": ("turn every merged page back into a record, compare with main", False),
     }
     saved = {name: getattr(threeway, name) for name in phases}

@@ -3,7 +3,7 @@ benchmarks/search.py generates, in-process through `httpx.ASGITransport`:
 
 - new revision: a change request renaming a leaf page, re-slugging a page with children (their
   paths change) and adding a page is merged, then main is listed: its first listing, built from
-  the previous revision's kept pieces (content/listing.py);
+  the previous revision's kept pieces (content/listing/pieces.py);
 - listing cache emptied: the same revision listed again after its bytes were dropped;
 - no pieces kept: nothing of an earlier listing is kept (objects cached);
 - fully cold: no listing, pieces or objects cached (a process that has just started);
@@ -47,7 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from content import BASE, git_state, pct
 from docshelf.app import create_app
 from docshelf.config import Settings
-from docshelf.content import objects, service
+from docshelf.content import service
+from docshelf.content.tree import objects
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.migrate import upgrade
 from docshelf.models import listing_snapshots

@@ -1,4 +1,4 @@
-"""The content-addressed HAMT (docshelf.content.hamt) over an in-memory object store."""
+"""The content-addressed HAMT (docshelf.content.tree.hamt) over an in-memory object store."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from docshelf.content import hamt
+from docshelf.content.tree import hamt
 
 
 class MemoryReader:

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from docshelf.content import InvalidTree, MergeResult, Page, PageType, Tree, merge, merge_markdown
-from docshelf.content.model import find_cycles
+from docshelf.content.merge import MergeResult, merge, merge_markdown
+from docshelf.content.tree import InvalidTree, Page, PageType, Tree
+from docshelf.content.tree.model import find_cycles
 
 # -- building trees ------------------------------------------------------------------------------
 

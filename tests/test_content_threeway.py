@@ -1,4 +1,4 @@
-"""The merge of stored revisions (content/threeway.py) against the merge of whole trees: random
+"""The merge of stored revisions (content/merge/revisions.py) against the merge of trees: random
 edit batches on two sides of a random base, applied by the real editor over an in-memory object
 store, must merge to exactly what the merge over every page gives, and a merge writes objects
 in proportion to what changed."""
@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from docshelf.content import edits, threeway
+from docshelf.content import edits
 from docshelf.content.edits import ChangeError, Editor
+from docshelf.content.merge import revisions as threeway
 from docshelf.content.schemas import Change
-from docshelf.content.snapshot import Snapshot
+from docshelf.content.tree.snapshot import Snapshot
 
 CHANGE = TypeAdapter(Change)
 

@@ -171,7 +171,7 @@ async def test_schedules_and_maintenance_purge(db: AsyncEngine) -> None:
 
 
 async def test_a_starting_runner_queues_a_kind_s_first_run_closer(db: AsyncEngine) -> None:
-    from docshelf.content import lifecycle
+    from docshelf.content.listing import stored as stored_listing
     from docshelf.worker import tasks  # noqa: F401
 
     async def pending() -> dict[str, Any]:
@@ -188,11 +188,11 @@ async def test_a_starting_runner_queues_a_kind_s_first_run_closer(db: AsyncEngin
     assert await pending() == {
         s.kind: s.first if s.first is not None else s.every for s in registry.schedules()
     }
-    assert (await pending())[lifecycle.SWEEP_LISTINGS] == timedelta(minutes=1)
+    assert (await pending())[stored_listing.SWEEP_LISTINGS] == timedelta(minutes=1)
     clock.advance(timedelta(minutes=1))
     assert await runner.drain() == 1  # the sweep (no large space: it queues nothing)
     await runner.ensure_schedules()
-    assert (await pending())[lifecycle.SWEEP_LISTINGS] == timedelta(hours=6)
+    assert (await pending())[stored_listing.SWEEP_LISTINGS] == timedelta(hours=6)
 
 
 # -- fair shares, time bounds, stopping --------------------------------------------------------

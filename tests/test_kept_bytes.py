@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import orjson
 
-from docshelf.content.objects import ByteCache
+from docshelf.content.tree.objects import ByteCache
 from docshelf.document import markdown as md
 from docshelf.kit.keep import kept
 

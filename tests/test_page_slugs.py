@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from docshelf.content.model import free_slug, page_slug
+from docshelf.content.tree.model import free_slug, page_slug
 
 
 @pytest.mark.parametrize(

@@ -18,12 +18,12 @@ from prometheus_client import REGISTRY
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.config import Settings
-from docshelf.content import lifecycle
-from docshelf.content import listing as pieces
 from docshelf.content import repository as content_repository
 from docshelf.content import service as content_service
+from docshelf.content.listing import pieces
+from docshelf.content.listing import stored as stored_listing
 from docshelf.content.presenter import nest_pages
-from docshelf.content.snapshot import PAGE_DEFAULTS, ROOT
+from docshelf.content.tree.snapshot import PAGE_DEFAULTS, ROOT
 from docshelf.document.limits import MAX_PAGE_DEPTH
 from docshelf.kit.clock import clock, utcnow
 from docshelf.kit.db import unit_of_work
@@ -377,10 +377,10 @@ def stored_from(settings: Settings) -> Iterator[Callable[[int], None]]:
     """Spaces of at least so many pages keep stored pieces, for the test."""
 
     def use(pages: int) -> None:
-        lifecycle.use_settings(settings.model_copy(update={"listing_snapshot_pages": pages}))
+        stored_listing.use_settings(settings.model_copy(update={"listing_snapshot_pages": pages}))
 
     yield use
-    lifecycle.use_settings(settings)
+    stored_listing.use_settings(settings)
 
 
 async def test_a_large_space_is_listed_from_its_stored_pieces_by_a_new_process(
@@ -495,15 +495,15 @@ async def test_the_job_rewrites_stored_pieces_that_lag_main_and_drops_those_of_a
     assert third is not None and third[0] != second[0]
 
     # A move while the job runs (its queued key then taken) is looked at by another pass.
-    plan = await lifecycle._prepare_snapshot(db, {"space_id": sid})
+    plan = await stored_listing._prepare_snapshot(db, {"space_id": sid})
     await write_live(
         client, sid, admin, {"operation": "delete_page", "page": out["changes"][0]["page"]["id"]}
     )
     async with unit_of_work(db) as conn:
         await conn.execute(sa.delete(jobs))  # the move's own job: as if its key had been taken
-        await lifecycle.snapshot_listing(conn, {"space_id": sid}, plan)
+        await stored_listing.snapshot_listing(conn, {"space_id": sid}, plan)
         queued = (await conn.execute(sa.select(jobs.c.kind))).scalars().all()
-    assert queued == [lifecycle.SNAPSHOT_LISTING]
+    assert queued == [stored_listing.SNAPSHOT_LISTING]
 
     # A space that shrinks below the size drops its stored pieces.
     stored_from(200)
@@ -525,9 +525,9 @@ async def test_the_sweep_queues_stored_pieces_for_large_spaces_that_have_none(
     assert await _stored(db, sid) is None  # too small then
 
     async def sweep() -> None:
-        found = await lifecycle._large_spaces_unstored(db, {})
+        found = await stored_listing._large_spaces_unstored(db, {})
         async with unit_of_work(db) as conn:
-            await lifecycle.sweep_listing_snapshots(conn, {}, found)
+            await stored_listing.sweep_listing_snapshots(conn, {}, found)
         await JobRunner(db).drain()
 
     stored_from(3)  # large enough now (an upgrade, a lower setting), not edited since

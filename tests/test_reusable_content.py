@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from docshelf.content.objects import text_object
+from docshelf.content.tree.objects import text_object
 from docshelf.document import blocks
 from docshelf.document import markdown as md
 from docshelf.document.limits import MAX_MARKDOWN_BYTES

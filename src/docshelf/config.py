@@ -53,7 +53,7 @@ class Settings(BaseSettings):
     # may use (MB); conversions past that fail cleanly instead of swapping the host.
     offload_workers: int = Field(default=1, ge=1, le=64)
     offload_memory_mb: int = Field(default=1024, ge=128)
-    # Per-process caches (MB each): content objects (content/objects.py), presented page
+    # Per-process caches (MB each): content objects (content/tree/objects.py), presented page
     # listings (content/service.py) and what is derived from markdown texts (document/markdown.py,
     # two memos: a third and two thirds of it). Together they bound most of what an API
     # process holds beyond its code (~110 MB at start); a 10,000-page space's index and records
@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     # (benchmarks/memory.py).
     object_cache_mb: int = Field(default=32, ge=1)
     listing_cache_mb: int = Field(default=16, ge=1)
-    # The per-page pieces of each space's latest listing (content/listing.py), from which the
+    # The per-page pieces of each space's latest listing (content/listing/pieces.py), from which the
     # first listing of a new revision is built: ~4.7 MB for 10,000 pages (5.4 as estimated
     # against this budget). 0 keeps none.
     listing_pieces_mb: int = Field(default=8, ge=0)

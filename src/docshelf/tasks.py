@@ -4,6 +4,7 @@ every signal's receivers (docshelf.wiring)."""
 from docshelf import wiring
 from docshelf.config import Settings
 from docshelf.content import lifecycle as content_tasks
+from docshelf.content.listing import stored as stored_listing
 from docshelf.imports import service as import_tasks
 from docshelf.openapi_spec import processing as openapi_processing
 from docshelf.openapi_spec import tasks as openapi_tasks
@@ -16,6 +17,7 @@ __all__ = [
     "import_tasks",
     "openapi_tasks",
     "space_tasks",
+    "stored_listing",
     "wiring",
     "worker_tasks",
 ]
@@ -25,4 +27,4 @@ def configure(settings: Settings) -> None:
     """Hands the process's settings to the job kinds that read them (fetch allowances and
     deadlines), in whichever process runs jobs: the serving app's or a worker."""
     openapi_processing.use_settings(settings)
-    content_tasks.use_settings(settings)
+    stored_listing.use_settings(settings)

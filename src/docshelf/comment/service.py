@@ -25,7 +25,7 @@ from docshelf.comment.presenter import (
 )
 from docshelf.comment.schemas import MAX_EMOJI, PostComment, PostReply, UpdateComment, UpdateReply
 from docshelf.content import repository as content_repository
-from docshelf.content.snapshot import Snapshot
+from docshelf.content.tree.snapshot import Snapshot
 from docshelf.document import markdown as md
 from docshelf.document import parsing
 from docshelf.kit.clock import utcnow

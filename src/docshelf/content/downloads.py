@@ -19,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.content.snapshot import Record
+from docshelf.content.tree.snapshot import Record
 from docshelf.kit import instance
 from docshelf.kit.clock import utcnow
 from docshelf.kit.errors import Forbidden, NotFound

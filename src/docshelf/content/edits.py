@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 
 import docshelf.document.markdown as md
 from docshelf.blobs import blob_key
-from docshelf.content import reusable
-from docshelf.content.model import free_slug, page_slug
+from docshelf.content.reusable import includes as reusable
 from docshelf.content.schemas import (
     Change,
     DeletePage,
@@ -33,7 +32,8 @@ from docshelf.content.schemas import (
     UpdatePage,
     UpdateReusableContent,
 )
-from docshelf.content.snapshot import PAGE_DEFAULTS, Record, Snapshot
+from docshelf.content.tree.model import free_slug, page_slug
+from docshelf.content.tree.snapshot import PAGE_DEFAULTS, Record, Snapshot
 from docshelf.document import blocks, parsing
 from docshelf.document.limits import MAX_PAGE_DEPTH, too_deep
 from docshelf.document.model import document_to_markdown

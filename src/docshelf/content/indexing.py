@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.content import hamt, lifecycle, signals
-from docshelf.content.snapshot import ROOT, Snapshot
+from docshelf.content import signals
+from docshelf.content.listing import stored as stored_listing
+from docshelf.content.tree import hamt
+from docshelf.content.tree.snapshot import ROOT, Snapshot
 from docshelf.document import parsing
 
 
@@ -21,7 +23,7 @@ async def main_moved(
     old_root = None if before is None else before.pages_root
     page_diff = await hamt.diff(after.store, old_root, after.pages_root)
     if page_diff:
-        await lifecycle.listing_moved(conn, space_id, before, after)
+        await stored_listing.listing_moved(conn, space_id, before, after)
     page_diff.pop(ROOT, None)
     old_files = None if before is None else before.files_root
     file_diff = await hamt.diff(after.store, old_files, after.files_root)

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from docshelf.content.snapshot import Record
+from docshelf.content.tree.snapshot import Record
 from docshelf.document.limits import MAX_PAGE_DEPTH
 from docshelf.kit.clock import isoformat
 

@@ -9,8 +9,8 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.blobs import blob_key, check_key
-from docshelf.content.objects import ObjectStore
-from docshelf.content.snapshot import Snapshot
+from docshelf.content.tree.objects import ObjectStore
+from docshelf.content.tree.snapshot import Snapshot
 from docshelf.kit.db import is_postgres, upsert_insert
 from docshelf.kit.ids import new_id
 from docshelf.models import (

@@ -26,7 +26,7 @@ from docshelf.change_request import policy as cr_policy
 from docshelf.change_request import repository as cr_repository
 from docshelf.change_request.presenter import present_change_request
 from docshelf.config import Settings
-from docshelf.content import downloads, hamt, indexing, lifecycle, listing, repository, reusable
+from docshelf.content import downloads, indexing, repository
 from docshelf.content.edits import (
     MAX_URL_FILES,
     ChangeError,
@@ -36,7 +36,9 @@ from docshelf.content.edits import (
     render_links,
 )
 from docshelf.content.lifecycle import collect_unless_kept
-from docshelf.content.objects import ByteCache
+from docshelf.content.listing import pieces as listing
+from docshelf.content.listing import stored as stored_listing
+from docshelf.content.merge.revisions import merge_snapshots
 from docshelf.content.presenter import (
     changed_file,
     changed_page,
@@ -45,6 +47,7 @@ from docshelf.content.presenter import (
     present_page,
     present_revision,
 )
+from docshelf.content.reusable import includes as reusable
 from docshelf.content.schemas import (
     MEDIA_TYPE,
     ContentChanges,
@@ -54,8 +57,9 @@ from docshelf.content.schemas import (
     UpdatePage,
     UpdateReusableContent,
 )
-from docshelf.content.snapshot import ROOT, Record, Snapshot
-from docshelf.content.threeway import merge_snapshots
+from docshelf.content.tree import hamt
+from docshelf.content.tree.objects import ByteCache
+from docshelf.content.tree.snapshot import ROOT, Record, Snapshot
 from docshelf.document import markdown as md
 from docshelf.document import model as document
 from docshelf.document import parsing
@@ -179,7 +183,7 @@ log = logging.getLogger("docshelf.content")
 # The encoded bytes are kept rather than the tree: a 10,000-page listing is 6.3 MB of JSON but
 # several times that as Python objects, and even encoding it from its pieces costs ~15 ms.
 _listings = ByteCache(Settings().listing_cache_mb * 1024 * 1024)
-# The per-page pieces of each space's latest listed revision (content/listing.py): the first
+# The per-page pieces of each space's latest listed revision (content/listing/pieces.py): the first
 # listing of a new revision decodes and encodes only the pages it changed.
 _pieces = listing.PiecesCache(Settings().listing_pieces_mb * 1024 * 1024)
 
@@ -199,7 +203,7 @@ async def _pages_json(ctx: Ctx, space_id: str, snap: Snapshot) -> bytes:
 async def _build_pages_json(ctx: Ctx, space_id: str, snap: Snapshot) -> bytes:
     base = _pieces.get(space_id)
     start = "memory"
-    if base is None and await lifecycle.keeps_stored_pieces(snap):
+    if base is None and await stored_listing.keeps_stored_pieces(snap):
         # None kept in this process: a large space's stored pieces (content.lifecycle), which
         # a few records away from this revision cost ~25 ms to list against ~100-180.
         stored = await repository.listing_snapshot(ctx.conn, space_id, listing.FORMAT)

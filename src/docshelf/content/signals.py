@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from docshelf.content.snapshot import Snapshot
+from docshelf.content.tree.snapshot import Snapshot
 from docshelf.kit.signals import Signal
 
 

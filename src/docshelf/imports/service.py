@@ -21,7 +21,7 @@ from docshelf.content import indexing, repository
 from docshelf.content.edits import Editor
 from docshelf.content.lifecycle import blob_store, collect_unless_kept, schedule_collection
 from docshelf.content.service import require_content_edit
-from docshelf.content.snapshot import Snapshot
+from docshelf.content.tree.snapshot import Snapshot
 from docshelf.document import parsing
 from docshelf.fetch import Fetcher
 from docshelf.imports import repository as runs

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.content import hamt
 from docshelf.content.signals import ContentCopied, MainMoved
+from docshelf.content.tree import hamt
 from docshelf.links import repository
 
 

@@ -3,7 +3,7 @@ import sqlalchemy as sa
 from docshelf.kit.db import JSONType, UTCDateTime, metadata
 
 # Immutable snapshots of a space's content. Pages and files live in content_objects, reached from
-# `pages_root` / `files_root` / `reusable_root` (content/hamt.py maps keyed by page, file or
+# `pages_root` / `files_root` / `reusable_root` (content/tree/hamt.py maps keyed by page, file or
 # reusable content id).
 revisions = sa.Table(
     "revisions",
@@ -43,7 +43,7 @@ content_objects = sa.Table(
     sa.Column("data", sa.LargeBinary(), nullable=False),
 )
 
-# The pieces of a large space's page listing (content/listing.py), as of one revision of its
+# The pieces of a large space's page listing (content/listing/pieces.py), as of one revision of its
 # main: a process that has none in memory lists any revision from these and the pages the maps'
 # diff names, instead of reading and encoding every page. Derived data, rewritten by a job as
 # main moves on (content.snapshot_listing); any row is a valid starting point.

@@ -22,10 +22,11 @@ import orjson
 from docshelf import features
 from docshelf.blobs import blob_key
 from docshelf.change_request import repository as cr_repository
-from docshelf.content import downloads, reusable
+from docshelf.content import downloads
 from docshelf.content.lifecycle import collect_unless_kept, schedule_collection
+from docshelf.content.reusable import includes as reusable
 from docshelf.content.service import Where, target
-from docshelf.content.snapshot import ROOT, Record, Snapshot
+from docshelf.content.tree.snapshot import ROOT, Record, Snapshot
 from docshelf.kit import offload
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx, Staged

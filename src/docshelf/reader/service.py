@@ -21,8 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.config import Settings
 from docshelf.content import repository as content_repository
-from docshelf.content import reusable
 from docshelf.content.downloads import served_type
+from docshelf.content.reusable import includes as reusable
 from docshelf.kit.lru import SizedLRU
 from docshelf.reader import render
 from docshelf.search import engine as search_engine

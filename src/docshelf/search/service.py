@@ -9,7 +9,7 @@ from typing import Any
 from docshelf.authz.content import ContentScope
 from docshelf.content import repository as content_repository
 from docshelf.content.service import Where, target
-from docshelf.content.snapshot import Snapshot
+from docshelf.content.tree.snapshot import Snapshot
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.pagination import PageParams, decode_cursor, encode_cursor

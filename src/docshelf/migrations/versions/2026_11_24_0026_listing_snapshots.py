@@ -1,5 +1,5 @@
 """listing_snapshots: the pieces of a large space's page listing as of one revision of its main
-(content/listing.py), so that a process that has none in memory lists a 10,000-page space
+(content/listing/pieces.py), so that a process that has none in memory lists a 10,000-page space
 from one row and the pages changed since, not by reading and encoding every page.
 
 Revision ID: 0026

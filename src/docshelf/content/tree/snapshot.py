@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from docshelf.content import hamt
-from docshelf.content.objects import ObjectStore, encode_json, text_object
+from docshelf.content.tree import hamt
+from docshelf.content.tree.objects import ObjectStore, encode_json, text_object
 
 ROOT = ""
 Record = dict[str, Any]

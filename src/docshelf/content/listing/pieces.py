@@ -27,10 +27,10 @@ from typing import Any
 import msgpack
 import orjson
 
-from docshelf.content import hamt
-from docshelf.content.objects import ObjectStore
 from docshelf.content.presenter import DEFAULT_LAYOUT, present_page
-from docshelf.content.snapshot import ROOT, Record
+from docshelf.content.tree import hamt
+from docshelf.content.tree.objects import ObjectStore
+from docshelf.content.tree.snapshot import ROOT, Record
 from docshelf.document.limits import MAX_PAGE_DEPTH
 from docshelf.kit.lru import SizedLRU
 

@@ -1,4 +1,4 @@
-"""Three-way merge of stored revisions: the pure merge (content/merge.py) applied to snapshots.
+"""Three-way merge of stored revisions: the pure merge (merge/pages.py) applied to snapshots.
 
 Markdown is not loaded for every page: a page's body travels through the merge as a token naming
 its text object, and only the pages whose body changed on both sides get their real texts, which
@@ -12,10 +12,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from docshelf.content import hamt
-from docshelf.content.merge import MergeConflict, merge, merge_markdown
-from docshelf.content.model import Page, Tree
-from docshelf.content.snapshot import ROOT, Record, Snapshot
+from docshelf.content.merge.pages import MergeConflict, merge, merge_markdown
+from docshelf.content.tree import hamt
+from docshelf.content.tree.model import Page, Tree
+from docshelf.content.tree.snapshot import ROOT, Record, Snapshot
 from docshelf.document.limits import MAX_PAGE_DEPTH, too_deep
 from docshelf.kit.errors import BadRequest
 

@@ -40,7 +40,7 @@ from typing import Any, Literal, TypeVar
 
 from merge3 import Merge3
 
-from docshelf.content.model import InvalidTree, Page, Tree, find_cycles, free_slug
+from docshelf.content.tree.model import InvalidTree, Page, Tree, find_cycles, free_slug
 
 FieldValue = str | int | bool | None
 ConflictKind = Literal["content", "metadata", "delete-edit", "move", "cycle", "orphan", "slug"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from docshelf.content.snapshot import Record, Snapshot
+from docshelf.content.tree.snapshot import Record, Snapshot
 from docshelf.document.model import INCLUDE_LINE, document_parser, include_tag
 
 INCLUDES_DIR = ".gitbook/includes"

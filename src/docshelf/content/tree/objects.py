@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.config import Settings
-from docshelf.content import hamt
+from docshelf.content.tree import hamt
 from docshelf.kit.db import upsert_insert
 from docshelf.kit.keep import kept
 from docshelf.kit.lru import SizedLRU
