@@ -137,7 +137,7 @@ async def _put_and_reference(
     *,
     put: Collection[str] = (),
 ) -> None:
-    """The upload half of the blob protocol (ARCHITECTURE.md, "Files"). Bytes first, under no
+    """The upload half of the blob protocol (docs/decisions/0014). Bytes first, under no
     lock: a put is idempotent, its key being the bytes' SHA-256. Then the reference, under the
     blobs' own locks, held until commit, so the collector either runs before (and the bytes are
     checked again below) or after (and sees the reference)."""

@@ -5,7 +5,7 @@
 
 Markdown holds paragraphs, headings, lists, task lists, quotes, code, dividers, images, tables,
 links and the bold/italic/strikethrough/code marks natively. The blocks it cannot hold are
-written in GitBook's own block syntax (ARCHITECTURE.md, "Document model"):
+written in GitBook's own block syntax (docs/decisions/0015, with the mapping table):
 
     {% hint style="info" %} ... {% endhint %}        hint (style, icon)
     {% tabs %}{% tab title="A" %} ... {% endtab %}{% endtabs %}

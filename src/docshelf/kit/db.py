@@ -1,7 +1,7 @@
 """Engine, portable column types and the unit of work.
 
 Data access is SQLAlchemy Core on an AsyncConnection: statements return row mappings that
-presenters turn into wire objects. No ORM identity map on the request path (see ARCHITECTURE.md).
+presenters turn into wire objects. No ORM identity map on the request path (docs/decisions/0001).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Grammar (whitespace between tokens is free):
     path       := root ( "." name | "[" string "]" )*
     literal    := number | string ('…' or "…", with \\ escapes) | true | false | null
 
-Semantics (documented in ARCHITECTURE.md): a missing property is `undefined` and compares equal
+Semantics: a missing property is `undefined` and compares equal
 to nothing but itself; `==` and `===` are both strict (no JavaScript coercions); `<`… compare two
 numbers or two strings, anything else is false; `a in b` is membership when `b` is a list and a
 key test when `b` is an object; the condition holds when its value is truthy (JavaScript's rule).

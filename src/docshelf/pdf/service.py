@@ -1,6 +1,6 @@
 """`GET …/pdf`: a signed link to a PDF of a space's main content or a change request's.
 
-Staged like a write that converts (ARCHITECTURE.md, "No request can hurt another"): a short
+Staged like a write that converts (docs/decisions/0006): a short
 read checks access and collects the pages; with no transaction open the images are read from
 the blob store and the PDF is rendered in the offload pool's `render` lane, bounded in time
 (RENDER_SECONDS) and memory (DOCSHELF_OFFLOAD_MEMORY_MB); its bytes go to the blob store under

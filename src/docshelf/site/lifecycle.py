@@ -1,6 +1,6 @@
 """What spaces leaving an organization does to sites: a space deleted (directly, or with its
-collection) or transferred to another organization leaves no site space behind. Called by the
-space and collection services in the same transaction."""
+collection) or transferred to another organization leaves no site space behind. Hears the spaces
+package's `left` signal, in the transaction that deletes or transfers them."""
 
 from __future__ import annotations
 
