@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.util import greenlet_spawn
 
 from docshelf.config import Settings
-from docshelf.kit import sqlite_inline, sqlite_writer
+from docshelf.kit import sqlite_inline
 
 metadata = sa.MetaData(
     naming_convention={
@@ -149,12 +149,8 @@ def create_engine(settings: Settings) -> AsyncEngine:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         # Few connections: SQLite has one writer anyway, and every aiosqlite connection is a
         # thread contending for the GIL (4 measured 40 % faster than 16 under load).
-        # Writes one thread hop a statement (kit/sqlite_writer.py), not four.
-        written = sa.make_url(url)
-        if written.drivername == "sqlite+aiosqlite":
-            written = written.set(drivername=f"sqlite+{sqlite_writer.DRIVER}")
         writer = create_async_engine(
-            written, pool_size=4, max_overflow=0, pool_timeout=settings.lock_timeout
+            url, pool_size=4, max_overflow=0, pool_timeout=settings.lock_timeout
         )
         _configure_sqlite(writer, busy_ms=int(settings.lock_timeout * 1000))
         if sa.make_url(url).database in (None, "", ":memory:"):
@@ -297,8 +293,7 @@ def _starting(method: Callable[..., Awaitable[Any]]) -> Any:
 class LazyRead(AsyncConnection):
     """A PostgreSQL read unit of work: autocommit, so no BEGIN or COMMIT reaches the server,
     and its connection is taken from the pool (through the engine's `Gate`) only when its
-    first statement runs. A GET whose token and first read another request reads for it
-    (kit.prepared's coalesced reads) then never takes a connection at all.
+    first statement runs.
 
     Checking an idle connection out, switching it to autocommit and handing it back involve
     no I/O with asyncpg (its adapter begins transactions lazily, and a queued idle connection
@@ -343,7 +338,7 @@ class LazyRead(AsyncConnection):
                 admitted.release()
             raise
         self._admitted = admitted
-        self.sync_connection = self._assign_proxied(sync_conn)
+        self.sync_connection = sync_conn
         return self
 
     async def finish(self) -> None:

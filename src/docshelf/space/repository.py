@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.content import lifecycle
-from docshelf.kit.prepared import Prepared, Row
+from docshelf.kit.sql import Row
 from docshelf.models import content_grants, custom_field_values, members, spaces
 
 SPACE_COLUMNS = (
@@ -29,8 +29,7 @@ async def get(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:
 
 # The space with the caller's membership of its organization, in one indexed statement: a
 # `caller_member` of NULL means not a member; `caller_role` NULL then, or a guest.
-# Every space route runs it: compiled once, on the driver (kit/prepared.py).
-WITH_MEMBERSHIP = Prepared(
+WITH_MEMBERSHIP = (
     sa.select(
         *SPACE_COLUMNS,
         members.c.user_id.label("caller_member"),
@@ -49,7 +48,8 @@ WITH_MEMBERSHIP = Prepared(
 
 
 async def get_with_membership(conn: AsyncConnection, space_id: str, user_id: str) -> Row | None:
-    return await WITH_MEMBERSHIP.first(conn, {"sid": space_id, "uid": user_id})
+    params = {"sid": space_id, "uid": user_id}
+    return (await conn.execute(WITH_MEMBERSHIP, params)).mappings().first()
 
 
 async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:
