@@ -508,7 +508,46 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 log(f"memory: {samples[-1]}")
             report["rss_samples"] = samples
         report["medians_ms"] = medians(docshelf.port, world, args.times)
+        if args.profile:
+            report["profile"] = profile_mix(docshelf, script, args)
     return report
+
+
+def api_pid(server: Server) -> int:
+    """The process that runs the app: the one of the server's that used the most CPU."""
+
+    def cpu(pid: int) -> int:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+
+    return max(server.python_pids(), key=cpu)
+
+
+def profile_mix(server: Server, script: Path, args: argparse.Namespace) -> str:
+    """py-spy's collapsed stacks of the server's processes under the mix (no writes)."""
+    load = subprocess.Popen(
+        [
+            *("wrk", "-t1", f"-c{args.connections}", f"-d{round(args.profile) + 3}s"),
+            *("-s", str(script), f"http://{HOST}:{server.port}"),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    out = Path(args.profile_out)
+    try:
+        time.sleep(1)
+        subprocess.run(
+            [
+                *(str(BIN / "py-spy"), "record", "--pid", str(api_pid(server))),
+                *("--rate", "200", "--duration", str(round(args.profile)), "--nonblocking"),
+                *("--format", "raw", "--output", str(out)),
+            ],
+            capture_output=True,
+            check=True,
+            timeout=args.profile + 30,
+        )
+    finally:
+        load.wait(timeout=args.profile + 30)
+    return str(out)
 
 
 def render(report: dict[str, Any]) -> str:
@@ -569,6 +608,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--times", type=int, default=25, help="requests per URL for the medians")
     p.add_argument("--memory-requests", type=int, default=0)
     p.add_argument("--json-out", type=Path, default=None)
+    p.add_argument("--profile", type=float, default=0, help="seconds of py-spy under the mix")
+    p.add_argument("--profile-out", default="/tmp/mix-profile.txt")
     return p.parse_args(argv)
 
 
