@@ -11,12 +11,8 @@ Targets (the read-path issue): Docshelf >= 0.20 x the floor, >= the raw-driver a
 at 64 connections, on both routes and both engines.
 
     python benchmarks/load_reads.py --db sqlite --rounds 3 --duration 10
-    python benchmarks/load_reads.py --db sqlite --rounds 3 --duration 10 --answer-cache-mb 0
     python benchmarks/load_reads.py --db postgres --rounds 3 --duration 10
 
-On SQLite the server sends a caller's unchanged answer again while nothing was committed
-(kit.routing.Answers), which a read-only load always hits; `--answer-cache-mb 0` measures
-every GET reading, authenticating and presenting (PostgreSQL always does), and
 `--writes-per-second N` commits up to N changes a second to the measured organization
 meanwhile (one PATCH at a time: the run prints how many were made).
 
@@ -85,8 +81,7 @@ def http_post(port: int, path: str, token: str, body: dict[str, Any]) -> tuple[i
 class Writer:
     """Commits up to `rate` writes a second to the server while a load runs, one at a time:
     the organization's title toggled between two of the same length. Each commit changes the
-    organization's answer and, like any commit, makes every kept answer (the SQLite server's
-    kit.routing.Answers) be read again."""
+    organization's answer."""
 
     def __init__(self, port: int, path: str, token: str, rate: float) -> None:
         self.port, self.path, self.token, self.rate = port, path, token, rate
@@ -144,7 +139,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "duration_s": args.duration,
         "rounds": args.rounds,
         "rate_limit": args.rate_limit,
-        "answer_cache_mb": args.answer_cache_mb,
         "writes_per_second": args.writes_per_second,
         "cpus": os.cpu_count(),
         "git": git_state(),
@@ -164,7 +158,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             database_url,
             server=args.server,
             rate_limit=args.rate_limit,
-            extra_env={"DOCSHELF_ANSWER_CACHE_MB": str(args.answer_cache_mb)},
         )
         port = docshelf.port
         token = (data_dir / "admin-token").read_text().strip()
@@ -280,7 +273,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def render(report: dict[str, Any]) -> str:
     rows = [
         f"db={report['db']} docshelf server={report['server']} rate limit={report['rate_limit']}"
-        f" answer cache={report['answer_cache_mb']} MB,"
         f" {report['writes_per_second']} writes/s during its runs,"
         f" wrk -t{report['wrk_threads']} -c{report['connections']} {report['duration_s']}s x "
         f"{report['rounds']} alternating rounds, git {report['git']}, background CPU "
@@ -330,12 +322,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--threads", type=int, default=2, help="wrk threads")
     p.add_argument("--rate-limit", type=int, default=1_000_000_000, help="on, never reached")
-    p.add_argument(
-        "--answer-cache-mb",
-        type=int,
-        default=4,
-        help="DOCSHELF_ANSWER_CACHE_MB of the server (its default; 0: every GET reads)",
-    )
     p.add_argument(
         "--writes-per-second",
         type=float,

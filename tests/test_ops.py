@@ -239,7 +239,6 @@ async def test_metrics_on_loopback(client: httpx.AsyncClient, db: AsyncEngine) -
     assert "docshelf_http_request_duration_seconds_bucket{" in body
     assert 'docshelf_db_pool_connections_in_use{pool="main"}' in body
     assert "docshelf_rate_limit_refusals_total" in body
-    assert "docshelf_db_coalesced_reads_total" in body
     assert "docshelf_listing_builds_total" in body
     assert 'docshelf_blob_bytes_total{op="put"}' in body or "docshelf_blob_bytes" in body
     assert "# TYPE docshelf_jobs gauge" in body

@@ -5,13 +5,9 @@ authentication. The unauthenticated test matrix reads PUBLIC_PATHS from here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from fastapi import APIRouter, Depends, FastAPI
 
 from docshelf.auth.context import authenticated_actor
-from docshelf.auth.repository import caller_then
 from docshelf.change_request.endpoints import router as change_request_router
 from docshelf.collection.endpoints import router as collection_router
 from docshelf.comment.endpoints import router as comment_router
@@ -21,13 +17,10 @@ from docshelf.custom_field.endpoints import router as custom_field_router
 from docshelf.imports.endpoints import router as import_router
 from docshelf.imports.endpoints import runs_router as import_runs_router
 from docshelf.invite.endpoints import router as invite_router
-from docshelf.kit.prepared import Ahead
 from docshelf.links.endpoints import router as links_router
 from docshelf.member.endpoints import router as member_router
 from docshelf.meta.endpoints import router as meta_router
 from docshelf.openapi_spec.endpoints import router as openapi_spec_router
-from docshelf.organization import policy as organization_policy
-from docshelf.organization.endpoints import get_organization
 from docshelf.organization.endpoints import router as organization_router
 from docshelf.pdf.endpoints import router as pdf_router
 from docshelf.permission.endpoints import router as permission_router
@@ -36,8 +29,6 @@ from docshelf.search.endpoints import router as search_router
 from docshelf.share_link.endpoints import router as share_link_router
 from docshelf.site.endpoints import public_router as published_router
 from docshelf.site.endpoints import router as site_router
-from docshelf.space import repository as space_repository
-from docshelf.space.endpoints import get_space
 from docshelf.space.endpoints import router as space_router
 from docshelf.sso.endpoints import browser_router as sso_browser_router
 from docshelf.sso.endpoints import router as sso_router
@@ -98,23 +89,6 @@ PUBLIC_PATHS: frozenset[tuple[str, str]] = frozenset(
 # The same routes as path prefixes (up to their first parameter): what the edge counts by client
 # address, since a token sent to them names nobody.
 PUBLIC_PREFIXES: tuple[str, ...] = tuple(sorted({p.split("{", 1)[0] for _, p in PUBLIC_PATHS}))
-
-
-# The hottest reads, dispatched ahead of FastAPI's routing to the same endpoint, dependencies
-# and handlers (kit.routing.DirectGets; why in ARCHITECTURE.md, "What a read costs").
-# Each reads the caller's token and the organization or space joined to the caller's membership
-# in one statement: one round trip on PostgreSQL (kit.prepared.Chain).
-DIRECT_GETS: dict[Callable[..., Any], Ahead | None] = {
-    get_organization: Ahead(caller_then(organization_policy.VISIBLE, user="uid"), path="oid"),
-    get_space: Ahead(caller_then(space_repository.WITH_MEMBERSHIP, user="uid"), path="sid"),
-}
-
-# Of those, the GETs whose 200 answers are kept per caller and sent again while SQLite shows
-# nothing committed since (kit.routing.Answers). Only for an answer that depends on the token,
-# the path and the database alone: no clock (an expiring link), no other header, nothing the
-# process keeps that can change. A route added here without that property would serve stale
-# answers; tests/test_kept_answers.py compares every kept answer with a fresh read.
-KEPT_GETS: frozenset[Callable[..., Any]] = frozenset({get_organization, get_space})
 
 
 def mount_v1(app: FastAPI) -> None:

@@ -24,9 +24,9 @@ from docshelf import (
     features,
     tasks,  # registers every job kind
 )
-from docshelf.api import DIRECT_GETS, KEPT_GETS, PUBLIC_PREFIXES, mount_v1
+from docshelf.api import PUBLIC_PREFIXES, mount_v1
 from docshelf.auth import site_token
-from docshelf.auth.header import scope_bearer_token, scope_caller_key
+from docshelf.auth.header import scope_bearer_token
 from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
 from docshelf.content.lifecycle import use_blob_store
@@ -37,7 +37,6 @@ from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
 from docshelf.kit.observe import ObserveMiddleware, route_of
 from docshelf.kit.pagination import load_cursor_key, use_cursor_key
-from docshelf.kit.routing import install_direct_gets
 from docshelf.kit.validation import (
     content_type_error,
     describe_validation_error,
@@ -265,10 +264,9 @@ def _client_key(client: tuple[str, int] | None) -> str:
     return f"ip:{address}"
 
 
-def create_app(settings: Settings | None = None, *, direct_gets: bool = True) -> FastAPI:
+def create_app(settings: Settings | None = None) -> FastAPI:
     """The API. Jobs never run on its event loop: `docshelf serve` starts the job runner in a
-    process of its own (cli/serve.py), or `docshelf worker` runs it elsewhere.
-    `direct_gets=False` leaves every request to FastAPI's routing (the tests compare both)."""
+    process of its own (cli/serve.py), or `docshelf worker` runs it elsewhere."""
     settings = settings or get_settings()
     offload.configure(
         workers=settings.offload_workers, memory_bytes=settings.offload_memory_mb * 1024 * 1024
@@ -324,16 +322,6 @@ def create_app(settings: Settings | None = None, *, direct_gets: bool = True) ->
     mount_v1(app)
     mount_ops(app)
     ops_openapi.install(app, openapi_document)
-    if direct_gets:
-        install_direct_gets(
-            app,
-            DIRECT_GETS,
-            keep=KEPT_GETS,
-            caller=scope_caller_key,
-            # The actor the dependencies resolved: the access line names the caller.
-            replay=("actor",),
-            answer_bytes=settings.answer_cache_mb * 1024 * 1024,
-        )
     return app
 
 

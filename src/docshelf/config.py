@@ -72,8 +72,6 @@ class Settings(BaseSettings):
     markdown_memo_mb: int = Field(default=48, ge=3)
     # The published reader's rendered page bodies and whole answers, each bounded by bytes.
     reader_cache_mb: int = Field(default=16, ge=1)
-    # The hottest GETs' answers kept per caller while the database is unchanged (SQLite); 0: off.
-    answer_cache_mb: int = Field(default=4, ge=0)
     server: str = "granian"
     workers: int = 1
     log_level: str = "info"

@@ -4,7 +4,6 @@ which header, or which bytes of it, name the caller."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, MutableMapping
 from typing import Any
@@ -44,14 +43,3 @@ def scope_bearer_token(scope: MutableMapping[str, Any]) -> str | None:
         state[_STATE_KEY] = bearer_token(scope["headers"])
     token: str | None = state[_STATE_KEY]
     return token
-
-
-def scope_caller_key(scope: MutableMapping[str, Any]) -> str | None:
-    """The request's token as a key for what is kept in memory across requests: its SHA-256,
-    so no token (a revoked one included) outlives its request in the process. None for a site
-    content token: its answers depend on the clock (it expires) and on the site, which a kept
-    answer (kit.routing.Answers) would not see."""
-    token = scope_bearer_token(scope)
-    if token is None or site_token.looks_like_one(token):
-        return None
-    return hashlib.sha256(token.encode()).hexdigest()

@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.auth.site_token import SiteGrant, key_print
 from docshelf.kit.ids import new_id
-from docshelf.kit.prepared import Chain, Prepared, Row
+from docshelf.kit.sql import Row
 from docshelf.models import (
     api_tokens,
     members,
@@ -29,8 +29,8 @@ _out_of_scope = sa.case(
     ),
 )
 
-# Every authenticated request runs it: compiled once, on the driver (kit/prepared.py).
-_by_hash = Prepared(
+# Every authenticated request runs it.
+_BY_HASH = (
     sa.select(
         api_tokens.c.id.label("token_id"),
         api_tokens.c.token_hash,
@@ -46,14 +46,8 @@ _by_hash = Prepared(
 )
 
 
-def caller_then(follower: Prepared, *, user: str) -> Chain:
-    """The token's read, then `follower` with its parameter `user` bound to the caller's user
-    id: one round trip on PostgreSQL (kit.prepared.Chain)."""
-    return Chain(_by_hash, follower, link=user, column="user_id")
-
-
 async def find_active_token(conn: AsyncConnection, token_hash: str) -> Row | None:
-    return await _by_hash.first(conn, {"h": token_hash})
+    return (await conn.execute(_BY_HASH, {"h": token_hash})).mappings().first()
 
 
 async def token_is_active(conn: AsyncConnection, token_id: str) -> bool:

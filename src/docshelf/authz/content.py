@@ -31,7 +31,7 @@ from docshelf.authz.roles import (
     rank,
     resolve_default_level,
 )
-from docshelf.kit.prepared import Prepared, Row
+from docshelf.kit.sql import Row
 from docshelf.models import collections, content_grants, members, spaces, team_members
 
 ROOT = ""  # parent key of top-level content
@@ -76,29 +76,26 @@ def in_ids(column: sa.ColumnElement[Any], ids: Collection[str]) -> sa.ColumnElem
     return _InIds(column, ids) if ids else sa.false()
 
 
-# Every space read by a member below organization admin runs it: compiled once, on the driver
-# (kit/prepared.py).
-_MY_GRANTS = Prepared(
-    sa.select(
-        content_grants.c.target_type, content_grants.c.target_id, content_grants.c.role
-    ).where(
-        content_grants.c.organization_id == sa.bindparam("oid"),
-        sa.or_(
-            sa.and_(
-                content_grants.c.principal_type == "user",
-                content_grants.c.principal_id == sa.bindparam("uid"),
-            ),
-            sa.and_(
-                content_grants.c.principal_type == "team",
-                content_grants.c.principal_id.in_(
-                    sa.select(team_members.c.team_id).where(
-                        team_members.c.organization_id == sa.bindparam("oid"),
-                        team_members.c.user_id == sa.bindparam("uid"),
-                    )
-                ),
+# Every space read by a member below organization admin runs it.
+_MY_GRANTS = sa.select(
+    content_grants.c.target_type, content_grants.c.target_id, content_grants.c.role
+).where(
+    content_grants.c.organization_id == sa.bindparam("oid"),
+    sa.or_(
+        sa.and_(
+            content_grants.c.principal_type == "user",
+            content_grants.c.principal_id == sa.bindparam("uid"),
+        ),
+        sa.and_(
+            content_grants.c.principal_type == "team",
+            content_grants.c.principal_id.in_(
+                sa.select(team_members.c.team_id).where(
+                    team_members.c.organization_id == sa.bindparam("oid"),
+                    team_members.c.user_id == sa.bindparam("uid"),
+                )
             ),
         ),
-    )
+    ),
 )
 
 
@@ -242,7 +239,9 @@ class ContentScope:
         return scope
 
     async def _load_grants(self, conn: AsyncConnection) -> None:
-        rows = await _MY_GRANTS.all(conn, {"oid": self.org_id, "uid": self.user_id})
+        rows = (
+            await conn.execute(_MY_GRANTS, {"oid": self.org_id, "uid": self.user_id})
+        ).mappings()
         for g in rows:
             self._grant(g["target_type"], g["target_id"], g["role"])
 

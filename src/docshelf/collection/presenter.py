@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from docshelf.collection.policy import permissions
-from docshelf.kit.prepared import Row
+from docshelf.kit.sql import Row
 
 
 def present_collection(row: Row, role: str | None, base_url: str) -> dict[str, Any]:

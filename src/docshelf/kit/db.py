@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.util import greenlet_spawn
 
 from docshelf.config import Settings
-from docshelf.kit import sqlite_inline, sqlite_writer
+from docshelf.kit import sqlite_inline
 
 metadata = sa.MetaData(
     naming_convention={
@@ -65,10 +65,11 @@ class Engine(AsyncEngine):
     of work inline on the event loop (`kit/sqlite_inline.py`); disposing one disposes both.
     `idle_readers` keeps a few of the reader's connections checked out between reads: an
     autocommitting `sqlite3` connection holds no state from one read to the next, and the
-    pool's checkout and reset cost more than the statements of a simple GET. On PostgreSQL,
+    pool's checkout and reset cost more than the statements of a simple GET. `writer` runs
+    write units of work inline too, one at a time per process (`InlineWrites`). On PostgreSQL,
     `gate` admits units of work to the pool first come, first served (`Gate`)."""
 
-    __slots__ = ("gate", "idle_readers", "reader")
+    __slots__ = ("gate", "idle_readers", "reader", "writer")
 
     def __init__(
         self,
@@ -76,19 +77,98 @@ class Engine(AsyncEngine):
         reader: AsyncEngine | None = None,
         *,
         gate: Gate | None = None,
+        writer: InlineWrites | None = None,
     ) -> None:
         super().__init__(engine.sync_engine)
         self.reader = reader
         self.idle_readers: list[sa.Connection] = []
         self.gate = gate
+        self.writer = writer
 
     async def dispose(self, close: bool = True) -> None:
         idle, self.idle_readers = self.idle_readers, []
         for conn in idle:
             conn.close()
         await super().dispose(close)
+        if self.writer is not None:
+            await self.writer.engine.dispose(close)
         if self.reader is not None:
             await self.reader.dispose(close)
+
+
+class InlineWrites:
+    """SQLite write units of work on the event loop, one at a time per process.
+
+    Why: on aiosqlite each statement of a write is a hop to the connection's thread and back,
+    and each way back waits for the event loop to come round, behind every request in flight:
+    under the mix's read load a space's title PATCH took seconds (benchmarks/RESULTS.md,
+    "The mix"). A write's statements are indexed look-ups and row changes of microseconds;
+    what may take long is waiting for SQLite's write lock, and that must not stop the loop.
+    So the writes of this process queue on an asyncio lock (first come, first served), and
+    the one holding it takes SQLite's lock with `BEGIN IMMEDIATE` without waiting
+    (busy_timeout 0): if another process (the job worker, the CLI, another server process)
+    holds it, the attempt is retried after a short asynchronous sleep until the lock
+    timeout, then the write answers 503 like any contention. Once the lock is held, a WAL
+    write never waits: its statements and its COMMIT run inline."""
+
+    __slots__ = ("_loop", "_mutex", "engine", "wait")
+
+    def __init__(self, engine: AsyncEngine, wait: float) -> None:
+        self.engine = engine
+        self.wait = wait
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._mutex = asyncio.Lock()
+
+    def mutex(self) -> asyncio.Lock:
+        # One per event loop: an engine may outlive the loop it was first used on (tests).
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop, self._mutex = loop, asyncio.Lock()
+        return self._mutex
+
+    @asynccontextmanager
+    async def unit(self) -> AsyncIterator[AsyncConnection]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.wait
+        mutex = self.mutex()
+        try:
+            async with asyncio.timeout(self.wait):
+                await mutex.acquire()
+        except TimeoutError as exc:
+            raise sa.exc.TimeoutError(f"no database write lock within {self.wait:g} s") from exc
+        try:
+            sync_conn, transaction = await self._begin(loop, deadline)
+            try:
+                yield sqlite_inline.InlineConnection(self.engine, sync_conn)
+                transaction.commit()
+            except BaseException:
+                if transaction.is_active:
+                    transaction.rollback()
+                raise
+            finally:
+                sync_conn.close()
+        finally:
+            mutex.release()
+
+    async def _begin(
+        self, loop: asyncio.AbstractEventLoop, deadline: float
+    ) -> tuple[sa.Connection, sa.RootTransaction]:
+        pause = 0.001
+        while True:
+            sync_engine = self.engine.sync_engine
+            if sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
+                sync_conn = sync_engine.connect()
+            else:
+                sync_conn = await greenlet_spawn(sync_engine.connect)
+            sync_conn.execution_options(write=True)
+            try:
+                return sync_conn, sync_conn.begin()  # BEGIN IMMEDIATE (_configure_sqlite)
+            except sa.exc.OperationalError as exc:
+                sync_conn.close()
+                if not is_busy_error(exc) or loop.time() + pause > deadline:
+                    raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
 
 class Gate:
@@ -149,25 +229,23 @@ def create_engine(settings: Settings) -> AsyncEngine:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         # Few connections: SQLite has one writer anyway, and every aiosqlite connection is a
         # thread contending for the GIL (4 measured 40 % faster than 16 under load).
-        # Writes one thread hop a statement (kit/sqlite_writer.py), not four.
-        written = sa.make_url(url)
-        if written.drivername == "sqlite+aiosqlite":
-            written = written.set(drivername=f"sqlite+{sqlite_writer.DRIVER}")
         writer = create_async_engine(
-            written, pool_size=4, max_overflow=0, pool_timeout=settings.lock_timeout
+            url, pool_size=4, max_overflow=0, pool_timeout=settings.lock_timeout
         )
         _configure_sqlite(writer, busy_ms=int(settings.lock_timeout * 1000))
         if sa.make_url(url).database in (None, "", ":memory:"):
             return Engine(writer)  # a second connection would open another, empty database
-        # A read holds its connection only between statements that never suspend, so a few
-        # are enough; overflow connections (kept or not) cost an open() and nothing else.
-        reader = create_async_engine(
-            sa.make_url(url).set(drivername=f"sqlite+{sqlite_inline.DRIVER}"),
-            pool_size=8,
-            max_overflow=-1,
-        )
+        inline = sa.make_url(url).set(drivername=f"sqlite+{sqlite_inline.DRIVER}")
+        # A read holds its connection for its whole request, awaits included: under the mix's
+        # 64 concurrent requests a pool of 8 opened and closed a connection (and parsed the
+        # schema again) for most reads, ~6 % of the process.
+        reader = create_async_engine(inline, pool_size=32, max_overflow=-1)
         _configure_sqlite_reader(reader)
-        return Engine(writer, reader)
+        # One write at a time per process (InlineWrites): one connection, two for safety.
+        inline_writer = create_async_engine(inline, pool_size=2, max_overflow=-1)
+        _configure_sqlite(inline_writer, busy_ms=0)
+        writes = InlineWrites(inline_writer, settings.lock_timeout)
+        return Engine(writer, reader, writer=writes)
     engine = create_async_engine(
         url,
         pool_size=settings.db_pool_size,
@@ -255,6 +333,10 @@ async def unit_of_work(
             else:
                 sync_conn.close()
         return
+    if write and isinstance(engine, Engine) and engine.writer is not None:
+        async with engine.writer.unit() as conn:
+            yield conn
+        return
     gate = engine.gate if isinstance(engine, Engine) else None
     if not write and is_postgres(engine):
         read = LazyRead(engine, gate)
@@ -297,8 +379,7 @@ def _starting(method: Callable[..., Awaitable[Any]]) -> Any:
 class LazyRead(AsyncConnection):
     """A PostgreSQL read unit of work: autocommit, so no BEGIN or COMMIT reaches the server,
     and its connection is taken from the pool (through the engine's `Gate`) only when its
-    first statement runs. A GET whose token and first read another request reads for it
-    (kit.prepared's coalesced reads) then never takes a connection at all.
+    first statement runs.
 
     Checking an idle connection out, switching it to autocommit and handing it back involve
     no I/O with asyncpg (its adapter begins transactions lazily, and a queued idle connection
@@ -343,7 +424,7 @@ class LazyRead(AsyncConnection):
                 admitted.release()
             raise
         self._admitted = admitted
-        self.sync_connection = self._assign_proxied(sync_conn)
+        self.sync_connection = sync_conn
         return self
 
     async def finish(self) -> None:

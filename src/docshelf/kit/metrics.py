@@ -40,16 +40,6 @@ RATE_LIMITED = Counter("docshelf_rate_limit_refusals", "Requests refused with 42
 BLOB_BYTES = Counter(
     "docshelf_blob_bytes", "Bytes handed to the blob store (put) or served from it (read).", ("op",)
 )
-COALESCED_READS = Counter(
-    "docshelf_db_coalesced_reads",
-    "Requests whose caller and first read another request's statement read for them "
-    "(PostgreSQL, kit.prepared).",
-)
-ANSWERS_REUSED = Counter(
-    "docshelf_answers_reused",
-    "GET answers sent again as read before, the database unchanged since (SQLite, "
-    "kit.routing.Answers).",
-)
 LISTING_BUILDS = Counter(
     "docshelf_listing_builds",
     "Page listings built (not served from kept bytes), by what they started from: this "

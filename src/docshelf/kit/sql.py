@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
+
+# A row as repositories hand it on: keyed by result column names (a RowMapping is one).
+Row = Mapping[Any, Any]
 
 
 def contains_ci(column: sa.ColumnElement[Any], needle: str) -> sa.ColumnElement[bool]:

@@ -12,8 +12,9 @@ It declares itself async so that `AsyncEngine`/`AsyncConnection` accept it. A re
 checks a connection out synchronously (the pool's overflow is unbounded, so a checkout never
 waits) and wraps it in `InlineConnection`, whose `execute` calls the synchronous connection
 directly: no greenlet, no thread, no loop iteration between the statement and its rows. Any
-other `AsyncConnection` method still goes through SQLAlchemy's greenlet, which insists that the
-statement awaits something: there, each execute awaits one coroutine that is already done.
+other `AsyncConnection` method (`run_sync`, `stream`) still goes through SQLAlchemy's greenlet,
+which may insist that the statement awaits something: there, each execute awaits one coroutine
+that is already done. Only public names of SQLAlchemy are used (tests/test_no_private_names.py).
 
 A read that writes anyway (the one-time claim of an install-wide setting, `kit/instance.py`)
 runs its single autocommitted statement inline too, waiting at most the reader's short busy
@@ -46,7 +47,7 @@ class InlineSQLiteDialect(SQLiteDialect_pysqlite):
         return pool.AsyncAdaptedQueuePool
 
     def connect(self, *cargs: Any, **cparams: Any) -> Any:
-        return sqlite3.connect(*cargs, factory=_Connection, **cparams)
+        return sqlite3.connect(*cargs, **cparams)
 
     def do_execute(self, cursor: Any, statement: Any, parameters: Any, context: Any = None) -> None:
         _satisfy_greenlet()
@@ -64,9 +65,10 @@ class InlineSQLiteDialect(SQLiteDialect_pysqlite):
 
 
 class InlineConnection(AsyncConnection):
-    """An `AsyncConnection` over a connection of this dialect whose `execute` (and so `scalar`
-    and `scalars`) runs the statement synchronously: an indexed SQLite read takes less time than
-    a greenlet switch. The result is the synchronous `CursorResult`, which has the same API."""
+    """An `AsyncConnection` over a connection of this dialect whose statements (`execute`, and
+    so `scalar` and `scalars`; `exec_driver_sql`) run synchronously on its `sync_connection`:
+    an indexed SQLite read takes less time than a greenlet switch. The result is the
+    synchronous `CursorResult`, which has the same API."""
 
     __slots__ = ()
 
@@ -77,32 +79,19 @@ class InlineConnection(AsyncConnection):
         *,
         execution_options: Any = None,
     ) -> Any:
-        return self._proxied.execute(statement, parameters, execution_options=execution_options)
+        return self.sync_connection.execute(  # type: ignore[union-attr]
+            statement, parameters, execution_options=execution_options
+        )
 
-
-def driver_connection(conn: InlineConnection) -> Any:
-    """The bare `sqlite3` connection under a read unit of work's connection."""
-    return conn.sync_connection.connection.dbapi_connection  # type: ignore[union-attr]
-
-
-def seen(conn: AsyncConnection) -> tuple[object, int, int] | None:
-    """What a read connection of this dialect sees of the database, as a value that changes
-    whenever anything it could read has changed: SQLite's `data_version`, which moves as soon
-    as one of its reads meets a commit by any other connection (the writer pool, the worker,
-    another process, the CLI), the connection's own row changes (`total_changes`: its rare
-    write does not move the first), and the connection itself, since each counts on its own
-    (a new connection can start at another's values). Kept answers hold the connection, so a
-    closed one's identity cannot pass for a new one's. None for any other connection, and
-    when the statement fails: the request then reads, and its own statements meet the same
-    error through SQLAlchemy, which maps it (a lock is a 503)."""
-    if not isinstance(conn, InlineConnection):
-        return None
-    raw = driver_connection(conn)
-    try:
-        (version,) = raw.execute("PRAGMA data_version").fetchone()
-    except sqlite3.Error:
-        return None
-    return raw, version, raw.total_changes
+    async def exec_driver_sql(
+        self,
+        statement: str,
+        parameters: Any = None,
+        execution_options: Any = None,
+    ) -> Any:
+        return self.sync_connection.exec_driver_sql(  # type: ignore[union-attr]
+            statement, parameters, execution_options=execution_options
+        )
 
 
 def _satisfy_greenlet() -> None:
@@ -112,16 +101,6 @@ def _satisfy_greenlet() -> None:
 
 async def _done() -> None:
     return None
-
-
-class _Cursor(sqlite3.Cursor):
-    async def _async_soft_close(self) -> None:
-        """Called by SQLAlchemy's asyncio results; the rows stay readable synchronously."""
-
-
-class _Connection(sqlite3.Connection):
-    def cursor(self, factory: Any = _Cursor) -> Any:
-        return super().cursor(factory)
 
 
 registry.register(f"sqlite.{DRIVER}", __name__, "InlineSQLiteDialect")

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.authz.guard import not_found
 from docshelf.authz.roles import at_least
 from docshelf.kit.context import Ctx
-from docshelf.kit.prepared import Prepared, Row
+from docshelf.kit.sql import Row
 from docshelf.models import members, organizations
 from docshelf.organization.repository import ORG_COLUMNS, owns_team_column
 
@@ -103,8 +103,7 @@ def _visible_stmt(for_update: bool) -> sa.Select[tuple[object, ...]]:
     return stmt.with_for_update(of=[organizations, members]) if for_update else stmt
 
 
-# GET runs it on every request: compiled once, on the driver (kit/prepared.py).
-VISIBLE = Prepared(_visible_stmt(False))
+_VISIBLE = _visible_stmt(False)
 _VISIBLE_LOCKED = _visible_stmt(True)
 
 
@@ -117,11 +116,8 @@ async def load_for(
     conn: AsyncConnection, user_id: str, org_id: str, *, lock: bool = False
 ) -> OrgAccess:
     params = {"uid": user_id, "oid": org_id}
-    row: Row | None
-    if lock:
-        row = (await conn.execute(_VISIBLE_LOCKED, params)).mappings().first()
-    else:
-        row = await VISIBLE.first(conn, params)
+    stmt = _VISIBLE_LOCKED if lock else _VISIBLE
+    row: Row | None = (await conn.execute(stmt, params)).mappings().first()
     if row is None:
         not_found("Organization")
     return OrgAccess(org=row, is_member=True, role=row["caller_role"], owns_team=row["owns_team"])

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from docshelf.kit.clock import isoformat
-from docshelf.kit.prepared import Row
+from docshelf.kit.sql import Row
 from docshelf.space.policy import permissions
 
 

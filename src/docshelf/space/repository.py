@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.kit.db import is_postgres
 from docshelf.kit.errors import SpaceLocked
-from docshelf.kit.prepared import Prepared, Row
+from docshelf.kit.sql import Row
 from docshelf.models import content_grants, custom_field_values, members, spaces
 from docshelf.space import signals
 
@@ -31,8 +31,7 @@ async def get(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:
 
 # The space with the caller's membership of its organization, in one indexed statement: a
 # `caller_member` of NULL means not a member; `caller_role` NULL then, or a guest.
-# Every space route runs it: compiled once, on the driver (kit/prepared.py).
-WITH_MEMBERSHIP = Prepared(
+WITH_MEMBERSHIP = (
     sa.select(
         *SPACE_COLUMNS,
         members.c.user_id.label("caller_member"),
@@ -51,7 +50,8 @@ WITH_MEMBERSHIP = Prepared(
 
 
 async def get_with_membership(conn: AsyncConnection, space_id: str, user_id: str) -> Row | None:
-    return await WITH_MEMBERSHIP.first(conn, {"sid": space_id, "uid": user_id})
+    params = {"sid": space_id, "uid": user_id}
+    return (await conn.execute(WITH_MEMBERSHIP, params)).mappings().first()
 
 
 async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:
