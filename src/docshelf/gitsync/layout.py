@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 import yaml
 
+from docshelf.kit import yamlbound
+
 PageType = Literal["document", "group", "link"]
 
 SUMMARY = "SUMMARY.md"
@@ -48,6 +50,8 @@ _GROUP = re.compile(
 )
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 UNGROUPED = "<!-- ungrouped -->"
+# A page's front matter is a handful of short keys: anything near these bounds is not one.
+_YAML_BOUNDS = yamlbound.Bounds(text_chars=64_000, depth=8, nodes=200, aliases=0)
 
 
 class LayoutError(ValueError):
@@ -228,10 +232,13 @@ def _slug_from_path(path: str) -> str | None:
     return parts[-2] if parts[-1] == README else parts[-1].removesuffix(".md")
 
 
-def export(space: Space) -> dict[str, bytes]:
-    """The repository's files, by path."""
-    paths = page_paths(space)
-    files: dict[str, bytes] = {CONFIG: CONFIG_TEXT}
+def page_file(page: Page, path: str) -> bytes:
+    """A document page's file at `path`."""
+    return _page_text(page, _slug_from_path(path) != page.slug)
+
+
+def summary(space: Space, paths: Mapping[str, str]) -> bytes:
+    """SUMMARY.md: the pages' order and nesting (their bodies are not read)."""
     lines = ["# Table of contents", ""]
 
     def emit(page: Page, depth: int) -> None:
@@ -240,9 +247,7 @@ def export(space: Space) -> dict[str, bytes]:
             target, anchor = _target(page.href or ""), _anchor(page)
             lines.append(f"{indent}* [{_escape(page.title)}]({target}){anchor}")
             return
-        path = paths[page.key]
-        lines.append(f"{indent}* [{_escape(page.title)}]({_target(path)})")
-        files[path] = _page_text(page, _slug_from_path(path) != page.slug)
+        lines.append(f"{indent}* [{_escape(page.title)}]({_target(paths[page.key])})")
         for kid in space.children(page.key):
             emit(kid, depth + 1)
 
@@ -259,13 +264,53 @@ def export(space: Space) -> dict[str, bytes]:
             lines += ["", UNGROUPED, ""]
             in_group = False
         emit(page, 0)
-    files[SUMMARY] = ("\n".join(lines) + "\n").encode()
+    return ("\n".join(lines) + "\n").encode()
+
+
+def reusable_paths(space: Space) -> dict[str, str]:
     names: set[str] = set()
+    return {
+        item.key: f"{INCLUDES}{_free(_component(item.title), names)}.md" for item in space.reusables
+    }
+
+
+def reusable_file(item: Reusable) -> bytes:
+    return _reusable_text(item)
+
+
+def export(space: Space) -> dict[str, bytes]:
+    """The repository's files, by path."""
+    paths = page_paths(space)
+    files: dict[str, bytes] = {CONFIG: CONFIG_TEXT, SUMMARY: summary(space, paths)}
+    for page in space.pages:
+        if page.key in paths:
+            files[paths[page.key]] = page_file(page, paths[page.key])
+    rpaths = reusable_paths(space)
     for item in space.reusables:
-        files[f"{INCLUDES}{_free(_component(item.title), names)}.md"] = _reusable_text(item)
+        files[rpaths[item.key]] = reusable_file(item)
     for asset in space.assets:
         files[f"{ASSETS}{asset.name}"] = asset.data
     return files
+
+
+def adopt(base: Space, new: Space) -> Space:
+    """`new` with each page it adds (no id in its front matter) that sits at the path of a
+    page of `base` taken as that page: a file whose id line was dropped is still the page."""
+    at = {path: key for key, path in page_paths(base).items()}
+    claimed = {p.key for p in new.pages}
+    keys: dict[str, str] = {}
+    for page in new.pages:
+        if page.type == "document" and is_new(page.key):
+            key = at.get(page.key[1:])
+            if key is not None and key not in claimed:
+                keys[page.key] = key
+                claimed.add(key)
+    rkeys = {path: key for key, path in reusable_paths(base).items()}
+    items = []
+    for item in new.reusables:
+        key = rkeys.get(item.key[1:]) if is_new(item.key) else None
+        items.append(replace(item, key=key) if key and key not in claimed else item)
+    return Space(with_keys(new, keys).pages, tuple(items), new.assets)
 
 
 def asset_name(name: str, taken: set[str]) -> str:
@@ -300,9 +345,9 @@ def _split_front(path: str, text: str) -> tuple[dict[str, Any], str]:
         raise LayoutError(f"{path}: the front matter has no closing '---' line")
     raw = text[4 : end + 1]
     try:
-        meta = yaml.safe_load(raw) if len(raw) <= 64_000 else None
-    except yaml.YAMLError as exc:
-        raise LayoutError(f"{path}: the front matter is not valid YAML ({exc.problem})") from None
+        meta = yamlbound.load(raw, _YAML_BOUNDS)
+    except yamlbound.YamlRefused as exc:
+        raise LayoutError(f"{path}: the front matter is not valid YAML ({exc.message})") from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
@@ -465,10 +510,12 @@ def parse(files: Mapping[str, bytes]) -> Space:
     for path in sorted(p for p in files if p.startswith(INCLUDES)):
         meta, rest = _split_front(path, _text(path, files[path]))
         title, markdown = _titled(path, rest, path[len(INCLUDES) : -3])
-        key = meta.get("id")
-        if key is not None and not (isinstance(key, str) and re.fullmatch(r"[\w-]{1,64}", key)):
-            raise LayoutError(f"{path}: the id {key!r} is not a reusable content id")
-        reusables.append(Reusable(key=key or f"+{path}", title=title, markdown=markdown))
+        given = meta.get("id")
+        if given is not None and not (
+            isinstance(given, str) and re.fullmatch(r"[\w-]{1,64}", given)
+        ):
+            raise LayoutError(f"{path}: the id {given!r} is not a reusable content id")
+        reusables.append(Reusable(key=given or f"+{path}", title=title, markdown=markdown))
     assets = tuple(
         Asset(None, p[len(ASSETS) :], files[p]) for p in sorted(files) if p.startswith(ASSETS)
     )
