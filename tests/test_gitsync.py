@@ -288,3 +288,60 @@ async def test_access_is_the_apis(product: Product, tmp_path: Path) -> None:
         missing.text.replace("nosuchspace", space_id),
     )
     assert r.status_code == 404
+
+
+async def test_main_under_merge_rules_opens_a_change_request(
+    product: Product, tmp_path: Path
+) -> None:
+    org, space_id = await _space(product, "Reviewed")
+    rules = {"type": "rules", "rules": [{"rule": "require_at_least_one_review"}]}
+    async with product.client(product.token) as c:
+        r = await c.patch(f"/v1/spaces/{space_id}", json={"mergeRules": rules})
+        assert r.status_code == 200, r.text
+    git("clone", _remote(product, org, space_id, product.token), "w", cwd=tmp_path)
+    w = tmp_path / "w"
+    (w / "README.md").write_text((w / "README.md").read_text().replace("Hello.", "Hi."))
+    git("commit", "-am", "Shorter greeting", cwd=w)
+    pushed = git("push", "origin", "main", cwd=w)
+    assert "main is under review: opened change request #1" in pushed.stderr
+    welcome = next(p for p in await _pages(product, space_id) if p["title"] == "Welcome")
+    assert await _markdown(product, space_id, welcome["id"]) == "Hello."
+    async with product.client(product.token) as c:
+        crs = (await c.get(f"/v1/spaces/{space_id}/change-requests")).json()["items"]
+    assert [(cr["subject"], cr["status"]) for cr in crs] == [("Shorter greeting", "open")]
+    # The change request is a branch of its own; main did not move.
+    git("fetch", cwd=w)
+    refs = git("ls-remote", "origin", cwd=w).stdout
+    assert "refs/heads/change-requests/1" in refs
+    assert git("rev-parse", "origin/main", cwd=w).stdout != git("rev-parse", "HEAD", cwd=w).stdout
+
+
+async def test_the_export_pushed_into_an_empty_space_is_the_space(
+    product: Product, tmp_path: Path
+) -> None:
+    org, source = await _space(product, "Source")
+    async with product.client(product.token) as c:
+        r = await c.post(f"/v1/orgs/{org}/spaces", json={"title": "Copy", "editMode": "live"})
+        assert r.status_code == 201, r.text
+        copy = r.json()["id"]
+    git("clone", _remote(product, org, source, product.token), "source", cwd=tmp_path)
+    git("clone", _remote(product, org, copy, product.token), "copy", cwd=tmp_path)
+    src, dst = tmp_path / "source", tmp_path / "copy"
+    for path in src.rglob("*"):
+        if path.is_file() and ".git" not in path.relative_to(src).parts[:1]:
+            target = dst / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+    git("add", "-A", cwd=dst)
+    git("commit", "-m", "Import the handbook", cwd=dst)
+    git("push", "origin", "main", cwd=dst)
+
+    def shape(pages: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        return [
+            (p["title"], p["slug"], p.get("description"), len(p.get("pages") or [])) for p in pages
+        ]
+
+    source_pages, copy_pages = await _pages(product, source), await _pages(product, copy)
+    assert shape(copy_pages) == shape(source_pages)
+    for a, b in zip(source_pages, copy_pages, strict=True):
+        assert await _markdown(product, copy, b["id"]) == await _markdown(product, source, a["id"])
