@@ -8,6 +8,7 @@ import gzip
 import zlib
 
 from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.responses import StreamingResponse
 
 from docshelf.gitsync import service
 from docshelf.kit.errors import BadRequest, DocshelfError, Unauthorized
@@ -83,8 +84,8 @@ async def upload_pack(request: Request, org_id: str, space_name: str) -> Respons
         )
     except DocshelfError as exc:
         return _refusal(exc)
-    return Response(
-        await service.upload(served, body),
+    return StreamingResponse(
+        service.upload(served, body),
         media_type=f"application/x-{service.UPLOAD}-result",
         headers=_NO_CACHE,
     )

@@ -12,7 +12,8 @@ import asyncio
 import base64
 import binascii
 import io
-from collections.abc import Callable, Coroutine, Sequence
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -420,8 +421,55 @@ async def read(
         return await served(ctx, space)
 
 
-async def upload(served_repo: Served, body: bytes) -> bytes:
-    return await asyncio.to_thread(run_service, served_repo.repo, UPLOAD, body)
+class _Gone(Exception):
+    """The client went away: the pack being written is of no use any more."""
+
+
+# What the protocol's thread may write ahead of the client: at most this many chunks of
+# about _CHUNK bytes, so a pack never sits whole in memory on its way out.
+_CHUNK = 64 * 1024
+_AHEAD = 8
+
+
+async def upload(served_repo: Served, body: bytes) -> AsyncIterator[bytes]:
+    """The answer to a fetch or clone, streamed as the thread building the pack writes it."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue(_AHEAD)
+    gone = threading.Event()
+    pending = bytearray()
+
+    def send(data: bytes | None) -> None:
+        if gone.is_set():
+            raise _Gone
+        asyncio.run_coroutine_threadsafe(queue.put(data), loop).result()
+
+    def write(data: bytes) -> None:
+        pending.extend(data)
+        if len(pending) >= _CHUNK:
+            send(bytes(pending))
+            pending.clear()
+
+    def run() -> None:
+        try:
+            proto = ReceivableProtocol(io.BytesIO(body).read, write)
+            UploadPackHandler(_backend(served_repo.repo), ["/"], proto, stateless_rpc=True).handle()
+            if pending:
+                send(bytes(pending))
+        except _Gone:
+            return
+        finally:
+            if not gone.is_set():
+                send(None)
+
+    worker = asyncio.ensure_future(asyncio.to_thread(run))
+    try:
+        while (chunk := await queue.get()) is not None:
+            yield chunk
+        await worker
+    finally:
+        gone.set()
+        while not queue.empty():  # a thread waiting to put goes on, and stops at its next write
+            queue.get_nowait()
 
 
 async def receive(
