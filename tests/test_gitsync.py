@@ -255,7 +255,8 @@ async def test_refused_pushes_say_why_and_change_nothing(product: Product, tmp_p
     git("commit", "-am", "From a", cwd=a)
     refused = git("push", "--force", "origin", "main", cwd=a, ok=False)
     assert refused.returncode != 0
-    assert "fetch first" in refused.stderr or "non-fast-forward" in refused.stderr
+    assert "! [remote rejected] main -> main (non-fast-forward: fetch first" in refused.stderr
+    assert len(await _pages(product, space_id)) == len(before)
 
 
 async def test_access_is_the_apis(product: Product, tmp_path: Path) -> None:

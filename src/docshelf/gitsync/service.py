@@ -12,9 +12,11 @@ import asyncio
 import base64
 import binascii
 import io
+import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
 import pydantic
@@ -54,6 +56,8 @@ from docshelf.kit.lru import SizedLRU, counted
 from docshelf.review import service as review_service
 from docshelf.space import policy as space_policy
 from docshelf.space.policy import SpaceAccess
+
+log = logging.getLogger("docshelf.gitsync")
 
 MAIN = Ref(b"refs/heads/main")
 BRANCH_PREFIX = "change-requests/"
@@ -267,9 +271,10 @@ def _commit(row: sa.RowMapping, tree_id: bytes, parents: Sequence[bytes]) -> Com
             git.Signature(row["committer"], row["commit_time"], row["commit_timezone"]),
             row["message"],
         )
-    who = git.Signature(
-        _identity(row["display_name"], row["email"]), int(row["created_at"].timestamp())
-    )
+    created = row["created_at"]
+    if created.tzinfo is None:  # stored as UTC: the same seconds whatever the machine's zone
+        created = created.replace(tzinfo=UTC)
+    who = git.Signature(_identity(row["display_name"], row["email"]), int(created.timestamp()))
     if row["pushed"] is not None:
         # The files pushed, as the space keeps them: one commit on top of the writer's.
         message = (
@@ -398,6 +403,10 @@ class _UpdateHook(Hook):
             said = future.result()
         except GitRefusal as exc:
             raise HookError(str(exc)) from None
+        except Exception:
+            # Rolled back: the writer is told, the operator finds the cause in the log.
+            log.exception("a git push to %s failed", ref.decode("utf-8", "replace"))
+            raise HookError("the server failed to apply this push") from None
         return (f"Docshelf: {said}\n".encode(), b"")
 
 
