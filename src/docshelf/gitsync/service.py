@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from docshelf.auth.service import authenticate
 from docshelf.change_request import service as cr_service
 from docshelf.change_request.schemas import CreateChangeRequest
+from docshelf.content import hamt
 from docshelf.content import repository as content_repository
 from docshelf.content import service as content_service
 from docshelf.content.edits import Editor
@@ -46,7 +47,7 @@ from docshelf.content.schemas import (
     UpdatePage,
     UpdateReusableContent,
 )
-from docshelf.content.snapshot import Record, Snapshot
+from docshelf.content.snapshot import ROOT, Record, Snapshot
 from docshelf.gitsync import layout, repository
 from docshelf.gitsync import objects as git
 from docshelf.kit.context import Ctx
@@ -68,8 +69,25 @@ RECEIVE = "git-receive-pack"
 # Page and asset files by what they are made of: a revision that changes one page makes one
 # new blob, every other file is the blob made for an earlier revision (bounded by bytes).
 _BLOBS: SizedLRU[tuple[Any, ...], Blob] = SizedLRU(64 * 1024 * 1024, lambda b: b.raw_length())
-# A revision's tree: its objects and its id (revisions are immutable; bounded by count).
-_TREES: SizedLRU[str, tuple[bytes, tuple[ShaFile, ...]]] = counted(512)
+
+
+@dataclass(frozen=True, slots=True)
+class _Built:
+    """A revision's tree: its id, its objects, its files and each document page's path, and
+    the maps it was made from (what the next revision's is compared with)."""
+
+    tree_id: bytes
+    objects: tuple[ShaFile, ...]
+    files: dict[str, bytes | Blob]
+    paths: dict[str, str]
+    roots: tuple[str | None, str | None, str | None]
+
+
+# Revisions are immutable: their trees are kept by revision id (bounded by count; the blobs
+# they hold are shared with their neighbours').
+_TREES: SizedLRU[str, _Built] = counted(256)
+# What a page's file and place in SUMMARY.md depend on beyond its body and its front matter.
+_SHAPE = ("parent", "children", "slug", "title", "type", "href")
 
 _SUBJECTS = {
     "edits": "Edit the content",
@@ -198,12 +216,67 @@ async def _reusables(snap: Snapshot) -> list[layout.Reusable]:
     ]
 
 
-async def _tree_of(ctx: Ctx, row: sa.RowMapping) -> tuple[bytes, tuple[ShaFile, ...]]:
-    """The tree of a revision and its objects: page files made only for pages whose record or
-    place changed since a revision already exported."""
+def _roots(row: sa.RowMapping) -> tuple[str | None, str | None, str | None]:
+    return (row["pages_root"], row["files_root"], row["reusable_root"])
+
+
+async def _page_blob(snap: Snapshot, rec: Record, path: str, text: str | None = None) -> Blob:
+    page = _page(rec, rec.get("parent"))
+    key = ("page", rec.get("markdown"), path, *_fields(page).values())
+    found = _BLOBS.get(key)
+    if found is None:
+        if text is None:
+            text = await snap.markdown(rec)
+        found = git.blob(layout.page_file(layout.Page(**{**_fields(page), "markdown": text}), path))
+        _BLOBS.put(key, found)
+    return found
+
+
+async def _built(
+    files: dict[str, bytes | Blob], paths: dict[str, str], row: sa.RowMapping
+) -> _Built:
+    made: dict[bytes, ShaFile] = {}
+    tree_id = await asyncio.to_thread(git.tree, files, lambda obj: made.__setitem__(obj.id, obj))
+    built = _Built(tree_id, tuple(made.values()), files, paths, _roots(row))
+    _TREES.put(row["id"], built)
+    return built
+
+
+async def _from_parent(ctx: Ctx, row: sa.RowMapping) -> _Built | None:
+    """The revision's tree from its first parent's, when only page bodies and front matter
+    changed between them (an edit of a few pages): the pages that changed are read and made
+    again, the rest is the parent's. None when the structure changed (a rebuild is needed)."""
+    parent = _TREES.get(row["parents"][0]) if row["parents"] else None
+    if parent is None or parent.roots[1:] != _roots(row)[1:]:
+        return None
+    snap = content_repository.snapshot(ctx.conn, row)
+    diff = await hamt.diff(snap.store, parent.roots[0], row["pages_root"])
+    # Pages changed in place (none added or removed, the root's children the same).
+    changed = {k: (old, new) for k, (old, new) in diff.items() if old and new and k != ROOT}
+    if len(changed) != len(diff):
+        return None
+    records = await snap.store.get_json({h for pair in changed.values() for h in pair})
+    for old, new in changed.values():
+        before, after = records[old], records[new]
+        if any(before.get(name) != after.get(name) for name in _SHAPE):
+            return None
+    files = dict(parent.files)
+    for page_id, (_, new) in changed.items():
+        rec = records[new]
+        if page_id in parent.paths:
+            files[parent.paths[page_id]] = await _page_blob(snap, rec, parent.paths[page_id])
+    return await _built(files, parent.paths, row)
+
+
+async def _tree_of(ctx: Ctx, row: sa.RowMapping) -> _Built:
+    """The tree of a revision: from its parent's when it can be, else made whole, with the
+    blob of every page whose file is unchanged taken from those already made."""
     cached = _TREES.get(row["id"])
     if cached is not None:
         return cached
+    incremental = await _from_parent(ctx, row)
+    if incremental is not None:
+        return incremental
     snap = content_repository.snapshot(ctx.conn, row)
     pages, records = await _shape(snap)
     shape = layout.Space(tuple(pages))
@@ -212,30 +285,12 @@ async def _tree_of(ctx: Ctx, row: sa.RowMapping) -> tuple[bytes, tuple[ShaFile, 
         layout.CONFIG: layout.CONFIG_TEXT,
         layout.SUMMARY: layout.summary(shape, paths),
     }
-    wanted: dict[str, tuple[Any, ...]] = {}
-    for page in pages:
-        if page.key in paths:
-            rec = records[page.key]
-            key = ("page", rec.get("markdown"), paths[page.key], *_fields(page).values())
-            found = _BLOBS.get(key)
-            if found is not None:
-                files[paths[page.key]] = found
-            else:
-                wanted[page.key] = key
-    if wanted:
-        texts = await snap.markdowns(
-            [records[k]["markdown"] for k in wanted if records[k].get("markdown")]
-        )
-        for page in pages:
-            if page.key in wanted:
-                text = texts.get(records[page.key].get("markdown") or "", "")
-                made = git.blob(
-                    layout.page_file(
-                        layout.Page(**{**_fields(page), "markdown": text}), paths[page.key]
-                    )
-                )
-                _BLOBS.put(wanted[page.key], made)
-                files[paths[page.key]] = made
+    keys = [records[k]["markdown"] for k in paths if records[k].get("markdown")]
+    texts = await snap.markdowns(keys) if len(keys) > 0 else {}
+    for page_id, path in paths.items():
+        rec = records[page_id]
+        text = texts.get(rec.get("markdown") or "", "")
+        files[path] = await _page_blob(snap, rec, path, text)
     reusables = layout.Space(reusables=tuple(await _reusables(snap)))
     rpaths = layout.reusable_paths(reusables)
     for item in reusables.reusables:
@@ -247,13 +302,7 @@ async def _tree_of(ctx: Ctx, row: sa.RowMapping) -> tuple[bytes, tuple[ShaFile, 
             found = git.blob(await ctx.state.blobs.get(rec["blob"]) or b"")
             _BLOBS.put(key, found)
         files[f"{layout.ASSETS}{name}"] = found
-    made_objects: dict[bytes, ShaFile] = {}
-    tree_id = await asyncio.to_thread(
-        git.tree, files, lambda obj: made_objects.__setitem__(obj.id, obj)
-    )
-    result = (tree_id, tuple(made_objects.values()))
-    _TREES.put(row["id"], result)
-    return result
+    return await _built(files, paths, row)
 
 
 def _identity(name: str | None, email: str | None) -> bytes:
@@ -338,8 +387,9 @@ async def served(ctx: Ctx, space: SpaceAccess) -> Served:
         out.ours.add(obj.id)
     for rid in order:
         row = rows[rid]
-        tree_id, made = await _tree_of(ctx, row)
-        for obj in made:
+        built = await _tree_of(ctx, row)
+        tree_id = built.tree_id
+        for obj in built.objects:
             store.add_object(obj)
             out.ours.add(obj.id)
         parents = [out.commit_of[p] for p in row["parents"] if p in out.commit_of]
@@ -634,7 +684,7 @@ async def _apply_push(
         return None
     made_row = await content_repository.get(ctx.conn, space_id, made)
     assert made_row is not None
-    tree_id, _ = await _tree_of(ctx, made_row)
+    tree_id = (await _tree_of(ctx, made_row)).tree_id
     exact = tree_id == tip.tree and len(chain) == 1 and tip.parents == [served_repo.commit_of[base]]
     await repository.keep_commit(
         ctx.conn,
