@@ -246,11 +246,21 @@ async def test_refused_pushes_say_why_and_change_nothing(product: Product, tmp_p
     assert "SUMMARY.md line 3: expected" in refused.stderr
     assert await _pages(product, space_id) == before
 
+    # A file past the bound (incompressible, so the push's body is that large too).
+    (a / "SUMMARY.md").write_text((b / "SUMMARY.md").read_text())
+    (a / ".gitbook/assets").mkdir(parents=True)
+    (a / ".gitbook/assets/big.bin").write_bytes(os.urandom(5 * 1024 * 1024 + 1))
+    git("add", "-A", cwd=a)
+    git("commit", "-m", "A big file", cwd=a)
+    refused = git("push", "origin", "main", cwd=a, ok=False)
+    assert ".gitbook/assets/big.bin: 5242881 bytes, more than 5242880" in refused.stderr
+    assert await _pages(product, space_id) == before
+
     # Someone else pushes first: a push from behind is not a fast-forward.
     (b / "README.md").write_text((b / "README.md").read_text() + "\nFrom b.")
     git("commit", "-am", "From b", cwd=b)
     git("push", "origin", "main", cwd=b)
-    git("reset", "-q", "--hard", "HEAD~2", cwd=a)
+    git("reset", "-q", "--hard", "HEAD~3", cwd=a)
     (a / "README.md").write_text((a / "README.md").read_text() + "\nFrom a.")
     git("commit", "-am", "From a", cwd=a)
     refused = git("push", "--force", "origin", "main", cwd=a, ok=False)

@@ -204,7 +204,7 @@ def test_edits_in_the_tree_are_the_changes(edit: Any, expected: list[dict[str, A
         ),
         (lambda f: _edit(f, "README.md", "id: p1", "id: p2"), "the id p2 is also the id of"),
         (lambda f: {**f, "README.md": b"\xff\xfe"}, "README.md: not UTF-8 text"),
-        (lambda f: {**f, "README.md": b"x" * (10 * 1024 * 1024 + 1)}, "more than 10485760"),
+        (lambda f: {**f, "README.md": b"x" * (5 * 1024 * 1024 + 1)}, "more than 5242880"),
     ],
 )
 def test_trees_that_cannot_be_a_space(edit: Any, message: str) -> None:

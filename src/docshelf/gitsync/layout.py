@@ -35,8 +35,10 @@ CONFIG = ".gitbook.yaml"
 ASSETS = ".gitbook/assets/"
 INCLUDES = ".gitbook/includes/"
 CONFIG_TEXT = b"root: ./\n\nstructure:\n  readme: README.md\n  summary: SUMMARY.md\n"
-# A file of a push larger than this refuses the push (a page body is bounded far lower).
-MAX_FILE_BYTES = 10 * 1024 * 1024
+# A file of a push larger than this refuses the push (a page body is bounded lower, by the
+# content engine's limits). Below the API's default body cap (8 MiB), so a push of one such
+# file is refused with this reason rather than by the edge's 413.
+MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_FILES = 20_000
 
 _COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
