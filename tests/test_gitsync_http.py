@@ -75,8 +75,10 @@ async def test_a_tree_built_from_its_parents_is_the_tree_built_whole(
             m.setattr(service, "_from_parent", _never)
             service._TREES.clear()
             service._BLOBS.clear()
+            service._HISTORIES.clear()
             whole = await _refs(client, org, space["id"], owner.token)
             service._TREES.clear()
+            service._HISTORIES.clear()
         assert _main(incremental.content) == _main(whole.content)
         heads.append(_main(whole.content))
     assert len({_main(first.content), *heads}) == 3

@@ -85,7 +85,7 @@ async def keep_commit(conn: AsyncConnection, values: dict[str, Any]) -> None:
 
 
 async def objects_of(conn: AsyncConnection, space_id: str) -> list[sa.RowMapping]:
-    stmt = sa.select(git_objects.c.type_num, git_objects.c.data).where(
+    stmt = sa.select(git_objects.c.sha, git_objects.c.type_num, git_objects.c.data).where(
         git_objects.c.space_id == space_id
     )
     return list((await conn.execute(stmt)).mappings())

@@ -23,6 +23,7 @@ import pydantic
 import sqlalchemy as sa
 from dulwich.errors import HookError
 from dulwich.hooks import Hook
+from dulwich.object_store import MemoryObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile
 from dulwich.protocol import ReceivableProtocol
 from dulwich.refs import Ref
@@ -336,6 +337,21 @@ def _commit(row: sa.RowMapping, tree_id: bytes, parents: Sequence[bytes]) -> Com
 
 
 @dataclass
+class _History:
+    """What a process has built of a space's history: objects only ever added (each one is a
+    function of immutable revisions), so a fetch after an edit builds the new revision alone."""
+
+    store: MemoryObjectStore
+    commit_of: dict[str, ObjectID] = field(default_factory=dict)
+    revision_of: dict[bytes, str] = field(default_factory=dict)
+    ours: set[bytes] = field(default_factory=set)
+
+
+# By space, bounded by count (a space's history holds every object of every revision).
+_HISTORIES: SizedLRU[str, _History] = counted(8)
+
+
+@dataclass
 class Served:
     """The repository a request sees: every object of the history its refs reach."""
 
@@ -380,24 +396,36 @@ async def served(ctx: Ctx, space: SpaceAccess) -> Served:
             seen.add(rid)
             stack.append((rid, True))
             stack += [(p, False) for p in reversed(rows[rid]["parents"]) if p not in seen]
-    store = repo.object_store
+    history = _HISTORIES.get(space_id)
+    if history is None:
+        history = _History(MemoryObjectStore())
+        _HISTORIES.put(space_id, history)
+    store = repo.object_store = history.store
     for kept in await repository.objects_of(ctx.conn, space_id):
-        obj = ShaFile.from_raw_string(kept["type_num"], kept["data"])
-        store.add_object(obj)
-        out.ours.add(obj.id)
+        if kept["sha"].encode() not in history.ours:
+            obj = ShaFile.from_raw_string(kept["type_num"], kept["data"])
+            store.add_object(obj)
+            history.ours.add(obj.id)
     for rid in order:
+        if rid in history.commit_of:
+            continue
         row = rows[rid]
         built = await _tree_of(ctx, row)
-        tree_id = built.tree_id
         for obj in built.objects:
-            store.add_object(obj)
-            out.ours.add(obj.id)
-        parents = [out.commit_of[p] for p in row["parents"] if p in out.commit_of]
-        commit = _commit(row, tree_id, parents)
+            if obj.id not in history.ours:
+                store.add_object(obj)
+                history.ours.add(obj.id)
+        parents = [history.commit_of[p] for p in row["parents"] if p in history.commit_of]
+        commit = _commit(row, built.tree_id, parents)
         store.add_object(commit)
-        out.ours.add(commit.id)
-        out.commit_of[rid] = commit.id
-        out.revision_of[commit.id] = rid
+        history.ours.add(commit.id)
+        history.commit_of[rid] = commit.id
+        history.revision_of[commit.id] = rid
+    out.commit_of, out.revision_of, out.ours = (
+        history.commit_of,
+        history.revision_of,
+        history.ours,
+    )
     for ref, rid in heads.items():
         repo.refs[ref] = out.commit_of[rid]
     if MAIN in heads:
