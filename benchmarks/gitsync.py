@@ -4,8 +4,8 @@ Debian's git.
 - clone of an N-page space (first clone: every tree built; second: the trees kept in memory);
 - fetch after a one-page edit made through the API;
 - a one-page push (`git push` of one commit editing one page, applied to main);
-- the server processes' peak resident memory (VmHWM of every process of its session) after
-  the clones.
+- the server processes' resident memory (VmRSS of every process of its session) before the
+  clones, and their peak (VmHWM) after them.
 
     PYTHONPATH=src .venv/bin/python benchmarks/gitsync.py --pages 1000
     PYTHONPATH=src .venv/bin/python benchmarks/gitsync.py --pages 10000   # memory figure
@@ -57,7 +57,7 @@ def _git(*args: str, cwd: Path) -> float:
     return took
 
 
-def _peak_rss_mb(session: int) -> float:
+def _rss_mb(session: int, field: str = "VmHWM:") -> float:
     total = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -66,7 +66,7 @@ def _peak_rss_mb(session: int) -> float:
             if os.getsid(int(entry.name)) != session:
                 continue
             for line in (entry / "status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
+                if line.startswith(field):
                     total += int(line.split()[1])
         except (OSError, ProcessLookupError):
             continue
@@ -136,8 +136,9 @@ def main() -> None:
         remote = f"http://bench:{token}@{host}/git/{org}/{space_id}.git"
         work = root / "work"
         work.mkdir()
+        before = _rss_mb(server.pid, "VmRSS:")
         clones = [_git("clone", "-q", remote, f"c{i}", cwd=work) for i in range(3)]
-        rss = _peak_rss_mb(server.pid)
+        rss = _rss_mb(server.pid)
         # A one-page edit through the API, then a fetch.
         first = pages[0]["id"]
         edit = {"operation": "update_page", "page": first, "document": {"markdown": "Edited.\n"}}
@@ -154,7 +155,7 @@ def main() -> None:
         print(f"clone: first {clones[0]:.2f} s, then {clones[1]:.2f} s / {clones[2]:.2f} s")
         print(f"fetch after a one-page edit: {fetch:.2f} s")
         print(f"one-page push: {push:.2f} s")
-        print(f"server peak RSS (all its processes): {rss:.0f} MB")
+        print(f"server RSS before the clones {before:.0f} MB, peak after them {rss:.0f} MB")
         print(f"median clone: {statistics.median(clones):.2f} s")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
