@@ -84,9 +84,9 @@ class _Built:
     roots: tuple[str | None, str | None, str | None]
 
 
-# Revisions are immutable: their trees are kept by revision id (bounded by count; the blobs
-# they hold are shared with their neighbours').
-_TREES: SizedLRU[str, _Built] = counted(256)
+# Revisions are immutable: their trees are kept by revision id, the latest few (a tree is made
+# from its parent's, built just before it; each holds a dict of its files).
+_TREES: SizedLRU[str, _Built] = counted(16)
 # What a page's file and place in SUMMARY.md depend on beyond its body and its front matter.
 _SHAPE = ("parent", "children", "slug", "title", "type", "href")
 
@@ -345,10 +345,18 @@ class _History:
     commit_of: dict[str, ObjectID] = field(default_factory=dict)
     revision_of: dict[bytes, str] = field(default_factory=dict)
     ours: set[bytes] = field(default_factory=set)
+    size: int = 0  # bytes of the objects held
+
+    def add(self, obj: ShaFile) -> None:
+        if obj.id not in self.ours:
+            self.store.add_object(obj)
+            self.ours.add(obj.id)
+            self.size += obj.raw_length() + 200  # the object's bytes and its parsed form
 
 
-# By space, bounded by count (a space's history holds every object of every revision).
-_HISTORIES: SizedLRU[str, _History] = counted(8)
+# By space, bounded by the bytes of the objects held (a history larger than the whole budget
+# is built for its request and not kept).
+_HISTORIES: SizedLRU[str, _History] = SizedLRU(256 * 1024 * 1024, lambda h: h.size)
 
 
 @dataclass
@@ -396,31 +404,24 @@ async def served(ctx: Ctx, space: SpaceAccess) -> Served:
             seen.add(rid)
             stack.append((rid, True))
             stack += [(p, False) for p in reversed(rows[rid]["parents"]) if p not in seen]
-    history = _HISTORIES.get(space_id)
-    if history is None:
-        history = _History(MemoryObjectStore())
-        _HISTORIES.put(space_id, history)
-    store = repo.object_store = history.store
+    history = _HISTORIES.get(space_id) or _History(MemoryObjectStore())
+    repo.object_store = history.store
     for kept in await repository.objects_of(ctx.conn, space_id):
         if kept["sha"].encode() not in history.ours:
-            obj = ShaFile.from_raw_string(kept["type_num"], kept["data"])
-            store.add_object(obj)
-            history.ours.add(obj.id)
+            history.add(ShaFile.from_raw_string(kept["type_num"], kept["data"]))
     for rid in order:
         if rid in history.commit_of:
             continue
         row = rows[rid]
         built = await _tree_of(ctx, row)
         for obj in built.objects:
-            if obj.id not in history.ours:
-                store.add_object(obj)
-                history.ours.add(obj.id)
+            history.add(obj)
         parents = [history.commit_of[p] for p in row["parents"] if p in history.commit_of]
         commit = _commit(row, built.tree_id, parents)
-        store.add_object(commit)
-        history.ours.add(commit.id)
+        history.add(commit)
         history.commit_of[rid] = commit.id
         history.revision_of[commit.id] = rid
+    _HISTORIES.put(space_id, history)  # again: its size has changed
     out.commit_of, out.revision_of, out.ours = (
         history.commit_of,
         history.revision_of,
