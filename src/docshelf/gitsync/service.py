@@ -584,7 +584,15 @@ async def receive(
                 raise GitRefusal(exc.message) from None
 
     repo.hooks["update"] = _UpdateHook(loop, apply)
-    return await asyncio.to_thread(run_service, repo, RECEIVE, body)
+    try:
+        return await asyncio.to_thread(run_service, repo, RECEIVE, body)
+    finally:
+        # The store is the space's kept history: what the push brought is not part of it (a
+        # revision the push made is built from the database, its own objects kept there).
+        store = repo.object_store
+        assert isinstance(store, MemoryObjectStore)
+        for sha in [sha for sha in store if sha not in served_repo.ours]:
+            del store[sha]
 
 
 def _chain(repo: MemoryRepo, new: bytes, stop: set[bytes]) -> list[Commit]:
