@@ -31,6 +31,7 @@ from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
 from docshelf.content.lifecycle import use_blob_store
 from docshelf.fetch import Fetcher
+from docshelf.gitsync.endpoints import mount_git
 from docshelf.kit import lifeline, logs, metrics, offload
 from docshelf.kit.db import create_engine, is_busy_error
 from docshelf.kit.errors import DocshelfError, error_body
@@ -321,6 +322,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(ObserveMiddleware, access_log_enabled=settings.access_log)
     mount_v1(app)
     mount_ops(app)
+    mount_git(app)
     ops_openapi.install(app, openapi_document)
     return app
 

@@ -929,6 +929,67 @@ async def _advance_main(
     await indexing.main_moved(ctx.conn, space_id, repository.snapshot(ctx.conn, old_head), after)
 
 
+async def write_edits(
+    ctx: Ctx,
+    space_id: str,
+    edit: Callable[[Editor], Awaitable[None]],
+    *,
+    base: str,
+    change_request_id: str | None = None,
+) -> str | None:
+    """A batch another domain drives on an editor (a git push: gitsync/) applied as one
+    revision of main, or of a change request, in the caller's transaction. `base` is the
+    revision the batch was worked out against: Conflict when that line has moved since, since
+    the batch would then undo what came in between. The new revision's id, or None when the
+    batch changed nothing."""
+    if change_request_id is None:
+        head_id = await space_repository.lock_head(ctx.conn, space_id)
+        if head_id != base:
+            raise Conflict("main has moved since: fetch, then push again")
+        head = await repository.get(ctx.conn, space_id, head_id)
+        assert head is not None
+        parents = list(head["parents"])
+        revert_to = parents[0] if parents else None
+    else:
+        await space_repository.lock_head(ctx.conn, space_id, share=True)
+        cr = await cr_repository.lock(ctx.conn, change_request_id)
+        _writable(cr)
+        if cr["revision_id"] != base:
+            raise Conflict("the change request has moved since: fetch, then push again")
+        head = await repository.get(ctx.conn, space_id, cr["revision_id"])
+        assert head is not None
+        revert_to = cr["revision_merged_ancestor"] or cr["revision_initial"]
+    snap = repository.snapshot(ctx.conn, head)
+    editor = _editor(ctx, space_id, snap, revert_to=revert_to, staged=StagedFiles({}, set()))
+    await edit(editor)
+    outcome = await editor.finish()
+    if not snap.changed:
+        return None
+    await snap.commit()
+    await repository.store_blobs(ctx.conn, ctx.state.blobs, space_id, outcome.blobs)
+    now = utcnow()
+    revision_id = await repository.insert(
+        ctx.conn,
+        space_id=space_id,
+        type="edits",
+        parents=[head["id"]],
+        pages_root=snap.pages_root,
+        files_root=snap.files_root,
+        reusable_root=snap.reusable_root,
+        author_id=ctx.actor.user_id,
+        change_request_id=change_request_id,
+        created_at=now,
+    )
+    if change_request_id is None:
+        await _advance_main(ctx, space_id, head, revision_id, snap, now)
+    else:
+        await cr_repository.update(
+            ctx.conn, change_request_id, {"revision_id": revision_id, "updated_at": now}
+        )
+        await cr_repository.add_contributor(ctx.conn, change_request_id, ctx.actor.user_id)
+    return revision_id
+
+
 # Merge and update
 
 

@@ -15,6 +15,7 @@ from docshelf.models.content import (
 )
 from docshelf.models.custom_field import custom_field_values, custom_fields
 from docshelf.models.export import pdf_exports
+from docshelf.models.gitsync import git_branches, git_commits, git_objects
 from docshelf.models.identity import api_tokens, users
 from docshelf.models.import_run import import_runs
 from docshelf.models.job import job_tenants, jobs
@@ -67,6 +68,9 @@ __all__ = [
     "content_objects",
     "custom_field_values",
     "custom_fields",
+    "git_branches",
+    "git_commits",
+    "git_objects",
     "import_runs",
     "import_stages",
     "instance_settings",

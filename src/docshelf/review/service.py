@@ -185,6 +185,13 @@ async def contributors(ctx: Ctx, space_id: str, ref: str) -> dict[str, Any]:
     return {"items": items, "count": len(items)}
 
 
+async def has_merge_rules(ctx: Ctx, space_id: str) -> bool:
+    """Whether merges into the space's main must meet merge rules (its own or its
+    organization's): a git push to main then opens a change request (gitsync/)."""
+    space_rules, org_rules = await repository.merge_rules(ctx.conn, space_id)
+    return bool(rules.effective(space_rules, org_rules))
+
+
 async def enforce_merge_rules(ctx: Ctx, space_id: str, cr: sa.RowMapping, main_id: str) -> None:
     """Refuses (400, naming the rules) a merge that breaks the space's effective merge rules.
     Called with the space and the change request locked: the configuration and the reviews

@@ -1,0 +1,118 @@
+"""Git's smart HTTP protocol for a space, outside /v1: `git clone
+<base>/git/<organization>/<space>.git`. Authentication is HTTP basic with an API token as the
+password (git's credential prompt); the access rules are the API's."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.responses import StreamingResponse
+
+from docshelf.gitsync import service
+from docshelf.kit.errors import BadRequest, DocshelfError, Unauthorized
+
+router = APIRouter(prefix="/git", include_in_schema=False)
+
+_NO_CACHE = {"Cache-Control": "no-cache, max-age=0, must-revalidate", "Expires": "0"}
+
+
+def _space(name: str) -> str:
+    return name.removesuffix(".git")
+
+
+def _refusal(exc: DocshelfError) -> Response:
+    headers = dict(exc.headers or {})
+    if isinstance(exc, Unauthorized):
+        # Basic, so git asks for credentials (a token as the password).
+        headers["WWW-Authenticate"] = 'Basic realm="Docshelf", charset="UTF-8"'
+    return Response(
+        exc.message + "\n", status_code=exc.status, headers=headers, media_type="text/plain"
+    )
+
+
+async def _body(request: Request) -> bytes:
+    body = await request.body()
+    encoding = request.headers.get("content-encoding", "").lower()
+    if encoding in ("gzip", "x-gzip"):
+        try:
+            return gzip.decompress(body)
+        except (OSError, EOFError, zlib.error):
+            raise BadRequest("The request body is not valid gzip") from None
+    return body
+
+
+@router.get("/{org_id}/{space_name}/info/refs")
+async def info_refs(request: Request, org_id: str, space_name: str) -> Response:
+    wanted = request.query_params.get("service")
+    if wanted not in (service.UPLOAD, service.RECEIVE):
+        return Response("Only git's smart HTTP protocol is served\n", status_code=403)
+    state = request.app.state
+    try:
+        served = await service.read(
+            state.engine,
+            state,
+            state.base_url,
+            request.headers.get("authorization"),
+            org_id,
+            _space(space_name),
+            wanted,
+        )
+    except DocshelfError as exc:
+        return _refusal(exc)
+    return Response(
+        service.advertisement(served.repo, wanted),
+        media_type=f"application/x-{wanted}-advertisement",
+        headers=_NO_CACHE,
+    )
+
+
+@router.post("/{org_id}/{space_name}/git-upload-pack")
+async def upload_pack(request: Request, org_id: str, space_name: str) -> Response:
+    state = request.app.state
+    try:
+        body = await _body(request)
+        served = await service.read(
+            state.engine,
+            state,
+            state.base_url,
+            request.headers.get("authorization"),
+            org_id,
+            _space(space_name),
+            service.UPLOAD,
+        )
+    except DocshelfError as exc:
+        return _refusal(exc)
+    return StreamingResponse(
+        service.upload(served, body),
+        media_type=f"application/x-{service.UPLOAD}-result",
+        headers=_NO_CACHE,
+    )
+
+
+@router.post("/{org_id}/{space_name}/git-receive-pack")
+async def receive_pack(request: Request, org_id: str, space_name: str) -> Response:
+    state = request.app.state
+    authorization = request.headers.get("authorization")
+    try:
+        body = await _body(request)
+        served = await service.read(
+            state.engine,
+            state,
+            state.base_url,
+            authorization,
+            org_id,
+            _space(space_name),
+            service.RECEIVE,
+        )
+    except DocshelfError as exc:
+        return _refusal(exc)
+    result = await service.receive(
+        state.engine, state, state.base_url, authorization, org_id, _space(space_name), served, body
+    )
+    return Response(result, media_type=f"application/x-{service.RECEIVE}-result", headers=_NO_CACHE)
+
+
+def mount_git(app: FastAPI) -> None:
+    app.include_router(router)

@@ -1,0 +1,853 @@
+"""A space served as a git repository: its revisions as commits, main and the open change
+requests as branches, a push applied as edits of main or of a change request.
+
+Objects are built from the content engine on the event loop (reads), the protocol and its packs
+run in a thread (dulwich's handlers are blocking code); a push's refs are applied by an update
+hook that hands each one back to the event loop, in a transaction of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import io
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC
+from typing import Any
+
+import pydantic
+import sqlalchemy as sa
+from dulwich.errors import HookError
+from dulwich.hooks import Hook
+from dulwich.object_store import MemoryObjectStore
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile
+from dulwich.protocol import ReceivableProtocol
+from dulwich.refs import Ref
+from dulwich.repo import MemoryRepo
+from dulwich.server import DictBackend, ReceivePackHandler, UploadPackHandler
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.auth.service import authenticate
+from docshelf.change_request import service as cr_service
+from docshelf.change_request.schemas import CreateChangeRequest
+from docshelf.content import repository as content_repository
+from docshelf.content import service as content_service
+from docshelf.content.edits import Editor
+from docshelf.content.schemas import (
+    DeletePage,
+    DeleteReusableContent,
+    FileInput,
+    InsertFiles,
+    InsertPage,
+    InsertReusableContent,
+    UpdatePage,
+    UpdateReusableContent,
+)
+from docshelf.content.tree import hamt
+from docshelf.content.tree.snapshot import ROOT, Record, Snapshot
+from docshelf.gitsync import layout, repository
+from docshelf.gitsync import objects as git
+from docshelf.kit.context import Ctx
+from docshelf.kit.db import unit_of_work
+from docshelf.kit.errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
+from docshelf.kit.lru import SizedLRU, counted
+from docshelf.review import service as review_service
+from docshelf.space import policy as space_policy
+from docshelf.space.policy import SpaceAccess
+
+log = logging.getLogger("docshelf.gitsync")
+
+MAIN = Ref(b"refs/heads/main")
+BRANCH_PREFIX = "change-requests/"
+ZERO = b"0" * 40
+UPLOAD = "git-upload-pack"
+RECEIVE = "git-receive-pack"
+
+# Page and asset files by what they are made of: a revision that changes one page makes one
+# new blob, every other file is the blob made for an earlier revision (bounded by bytes).
+_BLOBS: SizedLRU[tuple[Any, ...], Blob] = SizedLRU(64 * 1024 * 1024, lambda b: b.raw_length())
+
+
+@dataclass(frozen=True, slots=True)
+class _Built:
+    """A revision's tree: its id, its objects, its files and each document page's path, and
+    the maps it was made from (what the next revision's is compared with)."""
+
+    tree_id: bytes
+    objects: tuple[ShaFile, ...]
+    files: dict[str, bytes | Blob]
+    paths: dict[str, str]
+    roots: tuple[str | None, str | None, str | None]
+
+
+# Revisions are immutable: their trees are kept by revision id, the latest few (a tree is made
+# from its parent's, built just before it; each holds a dict of its files).
+_TREES: SizedLRU[str, _Built] = counted(16)
+# What a page's file and place in SUMMARY.md depend on beyond its body and its front matter.
+_SHAPE = ("parent", "children", "slug", "title", "type", "href")
+
+_SUBJECTS = {
+    "edits": "Edit the content",
+    "merge": "Merge a change request",
+    "update": "Bring a change request up to date with main",
+    "rollback": "Roll back the content",
+}
+
+
+class GitRefusal(Exception):
+    """A ref of a push refused: the message is the line git prints."""
+
+
+# Who calls
+
+
+def basic_token(authorization: str | None) -> str:
+    """The API token of `Authorization: Basic base64(user:token)` (the user name is ignored),
+    or of `Bearer <token>`; Unauthorized (git then asks for credentials) without one."""
+    if not authorization:
+        raise Unauthorized("Authentication required: use an API token as the password")
+    scheme, _, value = authorization.strip().partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    if scheme.lower() != "basic":
+        raise Unauthorized("Use HTTP basic authentication with an API token as the password")
+    try:
+        decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        raise Unauthorized("Malformed basic credentials") from None
+    _, _, token = decoded.partition(":")
+    if not token:
+        raise Unauthorized("Authentication required: use an API token as the password")
+    return token
+
+
+async def open_space(
+    conn: Any, state: Any, base_url: str, authorization: str | None, org_id: str, space_id: str
+) -> tuple[Ctx, SpaceAccess]:
+    actor = await authenticate(conn, basic_token(authorization))
+    if actor.reads is not None:
+        raise NotFound("Space not found")  # a site content token reads published pages only
+    ctx = Ctx(conn=conn, actor=actor, base_url=base_url, state=state)
+    space = await space_policy.load(ctx, space_id)
+    if space.row["organization_id"] != org_id:
+        raise NotFound("Space not found")
+    return ctx, space
+
+
+# The space as files
+
+
+def _page(rec: Record, parent: str | None, markdown: str = "") -> layout.Page:
+    return layout.Page(
+        key=rec["id"],
+        parent=parent,
+        type=rec["type"],
+        title=rec.get("title") or "Untitled",
+        slug=rec["slug"],
+        emoji=rec.get("emoji"),
+        icon=rec.get("icon"),
+        description=rec.get("description"),
+        hidden=bool(rec.get("hidden")),
+        href=rec.get("href") if rec["type"] == "link" else None,
+        markdown=markdown if rec["type"] == "document" else "",
+    )
+
+
+async def _shape(snap: Snapshot) -> tuple[list[layout.Page], dict[str, Record]]:
+    """The pages parents first (bodies not read) and their records."""
+    records = await snap.all_pages()
+    root = await snap.root()
+    pages: list[layout.Page] = []
+
+    def walk(children: list[Any], parent: str | None) -> None:
+        for cid, _slug in children:
+            rec = records.get(cid)
+            if rec is None:
+                continue
+            pages.append(_page(rec, parent))
+            walk(rec.get("children") or [], cid)
+
+    walk(root["children"], None)
+    return pages, records
+
+
+async def _assets(snap: Snapshot) -> list[tuple[Record, str]]:
+    """The files of the revision with their names under .gitbook/assets/, oldest first."""
+    records = sorted((await snap.all_files()).values(), key=lambda r: (r["createdAt"], r["id"]))
+    taken: set[str] = set()
+    return [(rec, layout.asset_name(rec["name"], taken)) for rec in records]
+
+
+async def space_of(snap: Snapshot, blobs: Any) -> layout.Space:
+    """The whole revision as layout values: what a push is compared with."""
+    pages, records = await _shape(snap)
+    texts = await snap.markdowns(
+        [records[p.key]["markdown"] for p in pages if records[p.key].get("markdown")]
+    )
+    full = [
+        layout.Page(
+            **{**_fields(p), "markdown": texts.get(records[p.key].get("markdown") or "", "")}
+        )
+        for p in pages
+    ]
+    reusables = await _reusables(snap)
+    assets = []
+    for rec, name in await _assets(snap):
+        data = await blobs.get(rec["blob"])
+        assets.append(layout.Asset(rec["id"], name, data or b""))
+    return layout.Space(tuple(full), tuple(reusables), tuple(assets))
+
+
+def _fields(page: layout.Page) -> dict[str, Any]:
+    return {name: getattr(page, name) for name in layout.Page.__slots__}
+
+
+async def _reusables(snap: Snapshot) -> list[layout.Reusable]:
+    records = await snap.all_reusables()
+    texts = await snap.markdowns([r["markdown"] for r in records.values() if r.get("markdown")])
+    return [
+        layout.Reusable(
+            rid, rec.get("title") or "Untitled", texts.get(rec.get("markdown") or "", "")
+        )
+        for rid, rec in records.items()
+    ]
+
+
+def _roots(row: sa.RowMapping) -> tuple[str | None, str | None, str | None]:
+    return (row["pages_root"], row["files_root"], row["reusable_root"])
+
+
+async def _page_blob(snap: Snapshot, rec: Record, path: str, text: str | None = None) -> Blob:
+    page = _page(rec, rec.get("parent"))
+    key = ("page", rec.get("markdown"), path, *_fields(page).values())
+    found = _BLOBS.get(key)
+    if found is None:
+        if text is None:
+            text = await snap.markdown(rec)
+        found = git.blob(layout.page_file(layout.Page(**{**_fields(page), "markdown": text}), path))
+        _BLOBS.put(key, found)
+    return found
+
+
+async def _built(
+    files: dict[str, bytes | Blob], paths: dict[str, str], row: sa.RowMapping
+) -> _Built:
+    made: dict[bytes, ShaFile] = {}
+    tree_id = await asyncio.to_thread(git.tree, files, lambda obj: made.__setitem__(obj.id, obj))
+    built = _Built(tree_id, tuple(made.values()), files, paths, _roots(row))
+    _TREES.put(row["id"], built)
+    return built
+
+
+async def _from_parent(ctx: Ctx, row: sa.RowMapping) -> _Built | None:
+    """The revision's tree from its first parent's, when only page bodies and front matter
+    changed between them (an edit of a few pages): the pages that changed are read and made
+    again, the rest is the parent's. None when the structure changed (a rebuild is needed)."""
+    parent = _TREES.get(row["parents"][0]) if row["parents"] else None
+    if parent is None or parent.roots[1:] != _roots(row)[1:]:
+        return None
+    snap = content_repository.snapshot(ctx.conn, row)
+    diff = await hamt.diff(snap.store, parent.roots[0], row["pages_root"])
+    # Pages changed in place (none added or removed, the root's children the same).
+    changed = {k: (old, new) for k, (old, new) in diff.items() if old and new and k != ROOT}
+    if len(changed) != len(diff):
+        return None
+    records = await snap.store.get_json({h for pair in changed.values() for h in pair})
+    for old, new in changed.values():
+        before, after = records[old], records[new]
+        if any(before.get(name) != after.get(name) for name in _SHAPE):
+            return None
+    files = dict(parent.files)
+    for page_id, (_, new) in changed.items():
+        rec = records[new]
+        if page_id in parent.paths:
+            files[parent.paths[page_id]] = await _page_blob(snap, rec, parent.paths[page_id])
+    return await _built(files, parent.paths, row)
+
+
+async def _tree_of(ctx: Ctx, row: sa.RowMapping) -> _Built:
+    """The tree of a revision: from its parent's when it can be, else made whole, with the
+    blob of every page whose file is unchanged taken from those already made."""
+    cached = _TREES.get(row["id"])
+    if cached is not None:
+        return cached
+    incremental = await _from_parent(ctx, row)
+    if incremental is not None:
+        return incremental
+    snap = content_repository.snapshot(ctx.conn, row)
+    pages, records = await _shape(snap)
+    shape = layout.Space(tuple(pages))
+    paths = layout.page_paths(shape)
+    files: dict[str, bytes | Blob] = {
+        layout.CONFIG: layout.CONFIG_TEXT,
+        layout.SUMMARY: layout.summary(shape, paths),
+    }
+    keys = [records[k]["markdown"] for k in paths if records[k].get("markdown")]
+    texts = await snap.markdowns(keys) if len(keys) > 0 else {}
+    for page_id, path in paths.items():
+        rec = records[page_id]
+        text = texts.get(rec.get("markdown") or "", "")
+        files[path] = await _page_blob(snap, rec, path, text)
+    reusables = layout.Space(reusables=tuple(await _reusables(snap)))
+    rpaths = layout.reusable_paths(reusables)
+    for item in reusables.reusables:
+        files[rpaths[item.key]] = layout.reusable_file(item)
+    for rec, name in await _assets(snap):
+        key = ("asset", rec["blob"])
+        found = _BLOBS.get(key)
+        if found is None:
+            found = git.blob(await ctx.state.blobs.get(rec["blob"]) or b"")
+            _BLOBS.put(key, found)
+        files[f"{layout.ASSETS}{name}"] = found
+    return await _built(files, paths, row)
+
+
+def _identity(name: str | None, email: str | None) -> bytes:
+    clean = (name or "Docshelf").replace("<", "").replace(">", "").replace("\n", " ").strip()
+    return f"{clean or 'Docshelf'} <{email or 'docshelf@localhost'}>".encode()
+
+
+def _commit(row: sa.RowMapping, tree_id: bytes, parents: Sequence[bytes]) -> Commit:
+    if row["author"] is not None and row["pushed"] is None:
+        # A revision a push made: the commit pushed, to the byte.
+        return git.commit(
+            tree_id,
+            parents,
+            git.Signature(row["author"], row["author_time"], row["author_timezone"]),
+            git.Signature(row["committer"], row["commit_time"], row["commit_timezone"]),
+            row["message"],
+        )
+    created = row["created_at"]
+    if created.tzinfo is None:  # stored as UTC: the same seconds whatever the machine's zone
+        created = created.replace(tzinfo=UTC)
+    who = git.Signature(_identity(row["display_name"], row["email"]), int(created.timestamp()))
+    if row["pushed"] is not None:
+        # The files pushed, as the space keeps them: one commit on top of the writer's.
+        message = (
+            f"Keep the pushed files as the space stores them\n\nDocshelf-Revision: {row['id']}\n"
+        )
+        return git.commit(tree_id, [row["pushed"].encode()], who, who, message.encode())
+    subject = _SUBJECTS.get(row["type"], "Change the content")
+    message = f"{subject}\n\nDocshelf-Revision: {row['id']}\n"
+    return git.commit(tree_id, parents, who, who, message.encode())
+
+
+@dataclass
+class _History:
+    """What a process has built of a space's history: objects only ever added (each one is a
+    function of immutable revisions), so a fetch after an edit builds the new revision alone."""
+
+    store: MemoryObjectStore
+    commit_of: dict[str, ObjectID] = field(default_factory=dict)
+    revision_of: dict[bytes, str] = field(default_factory=dict)
+    ours: set[bytes] = field(default_factory=set)
+    size: int = 0  # bytes of the objects held
+
+    def add(self, obj: ShaFile) -> None:
+        if obj.id not in self.ours:
+            self.store.add_object(obj)
+            self.ours.add(obj.id)
+            self.size += obj.raw_length() + 200  # the object's bytes and its parsed form
+
+
+# By space, bounded by the bytes of the objects held (a history larger than the whole budget
+# is built for its request and not kept).
+_HISTORIES: SizedLRU[str, _History] = SizedLRU(256 * 1024 * 1024, lambda h: h.size)
+
+
+@dataclass
+class Served:
+    """The repository a request sees: every object of the history its refs reach."""
+
+    repo: MemoryRepo
+    main: str  # main's revision
+    commit_of: dict[str, ObjectID] = field(default_factory=dict)  # revision -> commit
+    revision_of: dict[bytes, str] = field(default_factory=dict)  # commit -> revision
+    branches: dict[str, sa.RowMapping] = field(default_factory=dict)  # branch -> change request
+    ours: set[bytes] = field(default_factory=set)  # every object served (a push adds others)
+
+
+def branch_of(cr: sa.RowMapping) -> str:
+    return str(cr["name"] or f"{BRANCH_PREFIX}{cr['number']}")
+
+
+async def served(ctx: Ctx, space: SpaceAccess) -> Served:
+    space_id = space.row["id"]
+    rows = {r["id"]: r for r in await repository.revisions_of(ctx.conn, space_id)}
+    crs = await repository.open_change_requests(ctx.conn, space_id)
+    repo = MemoryRepo()
+    out = Served(repo, space.row["revision_id"])
+    heads: dict[Ref, str] = {}
+    if out.main in rows:
+        heads[MAIN] = out.main
+    for cr in crs:
+        if cr["revision_id"] in rows:
+            name = branch_of(cr)
+            out.branches[name] = cr
+            heads[Ref(f"refs/heads/{name}".encode())] = cr["revision_id"]
+    # Parents before children: an iterative depth-first walk from every head.
+    order: list[str] = []
+    seen: set[str] = set()
+    for head in heads.values():
+        stack: list[tuple[str, bool]] = [(head, False)]
+        while stack:
+            rid, done = stack.pop()
+            if done:
+                order.append(rid)
+                continue
+            if rid in seen or rid not in rows:
+                continue
+            seen.add(rid)
+            stack.append((rid, True))
+            stack += [(p, False) for p in reversed(rows[rid]["parents"]) if p not in seen]
+    history = _HISTORIES.get(space_id) or _History(MemoryObjectStore())
+    repo.object_store = history.store
+    for kept in await repository.objects_of(ctx.conn, space_id):
+        if kept["sha"].encode() not in history.ours:
+            history.add(ShaFile.from_raw_string(kept["type_num"], kept["data"]))
+    for rid in order:
+        if rid in history.commit_of:
+            continue
+        row = rows[rid]
+        built = await _tree_of(ctx, row)
+        for obj in built.objects:
+            history.add(obj)
+        parents = [history.commit_of[p] for p in row["parents"] if p in history.commit_of]
+        commit = _commit(row, built.tree_id, parents)
+        history.add(commit)
+        history.commit_of[rid] = commit.id
+        history.revision_of[commit.id] = rid
+    _HISTORIES.put(space_id, history)  # again: its size has changed
+    out.commit_of, out.revision_of, out.ours = (
+        history.commit_of,
+        history.revision_of,
+        history.ours,
+    )
+    for ref, rid in heads.items():
+        repo.refs[ref] = out.commit_of[rid]
+    if MAIN in heads:
+        repo.refs.set_symbolic_ref(Ref(b"HEAD"), MAIN)
+    return out
+
+
+# The protocol
+
+
+def _backend(repo: MemoryRepo) -> DictBackend:
+    repos: dict[str, Any] = {"/": repo}
+    return DictBackend(repos)
+
+
+def advertisement(repo: MemoryRepo, service: str) -> bytes:
+    out = io.BytesIO()
+    proto = ReceivableProtocol(io.BytesIO().read, out.write)
+    handler_cls = UploadPackHandler if service == UPLOAD else ReceivePackHandler
+    handler = handler_cls(_backend(repo), ["/"], proto, stateless_rpc=True, advertise_refs=True)
+    proto.write_pkt_line(f"# service={service}\n".encode())
+    proto.write_pkt_line(None)
+    handler.handle()
+    return out.getvalue()
+
+
+def run_service(repo: MemoryRepo, service: str, body: bytes) -> bytes:
+    """One stateless request of the protocol (blocking: run it in a thread)."""
+    out = io.BytesIO()
+    proto = ReceivableProtocol(io.BytesIO(body).read, out.write)
+    handler_cls = UploadPackHandler if service == UPLOAD else ReceivePackHandler
+    handler = handler_cls(_backend(repo), ["/"], proto, stateless_rpc=True)
+    handler.handle()
+    return out.getvalue()
+
+
+class _UpdateHook(Hook):
+    """dulwich's update hook, called in the protocol's thread for each ref pushed: the ref is
+    applied on the event loop; a refusal becomes the `ng <ref> <reason>` line git prints."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        apply: Callable[[bytes, bytes, bytes], Coroutine[Any, Any, str]],
+    ) -> None:
+        self.loop = loop
+        self.apply = apply
+
+    def execute(self, *args: Any) -> Any:
+        ref, old, new = args
+        future = asyncio.run_coroutine_threadsafe(self.apply(ref, old, new), self.loop)
+        try:
+            said = future.result()
+        except GitRefusal as exc:
+            raise HookError(str(exc)) from None
+        except Exception:
+            # Rolled back: the writer is told, the operator finds the cause in the log.
+            log.exception("a git push to %s failed", ref.decode("utf-8", "replace"))
+            raise HookError("the server failed to apply this push") from None
+        return (f"Docshelf: {said}\n".encode(), b"")
+
+
+# Reading and pushing
+
+
+async def read(
+    engine: AsyncEngine,
+    state: Any,
+    base_url: str,
+    authorization: str | None,
+    org_id: str,
+    space_id: str,
+    service: str,
+) -> Served:
+    """The repository as the caller may read it (clone, fetch, and what a push starts from)."""
+    async with unit_of_work(engine, write=False) as conn:
+        ctx, space = await open_space(conn, state, base_url, authorization, org_id, space_id)
+        if service == RECEIVE:
+            content_service.require_content_edit(space)
+        return await served(ctx, space)
+
+
+class _Gone(Exception):
+    """The client went away: the pack being written is of no use any more."""
+
+
+# What the protocol's thread may write ahead of the client: at most this many chunks of
+# about _CHUNK bytes, so a pack never sits whole in memory on its way out.
+_CHUNK = 64 * 1024
+_AHEAD = 8
+
+
+async def upload(served_repo: Served, body: bytes) -> AsyncIterator[bytes]:
+    """The answer to a fetch or clone, streamed as the thread building the pack writes it."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue(_AHEAD)
+    gone = threading.Event()
+    pending = bytearray()
+
+    def send(data: bytes | None) -> None:
+        if gone.is_set():
+            raise _Gone
+        asyncio.run_coroutine_threadsafe(queue.put(data), loop).result()
+
+    def write(data: bytes) -> None:
+        pending.extend(data)
+        if len(pending) >= _CHUNK:
+            send(bytes(pending))
+            pending.clear()
+
+    def run() -> None:
+        try:
+            proto = ReceivableProtocol(io.BytesIO(body).read, write)
+            UploadPackHandler(_backend(served_repo.repo), ["/"], proto, stateless_rpc=True).handle()
+            if pending:
+                send(bytes(pending))
+        except _Gone:
+            return
+        finally:
+            if not gone.is_set():
+                send(None)
+
+    worker = asyncio.ensure_future(asyncio.to_thread(run))
+    try:
+        while (chunk := await queue.get()) is not None:
+            yield chunk
+        await worker
+    finally:
+        gone.set()
+        while not queue.empty():  # a thread waiting to put goes on, and stops at its next write
+            queue.get_nowait()
+
+
+async def receive(
+    engine: AsyncEngine,
+    state: Any,
+    base_url: str,
+    authorization: str | None,
+    org_id: str,
+    space_id: str,
+    served_repo: Served,
+    body: bytes,
+) -> bytes:
+    loop = asyncio.get_running_loop()
+    repo = served_repo.repo
+
+    async def apply(ref: bytes, old: bytes, new: bytes) -> str:
+        async with unit_of_work(engine) as conn:
+            ctx, space = await open_space(conn, state, base_url, authorization, org_id, space_id)
+            try:
+                return await _apply_ref(ctx, space, served_repo, ref, old, new)
+            except layout.LayoutError as exc:
+                raise GitRefusal(str(exc)) from None
+            except (BadRequest, Conflict, Forbidden, NotFound) as exc:
+                raise GitRefusal(exc.message) from None
+
+    repo.hooks["update"] = _UpdateHook(loop, apply)
+    try:
+        return await asyncio.to_thread(run_service, repo, RECEIVE, body)
+    finally:
+        # The store is the space's kept history: what the push brought is not part of it (a
+        # revision the push made is built from the database, its own objects kept there).
+        store = repo.object_store
+        assert isinstance(store, MemoryObjectStore)
+        for sha in [sha for sha in store if sha not in served_repo.ours]:
+            del store[sha]
+
+
+def _chain(repo: MemoryRepo, new: bytes, stop: set[bytes]) -> list[Commit]:
+    """The commits from one in `stop` (excluded) to `new`, oldest first, by first parents;
+    GitRefusal when `new` does not descend from one of them."""
+    chain: list[Commit] = []
+    sha = new
+    while sha not in stop:
+        obj = repo.object_store[ObjectID(sha)]
+        if not isinstance(obj, Commit):
+            raise GitRefusal("not a commit")
+        chain.append(obj)
+        if not obj.parents:
+            raise GitRefusal("non-fast-forward: fetch first, and rebase your commits on it")
+        sha = obj.parents[0]
+        if len(chain) > 1000:
+            raise GitRefusal("more than 1000 commits in one push")
+    chain.reverse()
+    return chain
+
+
+async def _apply_ref(
+    ctx: Ctx, space: SpaceAccess, served_repo: Served, ref: bytes, old: bytes, new: bytes
+) -> str:
+    content_service.require_content_edit(space)
+    name = ref.decode("utf-8", "replace")
+    if not name.startswith("refs/heads/"):
+        raise GitRefusal("only branches are synced")
+    branch = name.removeprefix("refs/heads/")
+    if new == ZERO:
+        raise GitRefusal("branches cannot be deleted over git: archive the change request")
+    repo = served_repo.repo
+    current = repo.refs.as_dict().get(Ref(ref))
+    if (current or ZERO) != old:
+        raise GitRefusal("fetch first: the branch has moved")
+    chain = _chain(repo, new, {current} if current is not None else set(served_repo.revision_of))
+    if not chain:
+        return "nothing to apply"
+    space_id = space.row["id"]
+    cr = served_repo.branches.get(branch)
+    if ref == MAIN and await _straight_to_main(ctx, space):
+        cr_id, base = None, served_repo.main
+        said = "applied to main"
+    elif cr is not None:
+        cr_id, base = cr["id"], cr["revision_id"]
+        said = f"updated change request #{cr['number']}"
+    else:
+        if ref != MAIN and branch.startswith(BRANCH_PREFIX):
+            raise GitRefusal(f"{BRANCH_PREFIX}<n> names the branches of existing change requests")
+        opened = await cr_service.create(
+            ctx, space_id, CreateChangeRequest(subject=_subject(chain[0]))
+        )
+        if ref != MAIN:
+            await repository.add_branch(ctx.conn, space_id, branch, opened["id"])
+        cr_id, base = opened["id"], opened["revision"]
+        said = f"opened change request #{opened['number']}"
+        if ref == MAIN:
+            said = f"main is under review: {said}"
+    made = await _apply_push(ctx, space_id, served_repo, chain, base, cr_id)
+    where = f"spaces/{space_id}" + (f"/change-requests/{cr_id}" if cr_id else "")
+    if made is None:
+        return f"{said} (no change to the content): {ctx.app_url(where)}"
+    return f"{said}: {ctx.app_url(where)}"
+
+
+def _subject(commit: Commit) -> str:
+    first = commit.message.decode("utf-8", "replace").strip().split("\n", 1)[0]
+    return first[:100] or "Changes pushed with git"
+
+
+async def _straight_to_main(ctx: Ctx, space: SpaceAccess) -> bool:
+    """Whether a push to main is an edit of main: a live space without merge rules."""
+    if space.row["edit_mode"] != "live":
+        return False
+    return not await review_service.has_merge_rules(ctx, space.row["id"])
+
+
+def _new_objects(repo: MemoryRepo, chain: list[Commit], known: set[bytes]) -> list[dict[str, Any]]:
+    """The objects a push brought (its commits and what their trees hold that the space's own
+    trees do not), to keep for a commit that builds on them."""
+    out: dict[bytes, ShaFile] = {}
+    store = repo.object_store
+    for commit in chain:
+        out[commit.id] = commit
+        stack = [commit.tree]
+        while stack:
+            sha = stack.pop()
+            if sha in out or sha in known:
+                continue
+            obj = store[sha]
+            out[sha] = obj
+            if obj.type_name == b"tree":
+                stack += [entry.sha for entry in obj.items()]  # type: ignore[attr-defined]
+    return [
+        {"sha": sha.decode(), "type_num": obj.type_num, "data": obj.as_raw_string()}
+        for sha, obj in out.items()
+    ]
+
+
+async def _apply_push(
+    ctx: Ctx, space_id: str, served_repo: Served, chain: list[Commit], base: str, cr_id: str | None
+) -> str | None:
+    """The pushed tip's files as one revision on `base`: compared with the revision the pushed
+    commits start from (so what came to `base` meanwhile is not undone), applied in the
+    caller's transaction. Nothing is applied when anything is refused."""
+    repo = served_repo.repo
+    start = served_repo.revision_of[chain[0].parents[0]]
+    row = await content_repository.get(ctx.conn, space_id, start)
+    assert row is not None
+    before = await space_of(content_repository.snapshot(ctx.conn, row), ctx.state.blobs)
+    tip = chain[-1]
+    try:
+        files = git.files_of(lambda sha: repo.object_store[ObjectID(sha)], tip.tree)
+    except (ValueError, KeyError) as exc:
+        raise GitRefusal(str(exc)) from None
+    after = layout.adopt(before, layout.parse(files))
+    ops = layout.changes(before, after)
+
+    async def edit(editor: Editor) -> None:
+        await _run(editor, ops)
+
+    made = await content_service.write_edits(
+        ctx, space_id, edit, base=base, change_request_id=cr_id
+    )
+    if made is None:
+        return None
+    made_row = await content_repository.get(ctx.conn, space_id, made)
+    assert made_row is not None
+    tree_id = (await _tree_of(ctx, made_row)).tree_id
+    exact = tree_id == tip.tree and len(chain) == 1 and tip.parents == [served_repo.commit_of[base]]
+    await repository.keep_commit(
+        ctx.conn,
+        {
+            "revision_id": made,
+            "space_id": space_id,
+            "author": tip.author,
+            "author_time": tip.author_time,
+            "author_timezone": tip.author_timezone,
+            "committer": tip.committer,
+            "commit_time": tip.commit_time,
+            "commit_timezone": tip.commit_timezone,
+            "message": tip.message,
+            "pushed": None if exact else tip.id.decode(),
+        },
+    )
+    if not exact:
+        await repository.keep_objects(
+            ctx.conn, space_id, _new_objects(repo, chain, served_repo.ours)
+        )
+    return made
+
+
+def _valid(model: Any, data: dict[str, Any], where: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise GitRefusal(f"{where}: {loc}: {first['msg']}") from None
+
+
+def _change(op: dict[str, Any], where: str) -> Any:
+    """A layout operation as the change the content API takes."""
+    kind = op["op"]
+    if kind == "insert_page":
+        fields = ("ref", "into", "at", "title", "slug", "emoji", "icon", "description", "hidden")
+        return _valid(
+            InsertPage,
+            {
+                "operation": "insert_page",
+                **{k: op[k] for k in fields},
+                "document": {"markdown": op["markdown"]},
+            },
+            where,
+        )
+    if kind == "update_page":
+        given = {k: v for k, v in op.items() if k not in ("op", "markdown")}
+        if "markdown" in op:
+            given["document"] = {"markdown": op["markdown"]}
+        return _valid(UpdatePage, {**given, "operation": "update_page"}, where)
+    if kind == "delete_page":
+        return _valid(DeletePage, {"operation": "delete_page", "page": op["page"]}, where)
+    if kind == "insert_reusable":
+        body = {"ref": op["ref"], "title": op["title"], "document": {"markdown": op["markdown"]}}
+        return _valid(
+            InsertReusableContent, {"operation": "insert_reusable_content", **body}, where
+        )
+    if kind == "update_reusable":
+        body = {
+            "reusableContent": op["reusable"],
+            "title": op["title"],
+            "document": {"markdown": op["markdown"]},
+        }
+        return _valid(
+            UpdateReusableContent, {"operation": "update_reusable_content", **body}, where
+        )
+    if kind == "delete_reusable":
+        body = {"reusableContent": op["reusable"]}
+        return _valid(
+            DeleteReusableContent, {"operation": "delete_reusable_content", **body}, where
+        )
+    file = FileInput.model_construct(
+        name=op["name"],
+        url=None,
+        base64=base64.b64encode(op["data"]).decode(),
+        contentType=None,
+        ref=None,
+    )
+    return InsertFiles.model_construct(operation="insert_files", files=[file])
+
+
+async def _run(editor: Editor, ops: list[dict[str, Any]]) -> None:
+    """The layout's operations on the content engine's editor, in order, in as few batches as
+    the API's changes can say (a group or link page is added between two)."""
+    pending: list[Any] = []
+    names: list[str] = []
+
+    async def flush() -> None:
+        try:
+            await editor.apply(pending)
+        except BadRequest as exc:
+            message = exc.message
+            for n, name in enumerate(names):
+                message = message.replace(f"changes[{n}]", name)
+            raise GitRefusal(message) from None
+        pending.clear()
+        names.clear()
+
+    for op in ops:
+        where = _where(op)
+        if op["op"] == "insert_page" and op["type"] != "document":
+            await flush()
+            await editor.import_page(
+                ref=op["ref"],
+                parent=op["into"],
+                title=op["title"],
+                markdown="",
+                kind=op["type"],
+                href=op["href"],
+            )
+            place = {"into": op["into"], "at": op["at"], "slug": op["slug"], "hidden": op["hidden"]}
+            pending.append(
+                _valid(UpdatePage, {"operation": "update_page", "page": op["ref"], **place}, where)
+            )
+        else:
+            pending.append(_change(op, where))
+        names.append(where)
+    await flush()
+
+
+def _where(op: dict[str, Any]) -> str:
+    if "title" in op and op["op"] == "insert_page":
+        return f"new page {op['title']!r}"
+    if "page" in op:
+        return f"page {op['page']}"
+    if "name" in op:
+        return f"{layout.ASSETS}{op['name']}"
+    return str(op.get("title") or op["op"])

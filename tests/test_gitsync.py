@@ -1,0 +1,358 @@
+"""Git Sync journeys: Debian's git clones, commits, branches and pushes against a real
+`docshelf serve` (the database of DOCSHELF_TEST_DATABASE_URL's server when set, else SQLite)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.test_journeys import Product, _postgres, start_product
+
+GIT = "/usr/bin/git"
+
+
+@pytest.fixture(scope="module")
+def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
+    assert Path(GIT).exists(), "git is needed (Debian package git)"
+    url = os.environ.get("DOCSHELF_TEST_DATABASE_URL")
+    name = f"gitsync_{uuid.uuid4().hex[:8]}"
+    started = start_product(
+        tmp_path_factory.mktemp("gitsync"), _postgres(url, name, create=True) if url else None
+    )
+    try:
+        yield started
+    finally:
+        started.stop()
+        if url:
+            _postgres(url, name, create=False)
+
+
+def git(*args: str, cwd: Path, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd),
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "Writer",
+        "GIT_AUTHOR_EMAIL": "writer@example.com",
+        "GIT_COMMITTER_NAME": "Writer",
+        "GIT_COMMITTER_EMAIL": "writer@example.com",
+    }
+    done = subprocess.run(
+        [GIT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+    if ok:
+        assert done.returncode == 0, f"git {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def _remote(product: Product, org: str, space: str, token: str | None = None) -> str:
+    host = product.base.removeprefix("http://")
+    creds = f"anyone:{token}@" if token else ""
+    return f"http://{creds}{host}/git/{org}/{space}.git"
+
+
+async def _org(product: Product) -> str:
+    async with product.client(product.token) as c:
+        return str((await c.get("/v1/orgs")).json()["items"][0]["id"])
+
+
+async def _space(product: Product, title: str, **space: Any) -> tuple[str, str]:
+    """A live space holding a first page, a page with a child and a hint."""
+    org = await _org(product)
+    async with product.client(product.token) as c:
+        r = await c.post(
+            f"/v1/orgs/{org}/spaces", json={"title": title, "editMode": "live", **space}
+        )
+        assert r.status_code == 201, r.text
+        space_id = r.json()["id"]
+        changes = [
+            {
+                "operation": "insert_page",
+                "ref": "a",
+                "title": "Welcome",
+                "document": {"markdown": "Hello."},
+            },
+            {
+                "operation": "insert_page",
+                "ref": "b",
+                "title": "Guide",
+                "description": "All of it",
+                "document": {"markdown": '{% hint style="info" %}\nRead me.\n{% endhint %}'},
+            },
+            {
+                "operation": "insert_page",
+                "ref": "c",
+                "into": "b",
+                "title": "Step one",
+                "document": {"markdown": "First."},
+            },
+        ]
+        r = await c.post(f"/v1/spaces/{space_id}/content", json={"changes": changes})
+        assert r.status_code == 200, r.text
+    return org, space_id
+
+
+async def _pages(product: Product, space_id: str) -> list[dict[str, Any]]:
+    """Every page of main, parents first (the listing nests them)."""
+    async with product.client(product.token) as c:
+        r = await c.get(f"/v1/spaces/{space_id}/content")
+        assert r.status_code == 200, r.text
+    out: list[dict[str, Any]] = []
+
+    def walk(pages: list[dict[str, Any]]) -> None:
+        for page in pages:
+            out.append(page)
+            walk(page.get("pages") or [])
+
+    walk(r.json()["pages"])
+    return out
+
+
+async def _markdown(product: Product, space_id: str, page_id: str) -> str:
+    async with product.client(product.token) as c:
+        r = await c.get(
+            f"/v1/spaces/{space_id}/content/page/{page_id}", params={"format": "markdown"}
+        )
+        assert r.status_code == 200, r.text
+        return str(r.json()["markdown"])
+
+
+async def test_clone_edit_push_and_fetch(product: Product, tmp_path: Path) -> None:
+    org, space_id = await _space(product, "Handbook")
+    remote = _remote(product, org, space_id, product.token)
+    git("clone", remote, "one", cwd=tmp_path)
+    one = tmp_path / "one"
+    assert sorted(
+        p.relative_to(one).as_posix()
+        for p in one.rglob("*")
+        if ".git/" not in p.as_posix() + "/" and p.is_file()
+    ) == [
+        ".gitbook.yaml",
+        "README.md",
+        "SUMMARY.md",
+        "guide/README.md",
+        "guide/step-one.md",
+    ]
+    pages = await _pages(product, space_id)
+    ids = {p["title"]: p["id"] for p in pages}
+    assert (one / "SUMMARY.md").read_text() == (
+        "# Table of contents\n\n* [Welcome](README.md)\n* [Guide](guide/README.md)\n"
+        "  * [Step one](guide/step-one.md)\n"
+    )
+    assert (one / "guide/README.md").read_text() == (
+        f"---\ndescription: All of it\nid: {ids['Guide']}\n---\n\n# Guide\n\n"
+        '{% hint style="info" %}\nRead me.\n{% endhint %}'
+    )
+    # Deterministic: a second clone has the same commits.
+    git("clone", remote, "two", cwd=tmp_path)
+    head = git("rev-parse", "HEAD", cwd=one).stdout
+    assert git("rev-parse", "HEAD", cwd=tmp_path / "two").stdout == head
+    # Pushing what was cloned changes nothing.
+    git("push", "origin", "main", cwd=one)
+    assert len(await _pages(product, space_id)) == 3
+
+    # An edit in the editor, committed and pushed, is the page's new body.
+    (one / "guide/step-one.md").write_text(
+        f"---\nid: {ids['Step one']}\n---\n\n# Step one\n\nFirst, then second.\n"
+    )
+    git("commit", "-am", "Say more about step one", cwd=one)
+    pushed = git("push", "origin", "main", cwd=one)
+    assert "Docshelf: applied to main" in pushed.stderr
+    assert await _markdown(product, space_id, ids["Step one"]) == "First, then second.\n"
+    # The space's main is the very commit pushed: a fetch has nothing new.
+    mine = git("rev-parse", "HEAD", cwd=one).stdout
+    git("fetch", cwd=one)
+    assert git("rev-parse", "origin/main", cwd=one).stdout == mine
+    git("pull", "--ff-only", cwd=tmp_path / "two")
+    assert git("rev-parse", "HEAD", cwd=tmp_path / "two").stdout == mine
+
+    # A new page without an id: added, and the fetch brings the id on top of the writer's commit.
+    (one / "guide/step-two.md").write_text("# Step two\n\nSecond.\n")
+    summary = (one / "SUMMARY.md").read_text() + "  * [Step two](guide/step-two.md)\n"
+    (one / "SUMMARY.md").write_text(summary)
+    git("add", "-A", cwd=one)
+    git("commit", "-m", "Add step two", cwd=one)
+    git("push", "origin", "main", cwd=one)
+    pages = await _pages(product, space_id)
+    guide = next(p for p in pages if p["title"] == "Guide")
+    assert [p["title"] for p in guide["pages"]] == ["Step one", "Step two"]
+    git("pull", "--ff-only", cwd=one)
+    new_id = guide["pages"][1]["id"]
+    assert (
+        one / "guide/step-two.md"
+    ).read_text() == f"---\nid: {new_id}\n---\n\n# Step two\n\nSecond.\n"
+    assert git("status", "--porcelain", cwd=one).stdout == ""
+
+
+async def test_a_branch_is_a_change_request(product: Product, tmp_path: Path) -> None:
+    org, space_id = await _space(product, "Branches")
+    git("clone", _remote(product, org, space_id, product.token), "w", cwd=tmp_path)
+    w = tmp_path / "w"
+    git("checkout", "-b", "reword", cwd=w)
+    text = (w / "README.md").read_text().replace("Hello.", "Hello, reader.")
+    (w / "README.md").write_text(text)
+    git("commit", "-am", "Reword the welcome\n\nLonger text.", cwd=w)
+    pushed = git("push", "origin", "reword", cwd=w)
+    assert "opened change request #1" in pushed.stderr
+    async with product.client(product.token) as c:
+        crs = (await c.get(f"/v1/spaces/{space_id}/change-requests")).json()["items"]
+    assert [(cr["number"], cr["subject"], cr["status"]) for cr in crs] == [
+        (1, "Reword the welcome", "open")
+    ]
+    welcome = next(p for p in await _pages(product, space_id) if p["title"] == "Welcome")
+    assert await _markdown(product, space_id, welcome["id"]) == "Hello."  # main is untouched
+    # A second push updates the same change request.
+    (w / "README.md").write_text(text.replace("reader", "writer"))
+    git("commit", "-am", "Better", cwd=w)
+    assert "updated change request #1" in git("push", "origin", "reword", cwd=w).stderr
+    refs = git("ls-remote", "origin", cwd=w).stdout
+    assert "refs/heads/reword" in refs and "refs/heads/main" in refs
+    async with product.client(product.token) as c:
+        cr = (await c.get(f"/v1/spaces/{space_id}/change-requests/{crs[0]['id']}")).json()
+        r = await c.get(
+            f"/v1/spaces/{space_id}/change-requests/{cr['id']}/content/page/{welcome['id']}",
+            params={"format": "markdown"},
+        )
+    assert r.json()["markdown"] == "Hello, writer."
+
+
+async def test_refused_pushes_say_why_and_change_nothing(product: Product, tmp_path: Path) -> None:
+    org, space_id = await _space(product, "Refusals")
+    remote = _remote(product, org, space_id, product.token)
+    git("clone", remote, "a", cwd=tmp_path)
+    git("clone", remote, "b", cwd=tmp_path)
+    a, b = tmp_path / "a", tmp_path / "b"
+    before = await _pages(product, space_id)
+
+    (a / "notes.txt").write_text("x")
+    (a / "README.md").write_text((a / "README.md").read_text() + "\nMore.")
+    git("add", "-A", cwd=a)
+    git("commit", "-m", "Notes", cwd=a)
+    refused = git("push", "origin", "main", cwd=a, ok=False)
+    assert refused.returncode != 0
+    assert "notes.txt: forbidden path" in refused.stderr
+    git("rm", "-q", "notes.txt", cwd=a)
+    (a / "SUMMARY.md").write_text("# Table of contents\n\nnot a list\n")
+    git("commit", "-am", "Break the summary", cwd=a)
+    refused = git("push", "origin", "main", cwd=a, ok=False)
+    assert "SUMMARY.md line 3: expected" in refused.stderr
+    assert await _pages(product, space_id) == before
+
+    # A file past the bound (incompressible, so the push's body is that large too).
+    (a / "SUMMARY.md").write_text((b / "SUMMARY.md").read_text())
+    (a / ".gitbook/assets").mkdir(parents=True)
+    (a / ".gitbook/assets/big.bin").write_bytes(os.urandom(5 * 1024 * 1024 + 1))
+    git("add", "-A", cwd=a)
+    git("commit", "-m", "A big file", cwd=a)
+    refused = git("push", "origin", "main", cwd=a, ok=False)
+    assert ".gitbook/assets/big.bin: 5242881 bytes, more than 5242880" in refused.stderr
+    assert await _pages(product, space_id) == before
+
+    # Someone else pushes first: a push from behind is not a fast-forward.
+    (b / "README.md").write_text((b / "README.md").read_text() + "\nFrom b.")
+    git("commit", "-am", "From b", cwd=b)
+    git("push", "origin", "main", cwd=b)
+    git("reset", "-q", "--hard", "HEAD~3", cwd=a)
+    (a / "README.md").write_text((a / "README.md").read_text() + "\nFrom a.")
+    git("commit", "-am", "From a", cwd=a)
+    refused = git("push", "--force", "origin", "main", cwd=a, ok=False)
+    assert refused.returncode != 0
+    assert "! [remote rejected] main -> main (non-fast-forward: fetch first" in refused.stderr
+    assert len(await _pages(product, space_id)) == len(before)
+
+
+async def test_access_is_the_apis(product: Product, tmp_path: Path) -> None:
+    org, space_id = await _space(product, "Private")
+    async with httpx.AsyncClient() as c:
+        r = await c.get(
+            f"{product.base}/git/{org}/{space_id}.git/info/refs",
+            params={"service": "git-upload-pack"},
+        )
+    assert r.status_code == 401
+    assert r.headers["www-authenticate"].startswith("Basic")
+    done = git("clone", _remote(product, org, space_id), "anon", cwd=tmp_path, ok=False)
+    assert done.returncode != 0 and "could not read Username" in done.stderr
+    # A user of another organization: no view right is a missing space.
+    product.cli("user", "create", "--email", "outsider@example.com")
+    outsider = (
+        product.cli("token", "create", "--user", "outsider@example.com").strip().splitlines()[-1]
+    )
+    async with httpx.AsyncClient(auth=("x", outsider)) as c:
+        r = await c.get(
+            f"{product.base}/git/{org}/{space_id}.git/info/refs",
+            params={"service": "git-upload-pack"},
+        )
+        missing = await c.get(
+            f"{product.base}/git/{org}/nosuchspace.git/info/refs",
+            params={"service": "git-upload-pack"},
+        )
+    assert (r.status_code, r.text) == (
+        missing.status_code,
+        missing.text.replace("nosuchspace", space_id),
+    )
+    assert r.status_code == 404
+
+
+async def test_main_under_merge_rules_opens_a_change_request(
+    product: Product, tmp_path: Path
+) -> None:
+    org, space_id = await _space(product, "Reviewed")
+    rules = {"type": "rules", "rules": [{"rule": "require_at_least_one_review"}]}
+    async with product.client(product.token) as c:
+        r = await c.patch(f"/v1/spaces/{space_id}", json={"mergeRules": rules})
+        assert r.status_code == 200, r.text
+    git("clone", _remote(product, org, space_id, product.token), "w", cwd=tmp_path)
+    w = tmp_path / "w"
+    (w / "README.md").write_text((w / "README.md").read_text().replace("Hello.", "Hi."))
+    git("commit", "-am", "Shorter greeting", cwd=w)
+    pushed = git("push", "origin", "main", cwd=w)
+    assert "main is under review: opened change request #1" in pushed.stderr
+    welcome = next(p for p in await _pages(product, space_id) if p["title"] == "Welcome")
+    assert await _markdown(product, space_id, welcome["id"]) == "Hello."
+    async with product.client(product.token) as c:
+        crs = (await c.get(f"/v1/spaces/{space_id}/change-requests")).json()["items"]
+    assert [(cr["subject"], cr["status"]) for cr in crs] == [("Shorter greeting", "open")]
+    # The change request is a branch of its own; main did not move.
+    git("fetch", cwd=w)
+    refs = git("ls-remote", "origin", cwd=w).stdout
+    assert "refs/heads/change-requests/1" in refs
+    assert git("rev-parse", "origin/main", cwd=w).stdout != git("rev-parse", "HEAD", cwd=w).stdout
+
+
+async def test_the_export_pushed_into_an_empty_space_is_the_space(
+    product: Product, tmp_path: Path
+) -> None:
+    org, source = await _space(product, "Source")
+    async with product.client(product.token) as c:
+        r = await c.post(f"/v1/orgs/{org}/spaces", json={"title": "Copy", "editMode": "live"})
+        assert r.status_code == 201, r.text
+        copy = r.json()["id"]
+    git("clone", _remote(product, org, source, product.token), "source", cwd=tmp_path)
+    git("clone", _remote(product, org, copy, product.token), "copy", cwd=tmp_path)
+    src, dst = tmp_path / "source", tmp_path / "copy"
+    for path in src.rglob("*"):
+        if path.is_file() and ".git" not in path.relative_to(src).parts[:1]:
+            target = dst / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+    git("add", "-A", cwd=dst)
+    git("commit", "-m", "Import the handbook", cwd=dst)
+    git("push", "origin", "main", cwd=dst)
+
+    def shape(pages: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        return [
+            (p["title"], p["slug"], p.get("description"), len(p.get("pages") or [])) for p in pages
+        ]
+
+    source_pages, copy_pages = await _pages(product, source), await _pages(product, copy)
+    assert shape(copy_pages) == shape(source_pages)
+    for a, b in zip(source_pages, copy_pages, strict=True):
+        assert await _markdown(product, copy, b["id"]) == await _markdown(product, source, a["id"])
