@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI
 
+from docshelf.audit.endpoints import router as audit_router
 from docshelf.auth.context import authenticated_actor
 from docshelf.auth.repository import caller_then
 from docshelf.change_request.endpoints import router as change_request_router
@@ -44,6 +45,7 @@ from docshelf.sso.endpoints import router as sso_router
 from docshelf.team.endpoints import router as team_router
 from docshelf.translation.endpoints import router as translation_router
 from docshelf.user.endpoints import router as user_router
+from docshelf.webhooks.endpoints import router as webhook_router
 
 AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     meta_router,
@@ -80,6 +82,9 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     share_link_router,
     # -- OpenAPI specs --
     openapi_spec_router,
+    # -- events: webhooks and the audit log --
+    webhook_router,
+    audit_router,
 )
 
 # File downloads carry their own signed, expiring token in the path. Published-URL look-ups

@@ -2,18 +2,22 @@
 
 from docshelf.config import Settings
 from docshelf.content import lifecycle as content_tasks
+from docshelf.events import outbox as event_tasks
 from docshelf.imports import service as import_tasks
 from docshelf.openapi_spec import processing as openapi_processing
 from docshelf.openapi_spec import tasks as openapi_tasks
 from docshelf.space import tasks as space_tasks
+from docshelf.webhooks import delivery as webhook_tasks
 from docshelf.worker import tasks as worker_tasks
 
 __all__ = [
     "configure",
     "content_tasks",
+    "event_tasks",
     "import_tasks",
     "openapi_tasks",
     "space_tasks",
+    "webhook_tasks",
     "worker_tasks",
 ]
 
@@ -23,3 +27,5 @@ def configure(settings: Settings) -> None:
     deadlines), in whichever process runs jobs: the serving app's or a worker."""
     openapi_processing.use_settings(settings)
     content_tasks.use_settings(settings)
+    event_tasks.use_settings(settings)
+    webhook_tasks.use_settings(settings)

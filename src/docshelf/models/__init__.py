@@ -14,6 +14,7 @@ from docshelf.models.content import (
     space_blobs,
 )
 from docshelf.models.custom_field import custom_field_values, custom_fields
+from docshelf.models.event import events, webhook_deliveries, webhooks
 from docshelf.models.export import pdf_exports
 from docshelf.models.identity import api_tokens, users
 from docshelf.models.import_run import import_runs
@@ -67,6 +68,7 @@ __all__ = [
     "content_objects",
     "custom_field_values",
     "custom_fields",
+    "events",
     "import_runs",
     "import_stages",
     "instance_settings",
@@ -103,4 +105,6 @@ __all__ = [
     "user_sessions",
     "users",
     "verified_email_domains",
+    "webhook_deliveries",
+    "webhooks",
 ]
