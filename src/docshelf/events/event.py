@@ -24,7 +24,7 @@ SPACE_DELETED = "space_deleted"
 SPACE_RESTORED = "space_restored"
 CHANGE_REQUEST_CREATED = "change_request_created"
 CHANGE_REQUEST_UPDATED = "change_request_updated"
-# status: merged, closed or open again; previousStatus alongside.
+# status: merged, archived, draft or open again; previousStatus alongside.
 CHANGE_REQUEST_STATUS_UPDATED = "change_request_status_updated"
 CHANGE_REQUEST_REVIEW_SUBMITTED = "change_request_review_submitted"
 COMMENT_CREATED = "comment_created"
@@ -91,7 +91,7 @@ class Event:
         if self.space_id is not None:
             out["spaceId"] = self.space_id
         out.update(self.data)
-        out["actor"] = None if self.actor_id is None else {"id": self.actor_id}
+        out["actor"] = None if self.actor_id is None else user_ref(self.actor_id, self.actor_label)
         out["createdAt"] = isoformat(self.created_at)
         return out
 

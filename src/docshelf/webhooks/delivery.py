@@ -122,13 +122,13 @@ def signed(delivery_id: str, secret: str, body: bytes, at: datetime) -> dict[str
 async def _attempt(engine: AsyncEngine, payload: dict[str, Any]) -> Attempt | None:
     async with unit_of_work(engine, write=False) as conn:
         row = await repository.for_sending(conn, payload["delivery"])
-    if row is None or row["status"] != "pending":
+    if row is None or row["delivery_status"] != "pending":
         return None
     if not row["active"]:
-        return Attempt(row["attempts"], sent=False, error="the webhook is disabled")
+        return Attempt(row["delivery_attempts"], sent=False, error="the webhook is disabled")
     body = orjson.dumps(Event.from_row(row).body())
     # The receiver checks the timestamp against its own clock: the wall clock's, always.
-    headers = signed(row["id"], row["secret"], body, datetime.now(UTC))
+    headers = signed(row["delivery_id"], row["secret"], body, datetime.now(UTC))
     fetcher = _fetcher()
     started = time.monotonic()
     try:
@@ -140,7 +140,7 @@ async def _attempt(engine: AsyncEngine, payload: dict[str, Any]) -> Attempt | No
     except BadRequest as exc:
         status, error = None, exc.message
     duration = round((time.monotonic() - started) * 1000)
-    return Attempt(row["attempts"], status, duration, error and error[:_MAX_ERROR])
+    return Attempt(row["delivery_attempts"], status, duration, error and error[:_MAX_ERROR])
 
 
 @task(DELIVER, prepare=_attempt, seconds=90)

@@ -108,9 +108,9 @@ async def for_sending(conn: AsyncConnection, delivery_id: str) -> sa.RowMapping 
     """The delivery, its hook's address and secret, and its event."""
     stmt = (
         sa.select(
-            webhook_deliveries.c.id,
-            webhook_deliveries.c.status,
-            webhook_deliveries.c.attempts,
+            webhook_deliveries.c.id.label("delivery_id"),
+            webhook_deliveries.c.status.label("delivery_status"),
+            webhook_deliveries.c.attempts.label("delivery_attempts"),
             webhooks.c.url,
             webhooks.c.secret,
             webhooks.c.active,
