@@ -37,6 +37,19 @@ EXTENSIONS = {
     ("POST", "/v1/spaces/{spaceId}/content"),
     ("GET", "/v1/downloads/{token}"),
     ("POST", "/v1/user/saml/{samlProviderId}/link"),
+    # Webhooks and the audit log (tests/test_webhooks.py, tests/test_audit_log.py).
+    ("GET", "/v1/orgs/{organizationId}/webhooks"),
+    ("POST", "/v1/orgs/{organizationId}/webhooks"),
+    ("GET", "/v1/orgs/{organizationId}/webhooks/{webhookId}"),
+    ("PATCH", "/v1/orgs/{organizationId}/webhooks/{webhookId}"),
+    ("DELETE", "/v1/orgs/{organizationId}/webhooks/{webhookId}"),
+    ("POST", "/v1/orgs/{organizationId}/webhooks/{webhookId}/secret"),
+    ("GET", "/v1/orgs/{organizationId}/webhooks/{webhookId}/deliveries"),
+    (
+        "POST",
+        "/v1/orgs/{organizationId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver",
+    ),
+    ("GET", "/v1/orgs/{organizationId}/audit-log"),
 }
 
 

@@ -134,6 +134,11 @@ async def test_every_job_kind_in_the_registry_runs_in_the_served_process(
     server.start()
     exercised: set[str] = set()
     async with _client(server, admin) as c:
+        # A hook hearing every event: each event's dispatch queues a delivery (refused by the
+        # fetch guard here, which is still a delivery job run).
+        r = await c.post(f"/v1/orgs/{org_id}/webhooks", json={"url": "http://127.0.0.1:9/in"})
+        assert r.status_code == 201, r.text
+        exercised |= {"events.dispatch", "webhooks.deliver"}
         await _processed_spec(c, org_id)
         exercised.add("openapi.process")
         r = await c.post(f"/v1/orgs/{org_id}/spaces", json={"title": "Handbook"})
@@ -148,6 +153,7 @@ async def test_every_job_kind_in_the_registry_runs_in_the_served_process(
         assert _cli(server, "jobs", "run-now", "space.purge") == "1 space.purge job due now\n"
         exercised.add("space.purge")
         for scheduled in (
+            "events.prune",
             "maintenance.purge",
             "openapi.refresh",
             "content.sweep_listing_snapshots",

@@ -157,6 +157,8 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
         }
     },
     ("POST", "/v1/urls/published"): {"url": "{publishedUrl}"},
+    ("POST", "/v1/orgs/{organizationId}/webhooks"): {"url": "https://hooks.example.com/in"},
+    ("PATCH", "/v1/orgs/{organizationId}/webhooks/{webhookId}"): {"active": True},
 }
 
 # Valid values of required query parameters, like VALID_BODIES for bodies.
@@ -237,6 +239,15 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     # Admin A also administers B: transfers from A to B are then possible for A's admin only.
     await factories.member(db, org=org_b, who=admin_a, role="admin")
     world = World(org_a, admin_a, member_a, team_a, invite_a, org_b, admin_b)
+    # -- webhooks: one hearing every event; its deliveries are refused by the fetch guard
+    # (loopback), so they stay pending with no packet sent --
+    r = await client.post(
+        f"/v1/orgs/{org_a}/webhooks",
+        json={"url": "http://127.0.0.1:9/hook"},
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    world.extra["webhookId"] = r.json()["id"]
     # -- spaces and collections --
     r = await client.post(
         f"/v1/orgs/{org_a}/collections", json={"title": "Guides"}, headers=admin_a.headers
@@ -411,6 +422,13 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     r = await client.post(f"{r.json()['urls']['location']}/publish", headers=admin_a.headers)
     assert r.status_code == 200, r.text
     world.extra["publishedUrl"] = r.json()["urls"]["published"]
+    await JobRunner(db).drain()
+    r = await client.get(
+        f"/v1/orgs/{org_a}/webhooks/{world.extra['webhookId']}/deliveries?limit=1",
+        headers=admin_a.headers,
+    )
+    assert r.status_code == 200 and r.json()["items"], r.text
+    world.extra["deliveryId"] = r.json()["items"][0]["id"]
     return world
 
 

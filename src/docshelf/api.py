@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, FastAPI
 
+from docshelf.audit.endpoints import router as audit_router
 from docshelf.auth.context import authenticated_actor
 from docshelf.change_request.endpoints import router as change_request_router
 from docshelf.collection.endpoints import router as collection_router
@@ -35,6 +36,7 @@ from docshelf.sso.endpoints import router as sso_router
 from docshelf.team.endpoints import router as team_router
 from docshelf.translation.endpoints import router as translation_router
 from docshelf.user.endpoints import router as user_router
+from docshelf.webhooks.endpoints import router as webhook_router
 
 AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     meta_router,
@@ -71,6 +73,9 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     share_link_router,
     # -- OpenAPI specs --
     openapi_spec_router,
+    # -- events: webhooks and the audit log --
+    webhook_router,
+    audit_router,
 )
 
 # File downloads carry their own signed, expiring token in the path. Published-URL look-ups

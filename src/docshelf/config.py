@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     # Comma-separated host names or IP addresses that URL fetching may reach even though they
     # are private/loopback (e.g. "127.0.0.1" for tests, an intranet docs host). Empty: none.
     fetch_allowed_hosts: str = ""
+    # A webhook delivery (one POST, redirects included) gives up after this many seconds.
+    webhook_timeout: float = Field(default=10, gt=0, le=60)
+    # Events older than this many days leave the audit log (a scheduled job prunes them).
+    audit_retention_days: int = Field(default=365, ge=1, le=36500)
     # OpenAPI specs with a URL source are fetched again this often (hours), and every fetch of
     # a spec or of a file it refers to gives up after openapi_fetch_timeout seconds.
     openapi_refresh_hours: float = Field(default=6, gt=0, le=24 * 365)

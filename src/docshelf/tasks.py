@@ -5,19 +5,23 @@ from docshelf import wiring
 from docshelf.config import Settings
 from docshelf.content import lifecycle as content_tasks
 from docshelf.content.listing import stored as stored_listing
+from docshelf.events import outbox as event_tasks
 from docshelf.imports import service as import_tasks
 from docshelf.openapi_spec import processing as openapi_processing
 from docshelf.openapi_spec import tasks as openapi_tasks
 from docshelf.space import tasks as space_tasks
+from docshelf.webhooks import delivery as webhook_tasks
 from docshelf.worker import tasks as worker_tasks
 
 __all__ = [
     "configure",
     "content_tasks",
+    "event_tasks",
     "import_tasks",
     "openapi_tasks",
     "space_tasks",
     "stored_listing",
+    "webhook_tasks",
     "wiring",
     "worker_tasks",
 ]
@@ -28,3 +32,5 @@ def configure(settings: Settings) -> None:
     deadlines), in whichever process runs jobs: the serving app's or a worker."""
     openapi_processing.use_settings(settings)
     stored_listing.use_settings(settings)
+    event_tasks.use_settings(settings)
+    webhook_tasks.use_settings(settings)

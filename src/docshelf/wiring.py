@@ -1,4 +1,6 @@
-"""Who hears what: the receivers of every signal (kit.signals), connected once a process by
+"""Who hears what: the receivers of every signal (kit.signals), heard inside the announcing
+transaction, and the subscribers of the domain events (events.outbox), handed each committed
+event by the worker afterwards; connected once a process by
 whichever starts it (the app, a worker, the command line). Importing a receiver's module here,
 at the top, is what lets the announcing packages import none of their listeners."""
 
@@ -7,11 +9,13 @@ from __future__ import annotations
 from docshelf.collection import signals as collection_signals
 from docshelf.content import lifecycle as content_lifecycle
 from docshelf.content import signals as content_signals
+from docshelf.events import outbox
 from docshelf.links import indexing as links_indexing
 from docshelf.search import indexing as search_indexing
 from docshelf.site import lifecycle as site_lifecycle
 from docshelf.space import signals as space_signals
 from docshelf.space import tasks as space_tasks
+from docshelf.webhooks import delivery as webhook_delivery
 
 
 def connect() -> None:
@@ -29,6 +33,9 @@ def connect() -> None:
     # Spaces deleted or transferred with their collection.
     collection_signals.spaces_deleted.connect(space_tasks.collection_spaces_deleted)
     collection_signals.spaces_transferred.connect(space_tasks.collection_spaces_transferred)
+    # After commit, in the worker: every committed domain event (events/) to the webhooks
+    # subscribed to it.
+    outbox.subscribe(webhook_delivery.fan_out)
 
 
 connect()

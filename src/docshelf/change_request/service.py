@@ -14,6 +14,7 @@ from docshelf.change_request.schemas import (
     UpdateChangeRequest,
 )
 from docshelf.document.model import document_to_markdown
+from docshelf.events import event, outbox
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict, SpaceLocked
@@ -94,7 +95,14 @@ async def create(ctx: Ctx, space_id: str, body: CreateChangeRequest) -> dict[str
             **extra,
         },
     )
-    return present_change_request(await _get(ctx, space_id, cr_id), ctx.base_url)
+    row = await _get(ctx, space_id, cr_id)
+    await outbox.emit(
+        ctx,
+        event.CHANGE_REQUEST_CREATED,
+        space=space_id,
+        data={"changeRequestId": cr_id, "number": row["number"], "subject": row["subject"]},
+    )
+    return present_change_request(row, ctx.base_url)
 
 
 async def get(ctx: Ctx, space_id: str, ref: str) -> dict[str, Any]:
@@ -131,7 +139,20 @@ async def update(ctx: Ctx, space_id: str, ref: str, body: UpdateChangeRequest) -
         await repository.update(ctx.conn, row["id"], values)
         if body.status is not None:
             await repository.count_status_change(ctx.conn, space_id, row["status"], body.status)
+        await _changed(ctx, space_id, row, values)
     return present_change_request(await _get(ctx, space_id, row["id"]), ctx.base_url)
+
+
+async def _changed(ctx: Ctx, space_id: str, row: sa.RowMapping, values: dict[str, Any]) -> None:
+    ids = {"changeRequestId": row["id"], "number": row["number"]}
+    status = values.get("status")
+    if status is not None and status != row["status"]:
+        data = {**ids, "status": status, "previousStatus": row["status"]}
+        await outbox.emit(ctx, event.CHANGE_REQUEST_STATUS_UPDATED, space=space_id, data=data)
+    fields = sorted(k for k in values if k not in ("status", "updated_at"))
+    if fields:
+        data = {**ids, "fields": fields}
+        await outbox.emit(ctx, event.CHANGE_REQUEST_UPDATED, space=space_id, data=data)
 
 
 def _links(given: list[LinkInput], served: list[dict[str, Any]]) -> list[dict[str, Any]]:

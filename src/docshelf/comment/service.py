@@ -28,6 +28,7 @@ from docshelf.content import repository as content_repository
 from docshelf.content.tree.snapshot import Snapshot
 from docshelf.document import markdown as md
 from docshelf.document import parsing
+from docshelf.events import event, outbox
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.errors import BadRequest
@@ -299,6 +300,12 @@ async def post_comment(st: Staged, where: Where, body: PostComment) -> JSON:
                 "target_node": body.node,
             },
         )
+        data: dict[str, Any] = {"commentId": comment_id}
+        if thread.cr_id is not None:
+            data["changeRequestId"] = thread.cr_id
+        if body.page is not None:
+            data["pageId"] = body.page
+        await outbox.emit(ctx, event.COMMENT_CREATED, space=thread.space_id, data=data)
         return await _one_comment(ctx, thread, comment_id, None)
 
 
@@ -440,6 +447,10 @@ async def post_reply(
                 "markdown": text,
             },
         )
+        data = {"commentId": comment["id"], "replyId": reply_id}
+        if thread.cr_id is not None:
+            data["changeRequestId"] = thread.cr_id
+        await outbox.emit(ctx, event.COMMENT_REPLY_CREATED, space=thread.space_id, data=data)
         return await _one_reply(ctx, thread, comment, reply_id, fmt)
 
 

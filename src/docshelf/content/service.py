@@ -63,6 +63,8 @@ from docshelf.content.tree.snapshot import ROOT, Record, Snapshot
 from docshelf.document import markdown as md
 from docshelf.document import model as document
 from docshelf.document import parsing
+from docshelf.events import event, outbox
+from docshelf.events.event import user_ref
 from docshelf.kit import metrics, offload
 from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx, Staged
@@ -927,6 +929,13 @@ async def _advance_main(
     in the same transaction."""
     await repository.set_head(ctx.conn, space_id, revision_id, now)
     await indexing.main_moved(ctx.conn, space_id, repository.snapshot(ctx.conn, old_head), after)
+    updated_by = [user_ref(ctx.actor.user_id, ctx.actor.display_name)]
+    await outbox.emit(
+        ctx,
+        event.SPACE_CONTENT_UPDATED,
+        space=space_id,
+        data={"revisionId": revision_id, "updatedBy": updated_by},
+    )
 
 
 async def write_edits(
@@ -1101,6 +1110,17 @@ async def merge(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
         },
     )
     await cr_repository.count_status_change(ctx.conn, space_id, cr["status"], "merged")
+    await outbox.emit(
+        ctx,
+        event.CHANGE_REQUEST_STATUS_UPDATED,
+        space=space_id,
+        data={
+            "changeRequestId": cr["id"],
+            "number": cr["number"],
+            "status": "merged",
+            "previousStatus": cr["status"],
+        },
+    )
     return {"revision": done.revision_id, "result": "merge"}
 
 

@@ -22,7 +22,7 @@ import asyncio
 import functools
 import ssl
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -67,6 +67,18 @@ class Fetched:
     content_type: str | None
     # Decoded (Content-Encoding removed), at most max_bytes long.
     body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class _Send:
+    method: str
+    body: bytes | None
+    headers: dict[str, str]
+
+
+_GET = _Send("GET", None, {})
+# The redirects that keep a POST a POST, with its body (RFC 9110, 15.4).
+_SAME_METHOD_REDIRECTS = frozenset({307, 308})
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +132,15 @@ class Fetcher:
         )
 
     async def fetch(self, url: str) -> Fetched:
+        return await self._within_deadline(url, _GET)
+
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Fetched:
+        """POSTs `body` (a webhook delivery). Any final status is returned, for the caller to
+        judge; redirects are followed only when they keep the method and body (307, 308), each
+        hop checked like a GET's. Other redirects are the final answer."""
+        return await self._within_deadline(url, _Send("POST", body, dict(headers)))
+
+    async def _within_deadline(self, url: str, send: _Send) -> Fetched:
         if self._ssl_context is None:
             # The process's first fetch: importing httpx and loading the CA bundle take ~0.5 s,
             # done in a thread rather than on the event loop, outside the fetch's own time.
@@ -127,18 +148,18 @@ class Fetcher:
         deadline = asyncio.timeout(self._timeout)
         try:
             async with deadline:
-                return await self._follow(url)
+                return await self._follow(url, send)
         except TimeoutError:
             if not deadline.expired():
                 raise
             raise FetchTimeout(f"URL fetch timed out after {self._timeout:g} s") from None
 
-    async def _follow(self, url: str) -> Fetched:
+    async def _follow(self, url: str, send: _Send) -> Fetched:
         current = url
         for _ in range(self._max_redirects + 1):
             # Re-resolved and re-checked on every hop: a public page may redirect inwards.
             targets = await check_url(current, resolver=self._resolver, allowed_hosts=self._allowed)
-            answer = await self._exchange(targets)
+            answer = await self._exchange(targets, send)
             if answer.location is None:
                 return Fetched(
                     url=str(targets[0].url),
@@ -149,7 +170,7 @@ class Fetcher:
             current = _join(targets[0].url, answer.location)
         raise BadRequest(f"URL refused: more than {self._max_redirects} redirects")
 
-    async def _exchange(self, targets: list[Target]) -> _Answer:
+    async def _exchange(self, targets: list[Target], send: _Send) -> _Answer:
         import httpx
 
         failure: httpx.HTTPError | None = None
@@ -161,7 +182,7 @@ class Fetcher:
                 timeout=None,
             ) as client:
                 try:
-                    response = await client.send(_request(client, target), stream=True)
+                    response = await client.send(_request(client, target, send), stream=True)
                 except httpx.ConnectError as exc:
                     # Like any client, try the host's next (equally checked) address.
                     failure = exc
@@ -169,7 +190,7 @@ class Fetcher:
                 except httpx.HTTPError as exc:
                     raise BadRequest(f"URL fetch failed: {_describe(exc)}") from None
                 try:
-                    return await self._answer(response)
+                    return await self._answer(response, send)
                 except httpx.HTTPError as exc:
                     raise BadRequest(f"URL fetch failed: {_describe(exc)}") from None
                 finally:
@@ -177,13 +198,16 @@ class Fetcher:
         detail = f" ({_describe(failure)})" if failure else ""
         raise BadRequest(f"URL fetch failed: could not connect to {targets[0].host}{detail}")
 
-    async def _answer(self, response: httpx.Response) -> _Answer:
+    async def _answer(self, response: httpx.Response, send: _Send) -> _Answer:
         status = response.status_code
         location = response.headers.get("location")
         content_type = response.headers.get("content-type")
-        if status in REDIRECT_STATUSES and location:
+        follow = REDIRECT_STATUSES if send.method == "GET" else _SAME_METHOD_REDIRECTS
+        if status in follow and location:
             # The redirect's body is never read.
             return _Answer(status, location, content_type, b"")
+        if send.method != "GET":
+            return _Answer(status, None, content_type, await self._read_body(response))
         if not 200 <= status < 300:
             raise BadRequest(f"URL fetch failed: the server answered HTTP {status}")
         return _Answer(status, None, content_type, await self._read_body(response))
@@ -216,8 +240,9 @@ def _default_ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _request(client: httpx.AsyncClient, target: Target) -> httpx.Request:
+def _request(client: httpx.AsyncClient, target: Target, send: _Send) -> httpx.Request:
     headers = {
+        **send.headers,
         # The URL now names the IP; the server must still see the name the user asked for.
         "Host": target.url.netloc.decode("ascii"),
         "Accept": "*/*",
@@ -228,7 +253,13 @@ def _request(client: httpx.AsyncClient, target: Target) -> httpx.Request:
     if target.url.scheme == "https" and not target.host_is_ip:
         # SNI and certificate verification against the name, not the pinned IP.
         extensions["sni_hostname"] = target.host
-    return client.build_request("GET", target.pinned_url, headers=headers, extensions=extensions)
+    return client.build_request(
+        send.method,
+        target.pinned_url,
+        headers=headers,
+        content=send.body,
+        extensions=extensions,
+    )
 
 
 def _join(base: httpx.URL, location: str) -> str:

@@ -23,6 +23,8 @@ from docshelf.content.lifecycle import blob_store, collect_unless_kept, schedule
 from docshelf.content.service import require_content_edit
 from docshelf.content.tree.snapshot import Snapshot
 from docshelf.document import parsing
+from docshelf.events import event, outbox
+from docshelf.events.event import user_ref
 from docshelf.fetch import Fetcher
 from docshelf.imports import repository as runs
 from docshelf.imports.convert import (
@@ -166,6 +168,13 @@ async def apply(
     )
     await repository.set_head(conn, space_id, new_id_, now)
     await indexing.main_moved(conn, space_id, repository.snapshot(conn, head), snap)
+    await outbox.record(
+        conn,
+        event.SPACE_CONTENT_UPDATED,
+        space=space_id,
+        actor_id=author_id,
+        data={"revisionId": new_id_, "updatedBy": [user_ref(author_id, None)]},
+    )
     return new_id_
 
 

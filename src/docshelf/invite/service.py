@@ -12,6 +12,7 @@ from docshelf.authz.roles import highest, rank
 from docshelf.collection import policy as collection_policy
 from docshelf.collection import repository as collection_repository
 from docshelf.collection.presenter import present_collection
+from docshelf.events import event, outbox
 from docshelf.invite import policy, repository
 from docshelf.invite.presenter import present_invite
 from docshelf.invite.schemas import CreateInvite, UpdateInvite
@@ -202,6 +203,8 @@ async def join(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
         await member_repository.insert(
             ctx.conn, org_id=org_id, user_id=user_id, role=org_role, now=now
         )
+        data = {"userId": user_id, "role": org_role, "inviteId": invite_id}
+        await outbox.emit(ctx, event.MEMBER_JOINED, organization=org_id, data=data)
     elif target is None and rank(invite["role"]) > rank(current["role"]):
         await member_repository.update(ctx.conn, org_id, user_id, {"role": invite["role"]})
     if target is not None:

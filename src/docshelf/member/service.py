@@ -8,6 +8,7 @@ import sqlalchemy as sa
 
 from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
+from docshelf.events import event, outbox
 from docshelf.kit import instance
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
@@ -101,6 +102,8 @@ async def remove_member(ctx: Ctx, org_id: str, user_id: str) -> None:
     if row["role"] == "admin" and await repository.count_admins(ctx.conn, org_id) <= 1:
         raise Conflict("Cannot remove the last admin of the organization")
     await repository.delete(ctx.conn, org_id, user_id)
+    data = {"userId": user_id, "role": row["role"]}
+    await outbox.emit(ctx, event.MEMBER_LEFT, organization=org_id, data=data)
 
 
 async def set_sso(ctx: Ctx, org_id: str, user_id: str) -> dict[str, Any]:

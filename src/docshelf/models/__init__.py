@@ -14,6 +14,7 @@ from docshelf.models.content import (
     space_blobs,
 )
 from docshelf.models.custom_field import custom_field_values, custom_fields
+from docshelf.models.event import events, webhook_deliveries, webhooks
 from docshelf.models.export import pdf_exports
 from docshelf.models.gitsync import git_branches, git_commits, git_objects
 from docshelf.models.identity import api_tokens, users
@@ -68,6 +69,7 @@ __all__ = [
     "content_objects",
     "custom_field_values",
     "custom_fields",
+    "events",
     "git_branches",
     "git_commits",
     "git_objects",
@@ -107,4 +109,6 @@ __all__ = [
     "user_sessions",
     "users",
     "verified_email_domains",
+    "webhook_deliveries",
+    "webhooks",
 ]

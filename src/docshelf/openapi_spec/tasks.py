@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from docshelf.events import event, outbox
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.ids import new_id
@@ -65,6 +66,7 @@ async def process(conn: AsyncConnection, payload: dict[str, Any], outcome: Any) 
             errors=outcome.errors,
             error_count=outcome.error_count,
         )
+        await _processed(conn, spec_id, {"result": "failed", "errorCode": outcome.error_code})
         return
     latest = await repository.latest_version(conn, spec_id)
     version_id = None
@@ -85,6 +87,18 @@ async def process(conn: AsyncConnection, payload: dict[str, Any], outcome: Any) 
             now=now,
         )
     await repository.finish(conn, spec_id, now=now, last_version_id=version_id)
+    await _processed(conn, spec_id, {"result": "processed", "versionId": version_id})
+
+
+async def _processed(conn: AsyncConnection, spec_id: str, data: dict[str, Any]) -> None:
+    """Recorded with the outcome; the work is the install's own (no actor): whoever changed the
+    source was recorded when they did."""
+    spec = await repository.get(conn, spec_id)
+    if spec is not None:
+        data = {"specId": spec_id, "slug": spec["slug"], **data}
+        await outbox.record(
+            conn, event.OPENAPI_SPEC_PROCESSED, organization=spec["organization_id"], data=data
+        )
 
 
 @task(REFRESH, every=REFRESH_SWEEP)

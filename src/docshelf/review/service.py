@@ -11,6 +11,7 @@ from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
 from docshelf.change_request import repository as cr_repository
 from docshelf.document.model import document_to_markdown
+from docshelf.events import event, outbox
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict
@@ -119,6 +120,17 @@ async def submit(ctx: Ctx, space_id: str, ref: str, body: SubmitReview) -> dict[
     )
     row = await repository.get_review(ctx.conn, cr["id"], review_id)
     assert row is not None
+    await outbox.emit(
+        ctx,
+        event.CHANGE_REQUEST_REVIEW_SUBMITTED,
+        space=space_id,
+        data={
+            "changeRequestId": cr["id"],
+            "number": cr["number"],
+            "reviewId": review_id,
+            "status": body.status,
+        },
+    )
     return present_review(row, ctx.base_url)
 
 

@@ -4,6 +4,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from docshelf.authz.guard import require
+from docshelf.events import event, outbox
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest, Conflict
@@ -184,6 +185,8 @@ async def set_published(ctx: Ctx, org_id: str, site_id: str, published: bool) ->
         await repository.update_site(
             ctx.conn, site_id, {"published": published, "updated_at": utcnow()}
         )
+        kind = event.SITE_PUBLISHED if published else event.SITE_UNPUBLISHED
+        await outbox.emit(ctx, kind, organization=org_id, data={"siteId": site_id})
     return await get(ctx, org_id, site_id)
 
 

@@ -12,6 +12,7 @@ from docshelf.collection import ordering
 from docshelf.collection import policy as collection_policy
 from docshelf.collection import service as collection_service
 from docshelf.collection.schemas import MoveContent
+from docshelf.events import event, outbox
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
@@ -105,6 +106,8 @@ async def create(ctx: Ctx, org_id: str, body: CreateSpace) -> dict[str, Any]:
         ctx.conn, signals.SpaceCreated(sid, revision_id, ctx.actor.user_id, now)
     )
     await _make_creator_admin(ctx, org_id, sid)
+    data = {"parent": body.parent, "visibility": visibility}
+    await outbox.emit(ctx, event.SPACE_CREATED, organization=org_id, space=sid, data=data)
     return await get(ctx, sid)
 
 
@@ -168,15 +171,27 @@ async def update(ctx: Ctx, space_id: str, body: UpdateSpace) -> dict[str, Any]:
     if values:
         values["updated_at"] = utcnow()
         await repository.update(ctx.conn, space_id, values)
+    before = access.row["visibility"]
+    if body.visibility is not None and body.visibility != before:
+        # GitBook's SpaceVisibilityUpdatedEvent.
+        data = {"previousVisibility": before, "visibility": body.visibility}
+        await outbox.emit(
+            ctx,
+            event.SPACE_VISIBILITY_UPDATED,
+            organization=access.org_id,
+            space=space_id,
+            data=data,
+        )
     return await get(ctx, space_id)
 
 
 async def delete(ctx: Ctx, space_id: str) -> None:
-    await _admin(ctx, space_id)
+    access = await _admin(ctx, space_id)
     now = utcnow()
     await repository.update(ctx.conn, space_id, {"deleted_at": now, "updated_at": now})
     await signals.left.send(ctx.conn, signals.SpacesLeft([space_id]))
     await schedule_purge(ctx.conn, space_id, now)
+    await outbox.emit(ctx, event.SPACE_DELETED, organization=access.org_id, space=space_id)
 
 
 async def restore(ctx: Ctx, space_id: str) -> dict[str, Any]:
@@ -193,6 +208,7 @@ async def restore(ctx: Ctx, space_id: str) -> dict[str, Any]:
         values["visibility"] = "private"
     values["position"] = await ordering.next_position(ctx.conn, access.org_id, row["parent_id"])
     await repository.update(ctx.conn, space_id, values)
+    await outbox.emit(ctx, event.SPACE_RESTORED, organization=access.org_id, space=space_id)
     return await get(ctx, space_id)
 
 
@@ -231,6 +247,10 @@ async def duplicate(ctx: Ctx, space_id: str) -> dict[str, Any]:
     await ordering.write_order(ctx.conn, order, ("space", copy_id), current)
     await repository.copy_ties(ctx.conn, space_id, copy_id, now)
     await _make_creator_admin(ctx, access.org_id, copy_id)
+    data = {"parent": row["parent_id"], "visibility": row["visibility"], "duplicateOf": space_id}
+    await outbox.emit(
+        ctx, event.SPACE_CREATED, organization=access.org_id, space=copy_id, data=data
+    )
     return await get(ctx, copy_id)
 
 
@@ -246,6 +266,8 @@ async def move(ctx: Ctx, space_id: str, body: MoveContent) -> dict[str, Any]:
     )
     if parent is None and access.row["visibility"] == "in-collection":
         await repository.update(ctx.conn, space_id, {"visibility": "private"})
+    data = {"parent": parent, "previousParent": access.row["parent_id"]}
+    await outbox.emit(ctx, event.SPACE_MOVED, organization=access.org_id, space=space_id, data=data)
     return await get(ctx, space_id)
 
 
@@ -277,4 +299,13 @@ async def transfer(ctx: Ctx, space_id: str, body: TransferSpace) -> dict[str, An
             "updated_at": utcnow(),
         },
     )
+    data = {
+        "organization": body.organization,
+        "previousOrganization": access.org_id,
+        "parent": body.parent,
+        "previousParent": access.row["parent_id"],
+    }
+    # Told to both organizations when it leaves one for the other.
+    for org in dict.fromkeys((access.org_id, body.organization)):
+        await outbox.emit(ctx, event.SPACE_MOVED, organization=org, space=space_id, data=data)
     return await get(ctx, space_id)

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.auth.service import create_token
 from docshelf.authz.guard import not_found
+from docshelf.events import event, outbox
 from docshelf.kit import offload
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import unit_of_work
@@ -321,6 +322,13 @@ async def _join(
     if member is None:
         await member_repository.insert(
             conn, org_id=org_id, user_id=user_id, role=provider["default_role"], now=now
+        )
+        await outbox.record(
+            conn,
+            event.MEMBER_JOINED,
+            organization=org_id,
+            actor_id=user_id,
+            data={"userId": user_id, "role": provider["default_role"], "sso": True},
         )
         team_id = provider["default_team_id"]
         if team_id is not None:

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0031_gitsync"
-down_revision: str | None = "0030"
+revision: str = "0032_gitsync"
+down_revision: str | None = "0031_events"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,118 @@
+"""The event seam: services record what happened in their own transaction; the worker hands
+each committed event to the subscribers (webhooks) afterwards.
+
+An event row and its dispatch job are written by the transaction that makes the change, so a
+rolled-back change leaves neither, and a committed one is dispatched even if the process dies
+right after the commit (the job is durable). Subscribers register here from above
+(`subscribe`), so this package imports no domain package."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from docshelf.config import Settings
+from docshelf.events import repository
+from docshelf.events.event import TYPES, Event
+from docshelf.kit.clock import utcnow
+from docshelf.kit.context import Ctx
+from docshelf.kit.ids import new_id
+from docshelf.worker.queue import enqueue
+from docshelf.worker.registry import task
+
+Subscriber = Callable[[AsyncConnection, Event], Awaitable[None]]
+
+DISPATCH = "events.dispatch"
+# Events handed out per dispatch job; more left: the job queues the next.
+_BATCH = 200
+
+_subscribers: list[Subscriber] = []
+_retention = timedelta(days=Settings.model_fields["audit_retention_days"].default)
+
+
+def use_settings(settings: Settings) -> None:
+    global _retention
+    _retention = timedelta(days=settings.audit_retention_days)
+
+
+def subscribe(fn: Subscriber) -> Subscriber:
+    """`fn(conn, event)` runs in the dispatch job's transaction, once per committed event
+    (again if the job is retried: what it writes must be idempotent per event)."""
+    if fn not in _subscribers:
+        _subscribers.append(fn)
+    return fn
+
+
+async def record(
+    conn: AsyncConnection,
+    type: str,
+    *,
+    organization: str | None = None,
+    space: str | None = None,
+    actor_id: str | None = None,
+    actor_label: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> str:
+    """Writes the event in the caller's transaction. `organization`, or `space` (whose
+    organization is read in the same statement), says whose event it is."""
+    if type not in TYPES:
+        raise ValueError(f"unknown event type {type!r}")
+    if organization is None and space is None:
+        raise ValueError("an event belongs to an organization or a space")
+    event_id = new_id()
+    await repository.insert(
+        conn,
+        id=event_id,
+        type=type,
+        organization=organization,
+        space=space,
+        actor_id=actor_id,
+        actor_label=actor_label,
+        data=data or {},
+        now=utcnow(),
+    )
+    await enqueue(conn, DISPATCH, {"event": event_id}, organization=organization, space=space)
+    return event_id
+
+
+async def emit(
+    ctx: Ctx,
+    type: str,
+    *,
+    organization: str | None = None,
+    space: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> str:
+    """`record` for a service acting for the request's caller."""
+    return await record(
+        ctx.conn,
+        type,
+        organization=organization,
+        space=space,
+        actor_id=ctx.actor.user_id,
+        actor_label=ctx.actor.display_name,
+        data=data,
+    )
+
+
+@task(DISPATCH)
+async def dispatch(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
+    """Hands every undispatched event (its own and any other's: each event queues one job,
+    and the later jobs then find nothing left) to the subscribers, oldest first."""
+    rows = await repository.undispatched(conn, _BATCH)
+    for row in rows:
+        event = Event.from_row(row)
+        for subscriber in _subscribers:
+            await subscriber(conn, event)
+    await repository.mark_dispatched(conn, [row["id"] for row in rows])
+    if len(rows) == _BATCH:
+        await enqueue(conn, DISPATCH, {})
+
+
+@task("events.prune", every=timedelta(hours=1))
+async def prune(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
+    """Events past the audit retention leave the log (their deliveries with them)."""
+    await repository.prune(conn, utcnow() - _retention)

@@ -1,0 +1,184 @@
+"""Webhook deliveries, in the worker: the fan-out of each committed event to the hooks that
+hear it, and one job per attempt.
+
+An attempt's POST runs in the job's `prepare` step, with no transaction open, through the
+SSRF-guarded fetcher (every hop checked, the connection pinned to the checked address, one
+deadline); its outcome is then written in a short transaction. Failed attempts are retried
+on RETRY_DELAYS (exponential, each with jitter), about a day in all; an event whose every
+attempt failed counts against its hook, which DISABLE_AFTER such events in a row disable.
+
+Each POST is signed per Standard Webhooks (`standardwebhooks`): `webhook-id` is the delivery's
+id (the same on every retry, so a receiver can drop duplicates), `webhook-timestamp` the
+send time, `webhook-signature` `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from standardwebhooks import Webhook
+
+from docshelf.config import Settings, get_settings
+from docshelf.events.event import Event
+from docshelf.fetch.client import Fetcher
+from docshelf.kit.clock import utcnow
+from docshelf.kit.db import unit_of_work
+from docshelf.kit.errors import BadRequest
+from docshelf.kit.ids import new_id
+from docshelf.webhooks import repository
+from docshelf.worker.queue import enqueue
+from docshelf.worker.registry import task
+
+DELIVER = "webhooks.deliver"
+# Waits before the 2nd, 3rd... attempt: 11 attempts over ~24 hours.
+RETRY_DELAYS: tuple[timedelta, ...] = tuple(
+    timedelta(seconds=s) for s in (5, 30, 120, 600, 1800, 3600, 7200, 14400, 28800, 28800)
+)
+# Events in a row whose every attempt failed before the hook is disabled.
+DISABLE_AFTER = 5
+# A receiver's answer is read up to this (and dropped): only its status matters.
+_MAX_ANSWER = 64 * 1024
+# The error text kept on a delivery.
+_MAX_ERROR = 500
+
+_settings: Settings | None = None
+
+
+def use_settings(settings: Settings) -> None:
+    global _settings
+    _settings = settings
+
+
+def _fetcher() -> Fetcher:
+    settings = _settings or get_settings()
+    return Fetcher.from_settings(settings, timeout=settings.webhook_timeout, max_bytes=_MAX_ANSWER)
+
+
+def _delay(attempts: int) -> timedelta:
+    """Before attempt `attempts + 1`: the schedule's wait, give or take a quarter, so hooks
+    that failed together do not retry together."""
+    return RETRY_DELAYS[attempts - 1] * random.uniform(0.75, 1.25)
+
+
+async def fan_out(conn: AsyncConnection, event: Event) -> None:
+    now = utcnow()
+    for hook in await repository.subscribed(conn, event.organization_id, event.space_id):
+        if hook["events"] and event.type not in hook["events"]:
+            continue
+        delivery_id = new_id()
+        added = await repository.add_delivery(
+            conn, id=delivery_id, webhook_id=hook["id"], event_id=event.id, now=now
+        )
+        if added:
+            org = event.organization_id
+            await enqueue(
+                conn, DELIVER, {"delivery": delivery_id, "organization": org}, organization=org
+            )
+
+
+async def send_again(conn: AsyncConnection, org_id: str, delivery_id: str) -> None:
+    """A manual redelivery: a new round of attempts, starting now."""
+    now = utcnow()
+    await repository.update_delivery(
+        conn,
+        delivery_id,
+        {"status": "pending", "attempts": 0, "next_attempt_at": now, "delivered_at": None},
+    )
+    payload = {"delivery": delivery_id, "organization": org_id}
+    await enqueue(conn, DELIVER, payload, organization=org_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    # The delivery's attempts before this one: the row is only updated if still there.
+    attempts: int
+    # None: the hook is disabled, nothing was sent.
+    status_code: int | None = None
+    duration_ms: int | None = None
+    error: str | None = None
+    sent: bool = True
+
+    @property
+    def delivered(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def signed(delivery_id: str, secret: str, body: bytes, at: datetime) -> dict[str, str]:
+    return {
+        "content-type": "application/json",
+        "webhook-id": delivery_id,
+        "webhook-timestamp": str(int(at.timestamp())),
+        "webhook-signature": Webhook(secret).sign(delivery_id, at, body.decode()),
+    }
+
+
+async def _attempt(engine: AsyncEngine, payload: dict[str, Any]) -> Attempt | None:
+    async with unit_of_work(engine, write=False) as conn:
+        row = await repository.for_sending(conn, payload["delivery"])
+    if row is None or row["delivery_status"] != "pending":
+        return None
+    if not row["active"]:
+        return Attempt(row["delivery_attempts"], sent=False, error="the webhook is disabled")
+    body = orjson.dumps(Event.from_row(row).body())
+    # The receiver checks the timestamp against its own clock: the wall clock's, always.
+    headers = signed(row["delivery_id"], row["secret"], body, datetime.now(UTC))
+    fetcher = _fetcher()
+    started = time.monotonic()
+    try:
+        answer = await fetcher.post(row["url"], body, headers)
+        status: int | None = answer.status
+        error = (
+            None if 200 <= answer.status < 300 else f"the receiver answered HTTP {answer.status}"
+        )
+    except BadRequest as exc:
+        status, error = None, exc.message
+    duration = round((time.monotonic() - started) * 1000)
+    return Attempt(row["delivery_attempts"], status, duration, error and error[:_MAX_ERROR])
+
+
+@task(DELIVER, prepare=_attempt, seconds=90)
+async def deliver(conn: AsyncConnection, payload: dict[str, Any], attempt: Attempt | None) -> None:
+    if attempt is None:
+        return
+    delivery_id = payload["delivery"]
+    now = utcnow()
+    if not attempt.sent:
+        await repository.update_delivery(
+            conn,
+            delivery_id,
+            {"status": "failed", "next_attempt_at": None, "error": attempt.error},
+            attempts=attempt.attempts,
+        )
+        return
+    attempts = attempt.attempts + 1
+    values: dict[str, Any] = {
+        "attempts": attempts,
+        "status_code": attempt.status_code,
+        "duration_ms": attempt.duration_ms,
+        "error": attempt.error,
+        "last_attempt_at": now,
+    }
+    hook_id = await repository.webhook_of(conn, delivery_id)
+    if hook_id is None:
+        return
+    if attempt.delivered:
+        values.update(status="delivered", delivered_at=now, next_attempt_at=None)
+        if await repository.update_delivery(conn, delivery_id, values, attempts=attempt.attempts):
+            await repository.update(conn, hook_id, {"failures": 0})
+        return
+    if attempts <= len(RETRY_DELAYS):
+        run_at = now + _delay(attempts)
+        values["next_attempt_at"] = run_at
+        if await repository.update_delivery(conn, delivery_id, values, attempts=attempt.attempts):
+            org = payload.get("organization")
+            await enqueue(conn, DELIVER, payload, run_at=run_at, organization=org)
+        return
+    values.update(status="failed", next_attempt_at=None)
+    ended = await repository.update_delivery(conn, delivery_id, values, attempts=attempt.attempts)
+    if ended and await repository.count_failure(conn, hook_id) >= DISABLE_AFTER:
+        await repository.disable(conn, hook_id, now)
