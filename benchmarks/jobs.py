@@ -69,9 +69,11 @@ def run_claims(database_url: str | None, jobs: int, orgs: int, claims: int) -> N
 async def _claims(settings: Any, jobs: int, orgs: int, claims: int) -> None:
     import sqlalchemy as sa
 
+    from docshelf.blobs import open_blob_store
     from docshelf.kit.db import create_engine, unit_of_work
     from docshelf.models import jobs as jobs_table
     from docshelf.worker.queue import enqueue
+    from docshelf.worker.registry import JobEnv
     from docshelf.worker.runner import JobRunner
 
     engine = create_engine(settings)
@@ -82,7 +84,7 @@ async def _claims(settings: Any, jobs: int, orgs: int, claims: int) -> None:
                 # The first organization queued most: half of every job.
                 org = "org-0" if i % 2 == 0 else f"org-{1 + i % (orgs - 1)}"
                 await enqueue(conn, "bench.noop", {}, organization=org)
-        runner = JobRunner(engine)
+        runner = JobRunner(engine, JobEnv(open_blob_store(settings)))
         order: list[str] = []
         started = time.perf_counter()
         for _ in range(claims):

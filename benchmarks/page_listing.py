@@ -142,7 +142,7 @@ async def run(args: argparse.Namespace, state: dict[str, str]) -> bytes:
             for n in range(args.repeat):
                 await merge_changes(client, space, headers, pick, n)
                 if not args.no_stored:
-                    await JobRunner(app.state.engine).drain()
+                    await JobRunner(app.state.engine, app.state.job_env).drain()
                 new = await timer.get(client, "new revision", path, headers)
                 fresh = await client.get(f"/v1/spaces/{space}/content", headers=headers)
                 assert new == orjson.dumps({"pages": fresh.json()["pages"]})

@@ -26,6 +26,7 @@ from docshelf.config import Settings
 from docshelf.kit.clock import clock
 from docshelf.kit.db import metadata
 from docshelf.kit.migrate import upgrade
+from docshelf.worker.registry import JobEnv
 
 # CI runs every property test on the same derived examples, so a green main stays green; runs
 # elsewhere keep exploring new inputs (and have found real bugs that way).
@@ -98,6 +99,13 @@ async def app(settings: Settings) -> AsyncIterator[FastAPI]:
     await truncate_all(application.state.engine)
     yield application
     await application.state.engine.dispose()
+
+
+@pytest.fixture
+def job_env(app: FastAPI) -> JobEnv:
+    """What the app hands the jobs a runner of the tests runs (its blob store)."""
+    env: JobEnv = app.state.job_env
+    return env
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import clock
+from docshelf.worker.registry import JobEnv
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.helpers import error
@@ -30,7 +31,9 @@ async def audit(
     return body
 
 
-async def test_every_kind_of_change_is_recorded(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_every_kind_of_change_is_recorded(
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     h = admin.headers
     space = (await factories.api_space(client, org_id, admin, title="Guide"))["id"]
@@ -116,7 +119,7 @@ async def test_every_kind_of_change_is_recorded(client: httpx.AsyncClient, db: A
         headers=h,
     )
     assert r.status_code == 201, r.text
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
 
     log = await audit(client, org_id, admin, limit=100)
     assert Counter(item["type"] for item in log["items"]) == Counter(

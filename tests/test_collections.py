@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import clock, isoformat
 from docshelf.models import spaces
+from docshelf.worker.registry import JobEnv
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
@@ -244,7 +245,9 @@ async def test_collection_refusals(client: httpx.AsyncClient, db: AsyncEngine) -
 # -- delete ----------------------------------------------------------------------------------
 
 
-async def test_delete_collection(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_delete_collection(
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
     org_id, (admin, editor) = await factories.org_with_members(db, "edit")
     top = await new_collection(client, org_id, admin, title="Top")
     mid = await new_collection(client, org_id, admin, title="Mid", parent=top["id"])
@@ -298,7 +301,7 @@ async def test_delete_collection(client: httpx.AsyncClient, db: AsyncEngine) -> 
     clock.advance(timedelta(days=6))
     r = await client.post(f"/v1/spaces/{in_top}/restore", headers=admin.headers)
     assert (r.status_code, r.json()) == (404, SPACE_NOT_FOUND)
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     async with db.connect() as conn:
         rows = await conn.execute(sa.select(spaces.c.id).where(spaces.c.organization_id == org_id))
         assert sorted(rows.scalars()) == sorted([root_space, in_leaf, public_in_mid, in_keep])

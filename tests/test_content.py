@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import clock, isoformat
 from docshelf.models import revisions
+from docshelf.worker.registry import JobEnv
 from tests import factories
 from tests.conftest import BASE
 from tests.factories import Who
@@ -710,7 +711,7 @@ async def test_revert_page(client: httpx.AsyncClient, db: AsyncEngine) -> None:
 
 
 async def test_duplicate_and_purge_carry_content(
-    client: httpx.AsyncClient, db: AsyncEngine, settings: Any
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Any, job_env: JobEnv
 ) -> None:
     from docshelf.worker.runner import JobRunner
 
@@ -748,7 +749,7 @@ async def test_duplicate_and_purge_carry_content(
     held = list(blob.rglob(hashlib.sha256(data).hexdigest()))
     assert len(held) == 1
 
-    runner = JobRunner(db)
+    runner = JobRunner(db, job_env)
 
     async def purge(space_id: str) -> None:
         assert (

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from docshelf.cli.main import main
 from docshelf.config import Settings
 from docshelf.kit.clock import clock
+from docshelf.worker.registry import JobEnv
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
@@ -278,6 +279,7 @@ async def test_large_imports_are_queued_as_an_observable_run(
     allow_loopback: None,
     large: str,
     monkeypatch: pytest.MonkeyPatch,
+    job_env: JobEnv,
 ) -> None:
     sid, admin, editor, reader = await setup(client, db)
     org_id = (await client.get(f"/v1/spaces/{sid}", headers=admin.headers)).json()["organization"]
@@ -294,9 +296,8 @@ async def test_large_imports_are_queued_as_an_observable_run(
     assert (r.status_code, r.json()) == (200, pending)
 
     # While the job works on it (its archive read held back here), the run is in progress.
-    from docshelf.content import lifecycle
 
-    store = lifecycle.blob_store()
+    store = job_env.blobs
     reading, release = asyncio.Event(), asyncio.Event()
     original = store.get
 
@@ -307,7 +308,7 @@ async def test_large_imports_are_queued_as_an_observable_run(
 
     monkeypatch.setattr(store, "get", held)
     clock.advance(timedelta(seconds=5))
-    running = asyncio.create_task(JobRunner(db).drain())
+    running = asyncio.create_task(JobRunner(db, job_env).drain())
     try:
         await asyncio.wait_for(reading.wait(), 60)
         r = await client.get(run_url, headers=reader.headers)
@@ -352,21 +353,20 @@ async def test_large_imports_are_queued_as_an_observable_run(
 
 
 async def test_a_run_that_cannot_be_applied_fails_with_its_reason(
-    client: httpx.AsyncClient, db: AsyncEngine, allow_loopback: None, large: str
+    client: httpx.AsyncClient, db: AsyncEngine, allow_loopback: None, large: str, job_env: JobEnv
 ) -> None:
     sid, admin, editor, _reader = await setup(client, db)
     org_id = (await client.get(f"/v1/spaces/{sid}", headers=admin.headers)).json()["organization"]
     queued = await queued_import(client, sid, editor, large)
     # The staged archive is lost before the job runs (a blob store restored from an old copy).
-    from docshelf.content import lifecycle
     from docshelf.models import jobs
 
     async with db.connect() as conn:
         found = sa.select(jobs.c.payload).where(jobs.c.kind == "content.import")
         payload = (await conn.execute(found)).scalar_one()
-    await lifecycle.blob_store().delete(payload["blob"])
+    await job_env.blobs.delete(payload["blob"])
     before = {k: v for k, v in (await snapshot(db)).items() if k in ("spaces", "revisions")}
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     r = await client.get(f"/v1/org/{org_id}/imports/{queued['id']}", headers=admin.headers)
     assert r.json() == {
         **queued,

@@ -27,6 +27,7 @@ from docshelf.kit import offload
 from docshelf.kit.db import unit_of_work
 from docshelf.models import jobs
 from docshelf.worker.queue import enqueue
+from docshelf.worker.registry import JobEnv
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.helpers import error, second_app, snapshot
@@ -212,7 +213,7 @@ async def test_serve_runs_jobs_in_a_process_of_its_own(db: AsyncEngine, settings
 
 
 async def test_bytes_of_a_refused_batch_are_collected(
-    client: httpx.AsyncClient, db: AsyncEngine, app: FastAPI
+    client: httpx.AsyncClient, db: AsyncEngine, app: FastAPI, job_env: JobEnv
 ) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     space = await factories.api_space(client, org_id, admin, editMode="live")
@@ -237,7 +238,7 @@ async def test_bytes_of_a_refused_batch_are_collected(
     # The bytes were stored before the transaction; the refusal handed them to the collector.
     key = blob_key(data)
     assert await app.state.blobs.exists(key)
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     assert not await app.state.blobs.exists(key)
 
 

@@ -18,7 +18,7 @@ from docshelf.kit.db import create_engine, unit_of_work
 from docshelf.models import jobs
 from docshelf.worker import registry
 from docshelf.worker.queue import enqueue
-from docshelf.worker.registry import task
+from docshelf.worker.registry import JobEnv, task
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.offload_work import sleep_then
@@ -27,7 +27,7 @@ _failures_left: dict[str, int] = {}
 
 
 @task("test.record")
-async def record(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+async def record(conn: AsyncConnection, payload: dict[str, Any], *, env: JobEnv) -> None:
     """Writes a marker row; fails first as often as the test asked."""
     key = payload["key"]
     if _failures_left.get(key, 0) > 0:
@@ -47,7 +47,7 @@ async def _marker(db: AsyncEngine, key: str) -> str | None:
         return await instance.get(conn, key)
 
 
-async def test_job_survives_restart(db: AsyncEngine, settings: Settings) -> None:
+async def test_job_survives_restart(db: AsyncEngine, settings: Settings, job_env: JobEnv) -> None:
     async with unit_of_work(db) as conn:
         job_id = await enqueue(conn, "test.record", {"key": "restart"})
     assert job_id is not None
@@ -55,7 +55,7 @@ async def test_job_survives_restart(db: AsyncEngine, settings: Settings) -> None
 
     engine = create_engine(settings)
     try:
-        runner = JobRunner(engine)
+        runner = JobRunner(engine, job_env)
         assert await runner.run_once() is True
         assert await runner.run_once() is False
     finally:
@@ -65,12 +65,14 @@ async def test_job_survives_restart(db: AsyncEngine, settings: Settings) -> None
     assert (row["status"], row["attempts"], row["dedupe_key"]) == ("done", 1, None)
 
 
-async def test_job_of_a_crashed_runner_is_taken_again_after_its_lease(db: AsyncEngine) -> None:
+async def test_job_of_a_crashed_runner_is_taken_again_after_its_lease(
+    db: AsyncEngine, job_env: JobEnv
+) -> None:
     async with unit_of_work(db) as conn:
         job_id = await enqueue(conn, "test.record", {"key": "crash"})
-    crashed = JobRunner(db, worker_id="crashed", lease=timedelta(minutes=5))
+    crashed = JobRunner(db, job_env, worker_id="crashed", lease=timedelta(minutes=5))
     assert await crashed.claim() is not None  # claimed, then the process died
-    survivor = JobRunner(db, worker_id="survivor")
+    survivor = JobRunner(db, job_env, worker_id="survivor")
     assert await survivor.run_once() is False  # the lease still holds
     clock.advance(timedelta(minutes=6))
     assert await survivor.run_once() is True
@@ -78,11 +80,11 @@ async def test_job_of_a_crashed_runner_is_taken_again_after_its_lease(db: AsyncE
     assert (row["status"], row["attempts"], row["locked_by"]) == ("done", 2, "survivor")
 
 
-async def test_failures_retry_with_backoff_then_fail(db: AsyncEngine) -> None:
+async def test_failures_retry_with_backoff_then_fail(db: AsyncEngine, job_env: JobEnv) -> None:
     _failures_left["retry"] = 2
     async with unit_of_work(db) as conn:
         job_id = await enqueue(conn, "test.record", {"key": "retry"}, max_attempts=5)
-    runner = JobRunner(db)
+    runner = JobRunner(db, job_env)
     assert await runner.run_once() is True
     row = await _job(db, job_id)
     assert (row["status"], row["attempts"]) == ("queued", 1)
@@ -109,27 +111,27 @@ async def test_failures_retry_with_backoff_then_fail(db: AsyncEngine) -> None:
     assert await _marker(db, "doomed") is None
 
 
-async def test_enqueue_is_part_of_the_callers_transaction(db: AsyncEngine) -> None:
+async def test_enqueue_is_part_of_the_callers_transaction(db: AsyncEngine, job_env: JobEnv) -> None:
     try:
         async with unit_of_work(db) as conn:
             await enqueue(conn, "test.record", {"key": "rolled-back"})
             raise RuntimeError("request failed")
     except RuntimeError:
         pass
-    assert await JobRunner(db).run_once() is False
+    assert await JobRunner(db, job_env).run_once() is False
 
 
-async def test_dedupe_key_allows_one_pending_job(db: AsyncEngine) -> None:
+async def test_dedupe_key_allows_one_pending_job(db: AsyncEngine, job_env: JobEnv) -> None:
     async with unit_of_work(db) as conn:
         first = await enqueue(conn, "test.record", {"key": "d1"}, dedupe_key="once")
         second = await enqueue(conn, "test.record", {"key": "d2"}, dedupe_key="once")
     assert first is not None and second is None
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     async with unit_of_work(db) as conn:
         assert await enqueue(conn, "test.record", {"key": "d3"}, dedupe_key="once") is not None
 
 
-async def test_schedules_and_maintenance_purge(db: AsyncEngine) -> None:
+async def test_schedules_and_maintenance_purge(db: AsyncEngine, job_env: JobEnv) -> None:
     from docshelf.worker import tasks  # noqa: F401
 
     finished = {"kind": "test.old", "payload": {}, "status": "done"}
@@ -141,7 +143,7 @@ async def test_schedules_and_maintenance_purge(db: AsyncEngine) -> None:
                     id=job_id, run_at=at, created_at=at, finished_at=at, **finished
                 )
             )
-    runner = JobRunner(db)
+    runner = JobRunner(db, job_env)
     await runner.ensure_schedules()
     await runner.ensure_schedules()  # idempotent
     assert await runner.drain() == 0  # the first run is one period away
@@ -170,7 +172,9 @@ async def test_schedules_and_maintenance_purge(db: AsyncEngine) -> None:
     assert [r.id for r in left] == ["fresh"]
 
 
-async def test_a_starting_runner_queues_a_kind_s_first_run_closer(db: AsyncEngine) -> None:
+async def test_a_starting_runner_queues_a_kind_s_first_run_closer(
+    db: AsyncEngine, job_env: JobEnv
+) -> None:
     from docshelf.content.listing import stored as stored_listing
     from docshelf.worker import tasks  # noqa: F401
 
@@ -181,7 +185,7 @@ async def test_a_starting_runner_queues_a_kind_s_first_run_closer(db: AsyncEngin
             )
             return {kind: run_at - clock.now() for kind, run_at in rows}
 
-    runner = JobRunner(db)
+    runner = JobRunner(db, job_env)
     await runner.ensure_schedules(starting=True)
     await runner.ensure_schedules(starting=True)  # a restart brings none closer
     await runner.ensure_schedules()
@@ -203,11 +207,13 @@ _hold: dict[str, asyncio.Event] = {}
 
 
 @task("test.order")
-async def in_order(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+async def in_order(conn: AsyncConnection, payload: dict[str, Any], *, env: JobEnv) -> None:
     _order.append(payload["name"])
 
 
-async def test_the_runner_takes_turns_between_organizations(db: AsyncEngine) -> None:
+async def test_the_runner_takes_turns_between_organizations(
+    db: AsyncEngine, job_env: JobEnv
+) -> None:
     """Organization A queued three jobs before B queued one and the install one of its own:
     B's and the install's are taken after A's first, not after all of A's."""
     _order.clear()
@@ -215,7 +221,7 @@ async def test_the_runner_takes_turns_between_organizations(db: AsyncEngine) -> 
         async with unit_of_work(db) as conn:
             await enqueue(conn, "test.order", {"name": name}, organization=org)
         clock.advance(timedelta(seconds=1))
-    runner = JobRunner(db)
+    runner = JobRunner(db, job_env)
     while await runner.run_once():
         clock.advance(timedelta(seconds=1))
     assert _order == ["a1", "b1", "install", "a2", "a3"]
@@ -247,23 +253,27 @@ async def test_a_space_s_job_is_its_organization_s(
     )
 
 
-async def _forever(engine: AsyncEngine, payload: dict[str, Any]) -> None:
+async def _forever(engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv) -> None:
     # Work offloaded to a lane that would hold its only worker for an hour.
     await offload.run(sleep_then, 3600.0, "never", seconds=3600, lane="convert")
 
 
 @task("test.forever", prepare=_forever, seconds=1)
-async def forever(conn: AsyncConnection, payload: dict[str, Any], _prepared: Any) -> None:
+async def forever(
+    conn: AsyncConnection, payload: dict[str, Any], _prepared: Any, *, env: JobEnv
+) -> None:
     raise AssertionError("never reached")
 
 
-async def test_a_job_past_its_bound_is_stopped_and_frees_its_lane(db: AsyncEngine) -> None:
+async def test_a_job_past_its_bound_is_stopped_and_frees_its_lane(
+    db: AsyncEngine, job_env: JobEnv
+) -> None:
     async with unit_of_work(db) as conn:
         job_id = await enqueue(conn, "test.forever", {}, max_attempts=2)
     assert job_id is not None
     try:
         # The bound is the kind's; wait_for only keeps a regression from hanging the suite.
-        assert await asyncio.wait_for(JobRunner(db).run_once(), 120) is True
+        assert await asyncio.wait_for(JobRunner(db, job_env).run_once(), 120) is True
         row = await _job(db, job_id)
         assert (row["status"], row["attempts"], row["last_error"]) == (
             "queued",
@@ -278,19 +288,21 @@ async def test_a_job_past_its_bound_is_stopped_and_frees_its_lane(db: AsyncEngin
 
 
 @task("test.hold")
-async def hold(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+async def hold(conn: AsyncConnection, payload: dict[str, Any], *, env: JobEnv) -> None:
     _hold["started"].set()
     await _hold["release"].wait()
     await instance.claim(conn, payload["key"], "done")
 
 
 @pytest.mark.parametrize("now", [False, True], ids=["within-grace", "now"])
-async def test_a_stopping_runner_finishes_or_hands_back_its_job(db: AsyncEngine, now: bool) -> None:
+async def test_a_stopping_runner_finishes_or_hands_back_its_job(
+    db: AsyncEngine, now: bool, job_env: JobEnv
+) -> None:
     _hold.update(started=asyncio.Event(), release=asyncio.Event())
     key = f"hold-{now}"
     async with unit_of_work(db) as conn:
         job_id = await enqueue(conn, "test.hold", {"key": key})
-    runner = JobRunner(db, poll_interval=0.05, grace=3600)
+    runner = JobRunner(db, job_env, poll_interval=0.05, grace=3600)
     running = asyncio.create_task(runner.run_forever())
     await asyncio.wait_for(_hold["started"].wait(), 60)
     runner.stop(now=now)
@@ -308,17 +320,17 @@ async def test_a_stopping_runner_finishes_or_hands_back_its_job(db: AsyncEngine,
         )
         assert row["run_at"] == clock.now() and await _marker(db, key) is None
         _hold["release"].set()
-        assert await JobRunner(db).run_once() is True
+        assert await JobRunner(db, job_env).run_once() is True
     assert (await _job(db, job_id))["status"] == "done"
     assert await _marker(db, key) == "done"
 
 
-async def test_a_finished_job_is_never_queued_again(db: AsyncEngine) -> None:
+async def test_a_finished_job_is_never_queued_again(db: AsyncEngine, job_env: JobEnv) -> None:
     """A deadline or a stop that lands as a job's commit completes hands back or fails a job
     that is already done: neither may touch it."""
     async with unit_of_work(db) as conn:
         job_id = await enqueue(conn, "test.record", {"key": "finished-once"})
-    runner = JobRunner(db)
+    runner = JobRunner(db, job_env)
     job = await runner.claim()
     assert job is not None and job["id"] == job_id
     await runner._execute(job)

@@ -30,6 +30,7 @@ from docshelf.models import jobs, openapi_spec_contents
 from docshelf.openapi_spec import processing
 from docshelf.openapi_spec.parsing import MAX_SOURCE_BYTES
 from docshelf.openapi_spec.tasks import REFRESH, REFRESH_SWEEP
+from docshelf.worker.registry import JobEnv
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
@@ -102,8 +103,8 @@ def loopback(app: FastAPI, settings: Settings) -> Iterator[Settings]:
 # -- helpers ----------------------------------------------------------------------------------
 
 
-async def run_jobs(db: AsyncEngine) -> None:
-    await JobRunner(db).drain()
+async def run_jobs(db: AsyncEngine, job_env: JobEnv) -> None:
+    await JobRunner(db, job_env).drain()
 
 
 def spec_url(org_id: str, slug: str) -> str:
@@ -163,9 +164,14 @@ async def create(
 
 
 async def processed(
-    client: httpx.AsyncClient, db: AsyncEngine, org_id: str, who: factories.Who, slug: str
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    org_id: str,
+    who: factories.Who,
+    slug: str,
+    job_env: JobEnv,
 ) -> dict[str, Any]:
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     r = await client.get(spec_url(org_id, slug), headers=who.headers)
     assert r.status_code == 200, r.text
     body: dict[str, Any] = r.json()
@@ -180,11 +186,12 @@ async def failure(
     who: factories.Who,
     slug: str,
     source: dict[str, str],
+    job_env: JobEnv,
 ) -> tuple[str, list[dict[str, str]]]:
     """Creates a spec from `source`, processes it, and returns its error code and errors; a
     failed processing makes no version."""
     await create(client, org_id, who, slug, source)
-    body = await processed(client, db, org_id, who, slug)
+    body = await processed(client, db, org_id, who, slug, job_env=job_env)
     assert "lastVersion" not in body, body
     r = await client.get(f"{spec_url(org_id, slug)}/versions", headers=who.headers)
     assert r.json() == {"items": [], "count": 0}
@@ -201,7 +208,7 @@ async def setup(db: AsyncEngine) -> tuple[str, factories.Who, factories.Who, fac
 
 
 async def test_text_source_is_processed_by_the_job_into_a_version(
-    client: httpx.AsyncClient, db: AsyncEngine
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
     org_id, admin, reader, _ = await setup(db)
     created = await create(client, org_id, admin, "pets", {"text": MINIMAL})
@@ -212,7 +219,7 @@ async def test_text_source_is_processed_by_the_job_into_a_version(
     assert r.status_code == 404
     assert r.json() == error(404, "OpenAPI spec version not found")
 
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     r = await client.get(f"{spec_url(org_id, 'pets')}/versions/latest", headers=reader.headers)
     assert r.status_code == 200, r.text
     version = r.json()
@@ -258,12 +265,12 @@ async def test_text_source_is_processed_by_the_job_into_a_version(
     [("petstore-3.0.yaml", "yaml"), ("petstore-2.0.json", "json"), ("webhook-3.1.yaml", "yaml")],
 )
 async def test_corpus_of_public_documents(
-    client: httpx.AsyncClient, db: AsyncEngine, name: str, fmt: str
+    client: httpx.AsyncClient, db: AsyncEngine, name: str, fmt: str, job_env: JobEnv
 ) -> None:
     org_id, admin, _, _ = await setup(db)
     text = (CORPUS / name).read_text()
     await create(client, org_id, admin, "doc", {"text": text})
-    body = await processed(client, db, org_id, admin, "doc")
+    body = await processed(client, db, org_id, admin, "doc", job_env=job_env)
     assert (body["lastProcessedErrorCount"], body.get("lastProcessErrorCode")) == (0, None)
     r = await client.get(
         f"{spec_url(org_id, 'doc')}/versions/latest/content", headers=admin.headers
@@ -273,7 +280,9 @@ async def test_corpus_of_public_documents(
     assert r.json()["filesystem"] == {"entrypoint": entry, "files": {entry: expected}}
 
 
-async def test_yaml_values_become_json(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_yaml_values_become_json(
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
     """Unquoted status codes, dates and merge keys: what YAML makes of them is turned into the
     JSON an OpenAPI document means."""
     org_id, admin, _, _ = await setup(db)
@@ -283,7 +292,7 @@ async def test_yaml_values_become_json(client: httpx.AsyncClient, db: AsyncEngin
         "        201:\n          <<: *ok\n          headers: {}\n"
     )
     await create(client, org_id, admin, "yaml", {"text": text})
-    body = await processed(client, db, org_id, admin, "yaml")
+    body = await processed(client, db, org_id, admin, "yaml", job_env=job_env)
     assert body["lastProcessedErrorCount"] == 0, body
     r = await client.get(
         f"{spec_url(org_id, 'yaml')}/versions/latest/content", headers=admin.headers
@@ -305,7 +314,7 @@ async def test_yaml_values_become_json(client: httpx.AsyncClient, db: AsyncEngin
 
 
 async def test_files_referring_to_each_other(
-    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings
+    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings, job_env: JobEnv
 ) -> None:
     """Schemas that contain each other across files are a valid cycle: each file is fetched once."""
     org_id, admin, _, _ = await setup(db)
@@ -317,13 +326,13 @@ async def test_files_referring_to_each_other(
         "Leaf: {type: object, properties: {parent: {$ref: 'a.yaml#/components/schemas/Node'}}}\n"
     )
     await create(client, org_id, admin, "cycle", {"url": f"{site.base}/a.yaml"})
-    body = await processed(client, db, org_id, admin, "cycle")
+    body = await processed(client, db, org_id, admin, "cycle", job_env=job_env)
     assert body["lastProcessedErrorCount"] == 0, body
     assert sorted(site.hits) == ["/a.yaml", "/b.yaml"]
 
 
 async def test_url_source_with_referenced_files(
-    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings
+    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings, job_env: JobEnv
 ) -> None:
     org_id, admin, _, _ = await setup(db)
     site.files["/api/split.yaml"] = (CORPUS / "split-3.0.yaml").read_text()
@@ -332,7 +341,7 @@ async def test_url_source_with_referenced_files(
     created = await create(client, org_id, admin, "split", {"url": url})
     assert created == spec_body(org_id, "split", created["id"], state="pending", source_url=url)
     assert site.hits == []  # fetched by the job, not by the request
-    body = await processed(client, db, org_id, admin, "split")
+    body = await processed(client, db, org_id, admin, "split", job_env=job_env)
     assert body == spec_body(
         org_id,
         "split",
@@ -361,11 +370,11 @@ async def test_url_source_with_referenced_files(
 
 
 async def test_new_version_only_when_the_content_changes(
-    client: httpx.AsyncClient, db: AsyncEngine
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
     org_id, admin, _, _ = await setup(db)
     await create(client, org_id, admin, "pets", {"text": MINIMAL})
-    first = (await processed(client, db, org_id, admin, "pets"))["lastVersion"]
+    first = (await processed(client, db, org_id, admin, "pets", job_env=job_env))["lastVersion"]
     url = spec_url(org_id, "pets")
     # The same document again, with other comments: the same content.
     r = await client.put(
@@ -373,17 +382,19 @@ async def test_new_version_only_when_the_content_changes(
     )
     assert r.status_code == 200, r.text
     assert r.json()["processingState"] == "pending"
-    assert (await processed(client, db, org_id, admin, "pets"))["lastVersion"] == first
+    assert (await processed(client, db, org_id, admin, "pets", job_env=job_env))[
+        "lastVersion"
+    ] == first
     r = await client.get(f"{url}/versions", headers=admin.headers)
     assert [v["id"] for v in r.json()["items"]] == [first]
     # Changed content: a second version, the latest; the first is still readable as it was.
     changed = MINIMAL.replace("title: Pets", "title: Pets v2")
     r = await client.put(url, json={"source": {"text": changed}}, headers=admin.headers)
-    second = (await processed(client, db, org_id, admin, "pets"))["lastVersion"]
+    second = (await processed(client, db, org_id, admin, "pets", job_env=job_env))["lastVersion"]
     assert second != first
     # Back to the first content: a third version, whose content row is the first one's.
     r = await client.put(url, json={"source": {"text": MINIMAL}}, headers=admin.headers)
-    third = (await processed(client, db, org_id, admin, "pets"))["lastVersion"]
+    third = (await processed(client, db, org_id, admin, "pets", job_env=job_env))["lastVersion"]
     assert third not in (first, second)
     r = await client.get(f"{url}/versions", headers=admin.headers)
     assert [v["id"] for v in r.json()["items"]] == [third, second, first]
@@ -410,7 +421,7 @@ async def test_new_version_only_when_the_content_changes(
 
 
 async def test_only_the_newest_source_becomes_a_version(
-    client: httpx.AsyncClient, db: AsyncEngine
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
     org_id, admin, _, _ = await setup(db)
     await create(client, org_id, admin, "pets", {"text": MINIMAL})
@@ -419,7 +430,7 @@ async def test_only_the_newest_source_becomes_a_version(
         spec_url(org_id, "pets"), json={"source": {"text": newest}}, headers=admin.headers
     )
     assert r.status_code == 200
-    await processed(client, db, org_id, admin, "pets")
+    await processed(client, db, org_id, admin, "pets", job_env=job_env)
     r = await client.get(f"{spec_url(org_id, 'pets')}/versions", headers=admin.headers)
     assert r.json()["count"] == 1
     r = await client.get(
@@ -453,11 +464,11 @@ async def test_put_creates_then_updates(client: httpx.AsyncClient, db: AsyncEngi
 
 
 async def test_delete_removes_the_spec_and_its_versions(
-    client: httpx.AsyncClient, db: AsyncEngine
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
     org_id, admin, reader, _ = await setup(db)
     await create(client, org_id, admin, "pets", {"text": MINIMAL})
-    await processed(client, db, org_id, admin, "pets")
+    await processed(client, db, org_id, admin, "pets", job_env=job_env)
     r = await client.delete(spec_url(org_id, "pets"), headers=reader.headers)
     assert r.status_code == 403
     r = await client.delete(spec_url(org_id, "pets"), headers=admin.headers)
@@ -471,7 +482,7 @@ async def test_delete_removes_the_spec_and_its_versions(
         ).scalar_one()
     assert left == 0
     # A job still queued for a deleted spec does nothing.
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
 
 
 async def test_listing_pages(client: httpx.AsyncClient, db: AsyncEngine) -> None:
@@ -496,11 +507,11 @@ async def test_listing_pages(client: httpx.AsyncClient, db: AsyncEngine) -> None
 # -- permissions and refusals -----------------------------------------------------------------
 
 
-async def test_permissions(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_permissions(client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv) -> None:
     org_id, admin, reader, guest = await setup(db)
     outsider = await factories.user(db)
     await create(client, org_id, admin, "pets", {"text": MINIMAL})
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     before = await snapshot(db)
     body = {"source": {"text": MINIMAL}}
     cases = [
@@ -579,13 +590,15 @@ async def test_bad_bodies_change_nothing(
     assert await snapshot(db) == before
 
 
-async def test_text_keeps_line_breaks_and_tabs(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_text_keeps_line_breaks_and_tabs(
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
     org_id, admin, _, _ = await setup(db)
     text = (
         '{\n\t"openapi": "3.0.3",\r\n\t"info": {"title": "Pets", "version": "1"},\n\t"paths": {}\n}'
     )
     await create(client, org_id, admin, "tabs", {"text": text})
-    body = await processed(client, db, org_id, admin, "tabs")
+    body = await processed(client, db, org_id, admin, "tabs", job_env=job_env)
     assert body["lastProcessedErrorCount"] == 0
 
 
@@ -593,14 +606,14 @@ async def test_text_keeps_line_breaks_and_tabs(client: httpx.AsyncClient, db: As
 
 
 async def test_url_sources_are_refetched_on_schedule(
-    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings
+    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings, job_env: JobEnv
 ) -> None:
     org_id, admin, _, _ = await setup(db)
     site.files["/api.yaml"] = MINIMAL
     await create(client, org_id, admin, "live", {"url": f"{site.base}/api.yaml"})
     await create(client, org_id, admin, "text", {"text": MINIMAL})
-    first = (await processed(client, db, org_id, admin, "live"))["lastVersion"]
-    runner = JobRunner(db)
+    first = (await processed(client, db, org_id, admin, "live", job_env=job_env))["lastVersion"]
+    runner = JobRunner(db, job_env)
     await runner.ensure_schedules()
     site.files["/api.yaml"] = MINIMAL.replace("Pets", "Pets again")
     site.hits.clear()
@@ -627,7 +640,7 @@ async def test_url_sources_are_refetched_on_schedule(
 
 
 async def test_state_is_progress_while_the_job_works(
-    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings
+    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings, job_env: JobEnv
 ) -> None:
     org_id, admin, _, _ = await setup(db)
     fetched, release = threading.Event(), threading.Event()
@@ -642,7 +655,7 @@ async def test_state_is_progress_while_the_job_works(
 
     site.files["/held.yaml"] = held
     await create(client, org_id, admin, "held", {"url": f"{site.base}/held.yaml"})
-    running = asyncio.create_task(run_jobs(db))
+    running = asyncio.create_task(run_jobs(db, job_env=job_env))
     try:
         await asyncio.to_thread(fetched.wait, 30)
         r = await client.get(spec_url(org_id, "held"), headers=admin.headers)
@@ -655,19 +668,19 @@ async def test_state_is_progress_while_the_job_works(
 
 
 async def test_put_of_the_same_url_fetches_again(
-    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings
+    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings, job_env: JobEnv
 ) -> None:
     org_id, admin, _, _ = await setup(db)
     site.files["/api.yaml"] = MINIMAL
     url = f"{site.base}/api.yaml"
     await create(client, org_id, admin, "live", {"url": url})
-    await processed(client, db, org_id, admin, "live")
+    await processed(client, db, org_id, admin, "live", job_env=job_env)
     site.files["/api.yaml"] = MINIMAL.replace("Pets", "Cats")
     r = await client.put(
         spec_url(org_id, "live"), json={"source": {"url": url}}, headers=admin.headers
     )
     assert r.status_code == 200
-    await processed(client, db, org_id, admin, "live")
+    await processed(client, db, org_id, admin, "live", job_env=job_env)
     assert site.hits == ["/api.yaml", "/api.yaml"]
     r = await client.get(
         f"{spec_url(org_id, 'live')}/versions/latest/content", headers=admin.headers
@@ -727,16 +740,16 @@ BILLION_LAUGHS = "openapi: 3.0.3\n" + "".join(
     ],
 )
 async def test_hostile_texts_are_parse_errors(
-    client: httpx.AsyncClient, db: AsyncEngine, text: str, message: str
+    client: httpx.AsyncClient, db: AsyncEngine, text: str, message: str, job_env: JobEnv
 ) -> None:
     org_id, admin, _, _ = await setup(db)
-    code, errors = await failure(client, db, org_id, admin, "bad", {"text": text})
+    code, errors = await failure(client, db, org_id, admin, "bad", {"text": text}, job_env=job_env)
     assert code == "PARSE_ERROR"
     assert len(errors) == 1 and errors[0]["message"].startswith(message), errors
 
 
 async def test_validation_never_fetches(
-    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings
+    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings, job_env: JobEnv
 ) -> None:
     """A `$ref` inside data (a default value) is no reference to fetch; the validator still
     follows it, and is served only the files already fetched: nothing reaches the network."""
@@ -747,7 +760,7 @@ async def test_validation_never_fetches(
         "openapi: 3.1.0\ninfo: {title: x, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n"
         f"    A: {{type: object, default: {{$ref: '{target}'}}}}\n"
     )
-    got = await failure(client, db, org_id, admin, "data", {"text": text})
+    got = await failure(client, db, org_id, admin, "data", {"text": text}, job_env=job_env)
     assert got == (
         "PARSE_ERROR",
         [{"message": f"cannot validate: $ref '{target}' cannot be resolved"}],
@@ -756,12 +769,12 @@ async def test_validation_never_fetches(
 
 
 async def test_invalid_openapi_lists_the_validator_errors(
-    client: httpx.AsyncClient, db: AsyncEngine
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
     org_id, admin, _, _ = await setup(db)
     text = "openapi: 3.0.3\ninfo:\n  title: No version\npaths:\n  /a:\n    get: {}\n"
     await create(client, org_id, admin, "bad", {"text": text})
-    body = await processed(client, db, org_id, admin, "bad")
+    body = await processed(client, db, org_id, admin, "bad", job_env=job_env)
     assert body["lastProcessErrorCode"] == "PARSE_ERROR"
     assert body["lastProcessedErrorCount"] == 2
     assert body["lastProcessedErrors"] == [
@@ -769,25 +782,27 @@ async def test_invalid_openapi_lists_the_validator_errors(
         {"message": '"responses" is a required property (at /paths/~1a/get)', "code": "INVALID"},
     ]
     code, errors = await failure(
-        client, db, org_id, admin, "other", {"text": "title: not openapi\n"}
+        client, db, org_id, admin, "other", {"text": "title: not openapi\n"}, job_env=job_env
     )
     assert code == "PARSE_ERROR" and errors[0]["code"] == "UNKNOWN_VERSION"
 
 
-async def test_a_failure_keeps_the_last_version(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_a_failure_keeps_the_last_version(
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
     org_id, admin, _, _ = await setup(db)
     await create(client, org_id, admin, "pets", {"text": MINIMAL})
-    good = (await processed(client, db, org_id, admin, "pets"))["lastVersion"]
+    good = (await processed(client, db, org_id, admin, "pets", job_env=job_env))["lastVersion"]
     r = await client.put(
         spec_url(org_id, "pets"), json={"source": {"text": "[oops"}}, headers=admin.headers
     )
     assert r.status_code == 200
-    body = await processed(client, db, org_id, admin, "pets")
+    body = await processed(client, db, org_id, admin, "pets", job_env=job_env)
     assert (body["lastVersion"], body["lastProcessErrorCode"]) == (good, "PARSE_ERROR")
     r = await client.put(
         spec_url(org_id, "pets"), json={"source": {"text": MINIMAL}}, headers=admin.headers
     )
-    body = await processed(client, db, org_id, admin, "pets")
+    body = await processed(client, db, org_id, admin, "pets", job_env=job_env)
     assert body["lastVersion"] == good
     assert (body["lastProcessedErrors"], body["lastProcessedErrorCount"]) == ([], 0)
     assert "lastProcessErrorCode" not in body
@@ -824,7 +839,12 @@ def _huge(declared: bool) -> Any:
 
 
 async def test_hostile_urls_fail_with_their_codes(
-    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings, app: FastAPI
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    site: Site,
+    loopback: Settings,
+    app: FastAPI,
+    job_env: JobEnv,
 ) -> None:
     org_id, admin, _, _ = await setup(db)
     ref_doc = "openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n"
@@ -877,13 +897,21 @@ async def test_hostile_urls_fail_with_their_codes(
         ),
     ]
     for n, (path, code, message) in enumerate(cases):
-        got = await failure(client, db, org_id, admin, f"url-{n}", {"url": site.base + path})
+        got = await failure(
+            client, db, org_id, admin, f"url-{n}", {"url": site.base + path}, job_env=job_env
+        )
         assert got == (code, [{"message": message}]), path
     # Stopped at the bound, not after fetching everything.
     assert sum(hit.startswith("/part") for hit in site.hits) == processing.MAX_FILES - 1
     # A private address as the source itself.
     got = await failure(
-        client, db, org_id, admin, "private", {"url": "http://192.168.1.1/api.yaml"}
+        client,
+        db,
+        org_id,
+        admin,
+        "private",
+        {"url": "http://192.168.1.1/api.yaml"},
+        job_env=job_env,
     )
     assert got == (
         "FETCH_ERROR",
@@ -892,12 +920,14 @@ async def test_hostile_urls_fail_with_their_codes(
 
 
 async def test_slow_source_is_a_fetch_timeout(
-    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings
+    client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings, job_env: JobEnv
 ) -> None:
     processing.use_settings(loopback.model_copy(update={"openapi_fetch_timeout": 0.5}))
     org_id, admin, _, _ = await setup(db)
     site.files["/slow.yaml"] = _slow(3)
-    got = await failure(client, db, org_id, admin, "slow", {"url": f"{site.base}/slow.yaml"})
+    got = await failure(
+        client, db, org_id, admin, "slow", {"url": f"{site.base}/slow.yaml"}, job_env=job_env
+    )
     assert got == (
         "FETCH_TIMEOUT",
         [{"message": "Fetching the specification: URL fetch timed out after 0.5 s"}],

@@ -23,7 +23,7 @@ from docshelf.config import Settings
 from docshelf.kit import logs
 from docshelf.kit.clock import clock
 from docshelf.models import jobs
-from docshelf.worker.registry import task
+from docshelf.worker.registry import JobEnv, task
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
@@ -33,7 +33,7 @@ _seen: list[str | None] = []
 
 
 @task("test.ops.log")
-async def _log_job(_conn: AsyncConnection, payload: dict[str, Any]) -> None:
+async def _log_job(_conn: AsyncConnection, payload: dict[str, Any], *, env: JobEnv) -> None:
     _seen.append(logs.request_id.get())
     assert logs.PAYLOAD_KEY not in payload
     logging.getLogger("docshelf.test").info("job ran")
@@ -193,7 +193,7 @@ async def test_text_format_for_terminals(restore_logging: None) -> None:
 
 
 async def test_jobs_carry_the_request_id(
-    client: httpx.AsyncClient, db: AsyncEngine, log_lines: io.StringIO
+    client: httpx.AsyncClient, db: AsyncEngine, log_lines: io.StringIO, job_env: JobEnv
 ) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     space = await factories.api_space(client, org_id, admin, title="Doomed")
@@ -219,7 +219,7 @@ async def test_jobs_carry_the_request_id(
         logs.request_id.reset(token)
     _seen.clear()
     clock.advance(timedelta(seconds=1))
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     assert _seen == ["req-job-9"]
     ran = [line for line in _lines(log_lines) if line["message"] == "job ran"]
     assert [line["request_id"] for line in ran] == ["req-job-9"]

@@ -28,6 +28,7 @@ from docshelf.document.limits import MAX_PAGE_DEPTH
 from docshelf.kit.clock import clock, utcnow
 from docshelf.kit.db import unit_of_work
 from docshelf.models import jobs, listing_snapshots
+from docshelf.worker.registry import JobEnv
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
@@ -384,7 +385,7 @@ def stored_from(settings: Settings) -> Iterator[Callable[[int], None]]:
 
 
 async def test_a_large_space_is_listed_from_its_stored_pieces_by_a_new_process(
-    client: httpx.AsyncClient, db: AsyncEngine, stored_from: Callable[[int], None]
+    client: httpx.AsyncClient, db: AsyncEngine, stored_from: Callable[[int], None], job_env: JobEnv
 ) -> None:
     stored_from(3)
     sid, admin = await live_space(client, db)
@@ -399,12 +400,12 @@ async def test_a_large_space_is_listed_from_its_stored_pieces_by_a_new_process(
     )
     ids = {c["ref"]: c["page"]["id"] for c in out["changes"]}
     assert await _stored(db, sid) is None  # written after commit, by the job
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     stored = await _stored(db, sid)
     assert stored is not None
     assert await _stored(db, small) is None  # below the size that is worth storing
     await write_live(client, small, other, insert("z", title="Z"))
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     assert await _stored(db, small) is not None  # now at that size
 
     # A process with nothing kept lists from the stored pieces, exactly as a fresh build.
@@ -419,7 +420,7 @@ async def test_a_large_space_is_listed_from_its_stored_pieces_by_a_new_process(
         {"operation": "update_page", "page": ids["B"], "title": "Bee"},
         {"operation": "update_page", "page": ids["D"], "into": ids["A"], "at": 0},
     )
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     assert await _stored(db, sid) == stored
     moved = await first_listing(client, f"/v1/spaces/{sid}/content", admin)
     assert [(p["title"], p["path"]) for p in orjson.loads(moved)["pages"][0]["pages"]] == [
@@ -456,25 +457,25 @@ async def test_a_large_space_is_listed_from_its_stored_pieces_by_a_new_process(
     r = await client.delete(f"/v1/spaces/{sid}", headers=admin.headers)
     assert r.status_code == 205, r.text
     clock.advance(timedelta(days=8))
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     async with unit_of_work(db, write=False) as conn:
         left = await conn.execute(sa.select(listing_snapshots.c.space_id))
         assert left.scalars().all() == [small]
 
 
 async def test_the_job_rewrites_stored_pieces_that_lag_main_and_drops_those_of_a_small_space(
-    client: httpx.AsyncClient, db: AsyncEngine, stored_from: Callable[[int], None]
+    client: httpx.AsyncClient, db: AsyncEngine, stored_from: Callable[[int], None], job_env: JobEnv
 ) -> None:
     stored_from(1)
     sid, admin = await live_space(client, db)
     out = await write_live(client, sid, admin, insert("a", title="A", ref="a"))
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     first = await _stored(db, sid)
     assert first is not None
     for batch in range(2):  # more records than the stored pieces may lag by
         pages = (insert(f"p{i}", title=f"P{i}") for i in range(batch * 35, batch * 35 + 35))
         await write_live(client, sid, admin, *pages)
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     second = await _stored(db, sid)
     assert second is not None and second[0] != first[0]
     async with unit_of_work(db, write=False) as conn:
@@ -490,45 +491,45 @@ async def test_the_job_rewrites_stored_pieces_that_lag_main_and_drops_those_of_a
     # Stored in another format: rewritten at the next move, however small.
     await _store(db, sid, second[0], second[1], "0000000000000000")
     await write_live(client, sid, admin, insert("b", title="B"))
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     third = await _stored(db, sid)
     assert third is not None and third[0] != second[0]
 
     # A move while the job runs (its queued key then taken) is looked at by another pass.
-    plan = await stored_listing._prepare_snapshot(db, {"space_id": sid})
+    plan = await stored_listing._prepare_snapshot(db, {"space_id": sid}, env=job_env)
     await write_live(
         client, sid, admin, {"operation": "delete_page", "page": out["changes"][0]["page"]["id"]}
     )
     async with unit_of_work(db) as conn:
         await conn.execute(sa.delete(jobs))  # the move's own job: as if its key had been taken
-        await stored_listing.snapshot_listing(conn, {"space_id": sid}, plan)
+        await stored_listing.snapshot_listing(conn, {"space_id": sid}, plan, env=job_env)
         queued = (await conn.execute(sa.select(jobs.c.kind))).scalars().all()
     assert queued == [stored_listing.SNAPSHOT_LISTING]
 
     # A space that shrinks below the size drops its stored pieces.
     stored_from(200)
     await write_live(client, sid, admin, insert("c", title="C"))
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     async with unit_of_work(db, write=False) as conn:
         assert (await conn.execute(sa.select(listing_snapshots))).all() == []
 
 
 async def test_the_sweep_queues_stored_pieces_for_large_spaces_that_have_none(
-    client: httpx.AsyncClient, db: AsyncEngine, stored_from: Callable[[int], None]
+    client: httpx.AsyncClient, db: AsyncEngine, stored_from: Callable[[int], None], job_env: JobEnv
 ) -> None:
     stored_from(100)
     sid, admin = await live_space(client, db)
     small, other = await live_space(client, db)
     await write_live(client, sid, admin, *(insert(t, title=t) for t in ("A", "B", "C")))
     await write_live(client, small, other, insert("x", title="X"))
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     assert await _stored(db, sid) is None  # too small then
 
     async def sweep() -> None:
-        found = await stored_listing._large_spaces_unstored(db, {})
+        found = await stored_listing._large_spaces_unstored(db, {}, env=job_env)
         async with unit_of_work(db) as conn:
-            await stored_listing.sweep_listing_snapshots(conn, {}, found)
-        await JobRunner(db).drain()
+            await stored_listing.sweep_listing_snapshots(conn, {}, found, env=job_env)
+        await JobRunner(db, job_env).drain()
 
     stored_from(3)  # large enough now (an upgrade, a lower setting), not edited since
     await sweep()

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import clock
 from docshelf.models import pdf_exports
+from docshelf.worker.registry import JobEnv
 from tests import factories
 from tests.conftest import BASE
 from tests.factories import Who
@@ -384,7 +385,7 @@ async def test_view_right_decides_who_may_export(
 
 
 async def test_old_exports_are_dropped_and_collected(
-    client: httpx.AsyncClient, db: AsyncEngine, monkeypatch: Any
+    client: httpx.AsyncClient, db: AsyncEngine, monkeypatch: Any, job_env: JobEnv
 ) -> None:
     from docshelf.content import lifecycle
     from docshelf.kit.db import unit_of_work
@@ -416,7 +417,7 @@ async def test_old_exports_are_dropped_and_collected(
     assert r.status_code == 404 and r.json() == error(404, "Download link not found")
     # The collector deletes the bytes nothing names any more, and keeps the others.
     async with unit_of_work(db) as conn:
-        await lifecycle.collect_blobs(conn, {"keys": [dropped, _blob_of(third)]})
-    store = lifecycle.blob_store()
+        await lifecycle.collect_blobs(conn, {"keys": [dropped, _blob_of(third)]}, env=job_env)
+    store = job_env.blobs
     assert not await store.exists(dropped)
     assert await store.exists(_blob_of(third))

@@ -28,6 +28,7 @@ from docshelf.blobs import CHUNK, LocalBlobStore
 from docshelf.content import lifecycle, repository
 from docshelf.kit.clock import clock
 from docshelf.models import import_stages, instance_settings, jobs, space_blobs
+from docshelf.worker.registry import JobEnv
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
@@ -57,8 +58,8 @@ async def upload(
     return found
 
 
-async def drain(db: AsyncEngine) -> None:
-    runner = JobRunner(db)
+async def drain(db: AsyncEngine, job_env: JobEnv) -> None:
+    runner = JobRunner(db, job_env)
     while await runner.run_once():
         pass
 
@@ -73,7 +74,7 @@ def local_store(app: FastAPI) -> LocalBlobStore:
 
 
 async def test_downloads_stop_when_the_space_is_deleted(
-    client: httpx.AsyncClient, db: AsyncEngine
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
     sid, admin, _org = await live_space(client, db)
     file = await upload(client, sid, admin, "notes.txt", b"private notes", "text/plain")
@@ -91,7 +92,7 @@ async def test_downloads_stop_when_the_space_is_deleted(
 
     assert (await client.delete(f"/v1/spaces/{sid}", headers=admin.headers)).status_code == 205
     clock.advance(timedelta(days=8))
-    await drain(db)
+    await drain(db, job_env=job_env)
     r = await client.get(link)
     assert r.json() == error(404, "Download link not found")
 
@@ -210,7 +211,7 @@ async def test_share_keys_rotate_when_sharing_ends(
 
 
 async def test_collection_keeps_referenced_blobs_and_deletes_the_rest(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
     sid, admin, _org = await live_space(client, db)
     await upload(client, sid, admin, "kept.txt", b"kept", "text/plain")
@@ -218,7 +219,7 @@ async def test_collection_keeps_referenced_blobs_and_deletes_the_rest(
     orphan = await store.put(b"orphan")
     kept = hashlib.sha256(b"kept").hexdigest()
     async with db.begin() as conn:
-        await lifecycle.collect_blobs(conn, {"keys": [kept, orphan]})
+        await lifecycle.collect_blobs(conn, {"keys": [kept, orphan]}, env=job_env)
     assert await store.exists(kept)
     assert not await store.exists(orphan)
 
@@ -246,7 +247,7 @@ async def referenced(db: AsyncEngine, key: str) -> bool:
 
 
 async def test_an_upload_waiting_on_a_collection_puts_the_bytes_back(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
     postgres_only(db)
     sid, _admin, _org = await live_space(client, db)
@@ -264,7 +265,7 @@ async def test_an_upload_waiting_on_a_collection_puts_the_bytes_back(
 
         uploading = asyncio.create_task(upload_in_own_transaction())
         await waiting_for_a_blob_lock(db)  # it put the bytes and now waits to reference them
-        await lifecycle.collect_blobs(collector, {"keys": [key]})
+        await lifecycle.collect_blobs(collector, {"keys": [key]}, env=job_env)
         assert not await store.exists(key)
         await collector.commit()
     await uploading
@@ -273,7 +274,7 @@ async def test_an_upload_waiting_on_a_collection_puts_the_bytes_back(
 
 
 async def test_a_collection_waiting_on_an_upload_keeps_the_bytes(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
     postgres_only(db)
     sid, _admin, _org = await live_space(client, db)
@@ -286,7 +287,7 @@ async def test_a_collection_waiting_on_an_upload_keeps_the_bytes(
 
         async def collect() -> None:
             async with db.begin() as conn:
-                await lifecycle.collect_blobs(conn, {"keys": [blob_key(data)]})
+                await lifecycle.collect_blobs(conn, {"keys": [blob_key(data)]}, env=job_env)
 
         collecting = asyncio.create_task(collect())
         await waiting_for_a_blob_lock(db)
@@ -386,7 +387,11 @@ def small_large_imports(monkeypatch: pytest.MonkeyPatch, loopback_fetch: None) -
 
 
 async def test_a_finished_import_drops_its_archive(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, small_large_imports: None
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    small_large_imports: None,
+    job_env: JobEnv,
 ) -> None:
     sid, admin, _org = await live_space(client, db)
     archive = zip_of({f"p{i}.md": f"# Page {i}\n".encode() for i in range(3)})
@@ -394,7 +399,7 @@ async def test_a_finished_import_drops_its_archive(
     revision = await large_import(client, sid, admin, archive)
     assert await stages(db) == [(revision, sid, key)]
     assert await local_store(app).exists(key)
-    await drain(db)
+    await drain(db, job_env=job_env)
     head = (await client.get(f"/v1/spaces/{sid}", headers=admin.headers)).json()["revision"]
     assert head == revision
     assert await stages(db) == []
@@ -404,7 +409,11 @@ async def test_a_finished_import_drops_its_archive(
 
 
 async def test_a_failed_import_drops_its_archive_when_it_gives_up(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, small_large_imports: None
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    small_large_imports: None,
+    job_env: JobEnv,
 ) -> None:
     sid, admin, org = await live_space(client, db)
     archive = zip_of({f"p{i}.md": f"# Page {i}\n".encode() for i in range(3)})
@@ -413,7 +422,7 @@ async def test_a_failed_import_drops_its_archive_when_it_gives_up(
     r = await client.patch(f"/v1/spaces/{sid}", json={"editMode": "locked"}, headers=admin.headers)
     assert r.status_code == 200
     for _ in range(10):
-        await drain(db)
+        await drain(db, job_env=job_env)
         clock.advance(timedelta(hours=2))
     async with db.connect() as conn:
         statuses = (await conn.execute(sa.select(jobs.c.kind, jobs.c.status))).all()
@@ -430,7 +439,11 @@ async def test_a_failed_import_drops_its_archive_when_it_gives_up(
 
 
 async def test_purging_a_space_drops_its_pending_import(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, small_large_imports: None
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    small_large_imports: None,
+    job_env: JobEnv,
 ) -> None:
     sid, admin, _org = await live_space(client, db)
     archive = zip_of({f"p{i}.md": f"# Page {i}\n".encode() for i in range(3)})
@@ -440,7 +453,7 @@ async def test_purging_a_space_drops_its_pending_import(
         await conn.execute(sa.delete(jobs))
     assert (await client.delete(f"/v1/spaces/{sid}", headers=admin.headers)).status_code == 205
     clock.advance(timedelta(days=8))
-    await drain(db)
+    await drain(db, job_env=job_env)
     assert await stages(db) == []
     assert not await local_store(app).exists(blob_key(archive))
     snap = await snapshot(db)

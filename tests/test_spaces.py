@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import clock, isoformat
 from docshelf.models import content_grants, jobs, spaces
+from docshelf.worker.registry import JobEnv
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import BASE
@@ -100,7 +101,7 @@ async def ids_in_collection(client: httpx.AsyncClient, collection_id: str, who: 
     return [s["id"] for s in r.json()["items"]]
 
 
-async def purges_run(db: AsyncEngine) -> int:
+async def purges_run(db: AsyncEngine, job_env: JobEnv) -> int:
     """Runs the due jobs; how many of them were purges (each change also queues the dispatch
     of its event)."""
 
@@ -112,7 +113,7 @@ async def purges_run(db: AsyncEngine) -> int:
             return int((await conn.execute(stmt)).scalar_one())
 
     before = await done()
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     return await done() - before
 
 
@@ -397,7 +398,9 @@ async def test_update_space_refusals(client: httpx.AsyncClient, db: AsyncEngine)
 # -- delete, restore, purge ------------------------------------------------------------------
 
 
-async def test_delete_and_restore(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_delete_and_restore(
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
     org_id, (admin, editor) = await factories.org_with_members(db, "edit")
     collection_id = await new_collection(client, org_id, admin)
     space = await new_space(client, org_id, admin, title="Doomed", parent=collection_id)
@@ -453,14 +456,16 @@ async def test_delete_and_restore(client: httpx.AsyncClient, db: AsyncEngine) ->
     r = await client.post(f"/v1/spaces/{sid}/restore", headers=admin.headers)
     assert (r.status_code, r.json()) == (404, SPACE_NOT_FOUND)
     # The first deletion's job finds the space restored since; the second one purges.
-    assert await purges_run(db) == 2
+    assert await purges_run(db, job_env=job_env) == 2
     assert await space_row(db, sid) is None
     r = await client.get(f"/v1/spaces/{sid}", headers=admin.headers)
     assert (r.status_code, r.json()) == (404, SPACE_NOT_FOUND)
     assert await ids_in_collection(client, collection_id, admin) == [other["id"]]
 
 
-async def test_purge_after_retention(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_purge_after_retention(
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
     org_id, (admin, creator) = await factories.org_with_members(db, "create")
     # The creator's own grant goes with the space.
     space = await new_space(client, org_id, creator)
@@ -470,13 +475,13 @@ async def test_purge_after_retention(client: httpx.AsyncClient, db: AsyncEngine)
     assert r.status_code == 205
 
     clock.advance(timedelta(days=7) - timedelta(seconds=1))
-    assert await purges_run(db) == 0
+    assert await purges_run(db, job_env=job_env) == 0
     assert await space_row(db, sid) is not None
 
     clock.advance(timedelta(seconds=1))
     r = await client.post(f"/v1/spaces/{sid}/restore", headers=creator.headers)
     assert (r.status_code, r.json()) == (404, SPACE_NOT_FOUND)
-    assert await purges_run(db) == 1
+    assert await purges_run(db, job_env=job_env) == 1
     assert await space_row(db, sid) is None
     async with db.connect() as conn:
         grants = await conn.execute(
@@ -490,7 +495,9 @@ async def test_purge_after_retention(client: httpx.AsyncClient, db: AsyncEngine)
     assert r.json() == keep
 
 
-async def test_restored_space_is_not_purged(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_restored_space_is_not_purged(
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     once = await new_space(client, org_id, admin, title="Restored")
     twice = await new_space(client, org_id, admin, title="Deleted again")
@@ -507,7 +514,7 @@ async def test_restored_space_is_not_purged(client: httpx.AsyncClient, db: Async
 
     # Day 7: both first jobs run and find nothing of theirs to purge.
     clock.advance(timedelta(days=5))
-    assert await purges_run(db) == 2
+    assert await purges_run(db, job_env=job_env) == 2
     r = await client.get(f"/v1/spaces/{once['id']}", headers=admin.headers)
     assert (r.status_code, "deletedAt" in r.json()) == (200, False)
     r = await client.get(f"/v1/spaces/{twice['id']}", headers=admin.headers)
@@ -517,7 +524,7 @@ async def test_restored_space_is_not_purged(client: httpx.AsyncClient, db: Async
     r = await client.post(f"/v1/spaces/{twice['id']}/restore", headers=admin.headers)
     assert r.status_code == 200
     clock.advance(timedelta(days=30))
-    assert await purges_run(db) == 1
+    assert await purges_run(db, job_env=job_env) == 1
     assert sorted(await ids_in_org(client, org_id, admin)) == sorted([once["id"], twice["id"]])
 
 

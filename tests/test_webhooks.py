@@ -25,6 +25,7 @@ from docshelf.kit.db import unit_of_work
 from docshelf.models import events, jobs, webhook_deliveries
 from docshelf.webhooks import delivery
 from docshelf.worker.queue import make_due
+from docshelf.worker.registry import JobEnv
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import FROZEN
@@ -119,15 +120,15 @@ def loopback(app: FastAPI, settings: Settings) -> Iterator[Settings]:
 # -- helpers ----------------------------------------------------------------------------------
 
 
-async def run_jobs(db: AsyncEngine) -> None:
-    await JobRunner(db).drain()
+async def run_jobs(db: AsyncEngine, job_env: JobEnv) -> None:
+    await JobRunner(db, job_env).drain()
 
 
-async def retry_now(db: AsyncEngine) -> None:
+async def retry_now(db: AsyncEngine, job_env: JobEnv) -> None:
     """Brings the waiting retries forward, then runs them."""
     async with unit_of_work(db) as conn:
         await make_due(conn, delivery.DELIVER)
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
 
 
 async def create_hook(
@@ -309,13 +310,14 @@ async def test_delivery_is_signed_per_standard_webhooks(
     db: AsyncEngine,
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
 ) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     got = receiver(ok)
     hook = await create_hook(client, org_id, admin, url=got.url, events=["space_created"])
     space_id = await new_space(client, org_id, admin)
     assert got.got == []  # nothing on the request path
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert len(got.got) == 1
     sent = got.got[0]
     payload = Webhook(hook["secret"]).verify(sent.body, sent.headers)
@@ -358,7 +360,7 @@ async def test_delivery_is_signed_per_standard_webhooks(
         json={"title": "Intro", "document": {"markdown": "Hi"}},
         headers=admin.headers,
     )
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert len(got.got) == 1
 
 
@@ -367,19 +369,20 @@ async def test_space_scoped_hook_hears_its_space_only(
     db: AsyncEngine,
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
 ) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     got = receiver(ok)
     mine = await new_space(client, org_id, admin)
     other = await new_space(client, org_id, admin)
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     await create_hook(client, org_id, admin, url=got.url, space=mine)
     for space_id in (mine, other):
         r = await client.patch(
             f"/v1/spaces/{space_id}", json={"visibility": "public"}, headers=admin.headers
         )
         assert r.status_code == 200, r.text
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert [orjson.loads(g.body)["spaceId"] for g in got.got] == [mine]
     body = orjson.loads(got.got[0].body)
     assert body["type"] == "space_visibility_updated"
@@ -391,6 +394,7 @@ async def test_slow_receiver_is_waited_for(
     db: AsyncEngine,
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
 ) -> None:
     def slow(_n: int, _r: Receiver) -> tuple[int, dict[str, str]]:
         time.sleep(0.8)
@@ -400,7 +404,7 @@ async def test_slow_receiver_is_waited_for(
     got = receiver(slow)
     hook = await create_hook(client, org_id, admin, url=got.url)
     await new_space(client, org_id, admin)
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     [logged] = await deliveries(client, org_id, hook["id"], admin)
     assert (logged["status"], logged["statusCode"], logged["attempt"]) == ("delivered", 204, 1)
     assert logged["duration"] >= 800
@@ -411,12 +415,13 @@ async def test_500_then_200_is_retried_with_backoff(
     db: AsyncEngine,
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
 ) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     got = receiver(lambda n, _r: (500, {}) if n == 0 else (200, {}))
     hook = await create_hook(client, org_id, admin, url=got.url)
     await new_space(client, org_id, admin)
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     [logged] = await deliveries(client, org_id, hook["id"], admin)
     assert logged["status"] == "pending"
     assert (logged["statusCode"], logged["attempt"]) == (500, 1)
@@ -424,9 +429,9 @@ async def test_500_then_200_is_retried_with_backoff(
     # The first retry waits 5 s, give or take a quarter.
     wait = (await _parse(logged["nextAttemptAt"]) - FROZEN).total_seconds()
     assert 3.75 <= wait <= 6.25
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert len(got.got) == 1  # not due yet
-    await retry_now(db)
+    await retry_now(db, job_env=job_env)
     assert len(got.got) == 2
     # The same message id on every attempt, so receivers can drop duplicates.
     assert got.got[0].headers["webhook-id"] == got.got[1].headers["webhook-id"]
@@ -447,13 +452,14 @@ async def test_a_receiver_that_never_answers_times_out(
     db: AsyncEngine,
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
 ) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     got = receiver(lambda _n, _r: None)
     hook = await create_hook(client, org_id, admin, url=got.url)
     await new_space(client, org_id, admin)
     started = time.monotonic()
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert 1.9 <= time.monotonic() - started < 10
     [logged] = await deliveries(client, org_id, hook["id"], admin)
     assert logged["status"] == "pending" and logged["statusCode"] is None
@@ -466,12 +472,13 @@ async def test_a_redirect_to_a_private_address_is_refused(
     db: AsyncEngine,
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
 ) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     got = receiver(lambda _n, _r: (307, {"Location": "http://10.1.2.3/internal"}))
     hook = await create_hook(client, org_id, admin, url=got.url)
     await new_space(client, org_id, admin)
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert len(got.got) == 1
     [logged] = await deliveries(client, org_id, hook["id"], admin)
     assert logged["status"] == "pending" and logged["statusCode"] is None
@@ -483,13 +490,14 @@ async def test_a_303_redirect_is_the_answer(
     db: AsyncEngine,
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
 ) -> None:
     """Only 307 and 308 keep a POST a POST: any other redirect is a failed delivery."""
     org_id, (admin,) = await factories.org_with_members(db)
     got = receiver(lambda _n, r: (303, {"Location": f"{r.base}/elsewhere"}))
     hook = await create_hook(client, org_id, admin, url=got.url)
     await new_space(client, org_id, admin)
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert [g.path for g in got.got] == ["/hook"]
     [logged] = await deliveries(client, org_id, hook["id"], admin)
     assert (logged["statusCode"], logged["status"]) == (303, "pending")
@@ -500,6 +508,7 @@ async def test_repeated_failure_disables_until_reenabled(
     db: AsyncEngine,
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
 ) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     got = receiver(lambda _n, _r: (503, {}))
@@ -509,9 +518,9 @@ async def test_repeated_failure_disables_until_reenabled(
     for n in range(delivery.DISABLE_AFTER):
         clock.advance(timedelta(seconds=1))
         await new_space(client, org_id, admin)
-        await run_jobs(db)
+        await run_jobs(db, job_env=job_env)
         for _ in range(attempts - 1):
-            await retry_now(db)
+            await retry_now(db, job_env=job_env)
         assert len(got.got) == (n + 1) * attempts
         r = await client.get(one, headers=admin.headers)
         assert r.json()["active"] is (n + 1 < delivery.DISABLE_AFTER)
@@ -523,7 +532,7 @@ async def test_repeated_failure_disables_until_reenabled(
     assert r.json()["disabledAt"] is not None
     # Disabled: new events are not delivered, and redelivery is refused.
     await new_space(client, org_id, admin)
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert len(got.got) == delivery.DISABLE_AFTER * attempts
     r = await client.post(f"{one}/deliveries/{logged[0]['id']}/redeliver", headers=admin.headers)
     assert r.status_code == 400
@@ -532,7 +541,7 @@ async def test_repeated_failure_disables_until_reenabled(
     r = await client.patch(one, json={"active": True}, headers=admin.headers)
     assert (r.json()["active"], r.json()["disabledAt"]) == (True, None)
     await new_space(client, org_id, admin)
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert len(got.got) == delivery.DISABLE_AFTER * attempts + 1
 
 
@@ -541,12 +550,13 @@ async def test_manual_redelivery(
     db: AsyncEngine,
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
 ) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     got = receiver(ok)
     hook = await create_hook(client, org_id, admin, url=got.url)
     await new_space(client, org_id, admin)
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     [logged] = await deliveries(client, org_id, hook["id"], admin)
     base = f"/v1/orgs/{org_id}/webhooks/{hook['id']}/deliveries"
     r = await client.post(f"{base}/{logged['id']}/redeliver", headers=admin.headers)
@@ -559,7 +569,7 @@ async def test_manual_redelivery(
         "deliveredAt": None,
     }
     assert len(got.got) == 1  # sent by the worker, not by the request
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert len(got.got) == 2
     assert got.got[0].body == got.got[1].body
     assert got.got[0].headers["webhook-id"] == got.got[1].headers["webhook-id"]
@@ -572,6 +582,7 @@ async def test_deleting_a_hook_stops_its_deliveries(
     db: AsyncEngine,
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
 ) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     got = receiver(ok)
@@ -579,7 +590,7 @@ async def test_deleting_a_hook_stops_its_deliveries(
     await new_space(client, org_id, admin)
     r = await client.delete(f"/v1/orgs/{org_id}/webhooks/{hook['id']}", headers=admin.headers)
     assert r.status_code == 204
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert got.got == []
 
 
@@ -592,10 +603,11 @@ async def test_a_rolled_back_change_sends_nothing(
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
     monkeypatch: pytest.MonkeyPatch,
+    job_env: JobEnv,
 ) -> None:
     org_id, (admin,) = await factories.org_with_members(db)
     space_id = await new_space(client, org_id, admin)
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     got = receiver(ok)
     await create_hook(client, org_id, admin, url=got.url)
     before = await event_count(db)
@@ -621,7 +633,7 @@ async def test_a_rolled_back_change_sends_nothing(
             sa.select(sa.func.count()).where(jobs.c.kind == "events.dispatch")
         )
         assert dispatches.scalar() == before + 1
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert [orjson.loads(g.body)["type"] for g in got.got] == ["change_request_created"]
 
 
@@ -630,6 +642,7 @@ async def test_a_committed_event_survives_a_worker_that_died(
     db: AsyncEngine,
     loopback: Settings,
     receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
 ) -> None:
     """The dispatch and the delivery are jobs: a runner that dies holding one leaves a lease
     that expires, and the next runner delivers."""
@@ -637,26 +650,28 @@ async def test_a_committed_event_survives_a_worker_that_died(
     got = receiver(ok)
     await create_hook(client, org_id, admin, url=got.url)
     await new_space(client, org_id, admin)
-    dead = JobRunner(db, worker_id="dead", lease=timedelta(seconds=30))
+    dead = JobRunner(db, job_env, worker_id="dead", lease=timedelta(seconds=30))
     claimed = await dead.claim()  # and then the process is killed
     assert claimed is not None and claimed["kind"] == "events.dispatch"
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert got.got == []  # held by the dead runner's lease
     clock.advance(timedelta(seconds=31))
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     assert len(got.got) == 1
 
 
-async def test_retention_prunes_old_events(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_retention_prunes_old_events(
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
     from docshelf.events import outbox
 
     org_id, (admin,) = await factories.org_with_members(db)
     await new_space(client, org_id, admin)
-    await run_jobs(db)
+    await run_jobs(db, job_env=job_env)
     clock.advance(timedelta(days=365, seconds=1))
     await new_space(client, org_id, admin)
     async with unit_of_work(db) as conn:
-        await outbox.prune(conn, {})
+        await outbox.prune(conn, {}, env=job_env)
     r = await client.get(f"/v1/orgs/{org_id}/audit-log", headers=admin.headers)
     assert r.json()["count"] == 1
     async with unit_of_work(db, write=False) as conn:

@@ -11,6 +11,7 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.worker.registry import JobEnv
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.factories import Who
@@ -216,7 +217,7 @@ class World:
         return {**extra, "json": fill_in(VALID_BODIES[(method, path)])}
 
 
-async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
+async def build_world(client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv) -> World:
     org_a, (admin_a, member_a) = await factories.org_with_members(db, "edit")
     r = await client.put(
         f"/v1/orgs/{org_a}/teams",
@@ -405,7 +406,7 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     )
     assert r.status_code == 201, r.text
     world.extra["specSlug"] = "petstore"
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     r = await client.get(
         f"/v1/orgs/{org_a}/openapi/petstore/versions/latest", headers=admin_a.headers
     )
@@ -422,7 +423,7 @@ async def build_world(client: httpx.AsyncClient, db: AsyncEngine) -> World:
     r = await client.post(f"{r.json()['urls']['location']}/publish", headers=admin_a.headers)
     assert r.status_code == 200, r.text
     world.extra["publishedUrl"] = r.json()["urls"]["published"]
-    await JobRunner(db).drain()
+    await JobRunner(db, job_env).drain()
     r = await client.get(
         f"/v1/orgs/{org_a}/webhooks/{world.extra['webhookId']}/deliveries?limit=1",
         headers=admin_a.headers,

@@ -29,7 +29,6 @@ from docshelf.auth import site_token
 from docshelf.auth.header import scope_bearer_token
 from docshelf.blobs import open_blob_store
 from docshelf.config import Settings, get_settings
-from docshelf.content.lifecycle import use_blob_store
 from docshelf.fetch import Fetcher
 from docshelf.gitsync.endpoints import mount_git
 from docshelf.kit import lifeline, logs, metrics, offload
@@ -47,6 +46,7 @@ from docshelf.ops import openapi as ops_openapi
 from docshelf.ops.endpoints import mount_ops
 from docshelf.ratelimit.service import RateLimiter, RedisStorage
 from docshelf.reader.endpoints import ReaderMiddleware
+from docshelf.worker.registry import JobEnv
 
 log = logging.getLogger("docshelf")
 
@@ -308,7 +308,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics.watch_pools(engine)
     app.state.base_url = settings.resolved_base_url
     app.state.blobs = open_blob_store(settings)
-    use_blob_store(app.state.blobs)
+    # What the jobs of a runner serving this app are handed (the tests' runners, the served
+    # worker opening its own from the same settings).
+    app.state.job_env = JobEnv(app.state.blobs)
     tasks.configure(settings)
     app.state.fetcher = Fetcher.from_settings(settings)
     app.state.limiter = _rate_limiter(settings, settings.rate_limit)

@@ -295,13 +295,12 @@ def import_command(settings: Settings, space_id: str, source: str, email: str | 
     by folders and README.md files), a .md or .html file, or an http(s) URL of one of those
     (fetched through the guarded fetcher)."""
     from docshelf.blobs import open_blob_store
-    from docshelf.content.lifecycle import use_blob_store
     from docshelf.imports import cli as import_cli
     from docshelf.imports import service as import_service
     from docshelf.user.service import require_by_email
 
     _migrate(settings)
-    use_blob_store(open_blob_store(settings))
+    store = open_blob_store(settings)
     try:
         if import_cli.is_url(source):
             imported = asyncio.run(import_cli.load_url(settings, source))
@@ -325,7 +324,7 @@ def import_command(settings: Settings, space_id: str, source: str, email: str | 
             await import_cli.require_importable(conn, space_id)
             author = await require_by_email(conn, email) if email else None
             return await import_service.apply(
-                conn, space_id, imported, author_id=author, progress=bar.update
+                conn, space_id, imported, store=store, author_id=author, progress=bar.update
             )
 
         revision = _in_transaction(settings, work)

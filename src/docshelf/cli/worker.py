@@ -16,6 +16,7 @@ import os
 import signal
 from multiprocessing.process import BaseProcess
 
+from docshelf.blobs import open_blob_store
 from docshelf.config import Settings
 from docshelf.kit import lifeline, logs, offload
 from docshelf.kit.db import create_engine
@@ -26,6 +27,7 @@ _PARENT_CHECK_SECONDS = 1.0
 
 def run_worker(settings: Settings, *, parent_pid: int | None = None) -> None:
     from docshelf import tasks  # registers every job kind
+    from docshelf.worker.registry import JobEnv
     from docshelf.worker.runner import JobRunner
 
     offload.configure(
@@ -35,7 +37,7 @@ def run_worker(settings: Settings, *, parent_pid: int | None = None) -> None:
 
     async def run() -> None:
         engine = create_engine(settings)
-        runner = JobRunner(engine)
+        runner = JobRunner(engine, JobEnv(open_blob_store(settings)))
 
         def on_signal() -> None:
             # Told to stop, the runner lets the current job finish for a while; with its parent

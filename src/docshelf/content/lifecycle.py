@@ -10,35 +10,17 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from docshelf.blobs import BlobStore, open_blob_store
-from docshelf.config import get_settings
 from docshelf.content import repository, signals
 from docshelf.content.tree import hamt, objects
 from docshelf.kit.db import unit_of_work
 from docshelf.models import import_stages, pdf_exports, space_blobs, spaces
 from docshelf.space.signals import SpaceCreated, SpaceDuplicated
 from docshelf.worker.queue import enqueue
-from docshelf.worker.registry import task
+from docshelf.worker.registry import JobEnv, task
 
 COLLECT_BLOBS = "content.collect_blobs"
 
 log = logging.getLogger("docshelf.content")
-
-_store: BlobStore | None = None
-
-
-def use_blob_store(store: BlobStore) -> None:
-    """The store jobs use: the serving app's, so that a test's data directory is the one the
-    collector cleans."""
-    global _store
-    _store = store
-
-
-def blob_store() -> BlobStore:
-    global _store
-    if _store is None:
-        _store = open_blob_store(get_settings())
-    return _store
 
 
 async def start_space(conn: AsyncConnection, event: SpaceCreated) -> None:
@@ -154,7 +136,7 @@ async def collect_unless_kept(engine: AsyncEngine, keys: set[str]) -> AsyncItera
 
 
 @task(COLLECT_BLOBS)
-async def collect_blobs(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+async def collect_blobs(conn: AsyncConnection, payload: dict[str, Any], *, env: JobEnv) -> None:
     """The collecting half of the blob protocol: under each key's lock (an upload referencing it
     meanwhile waits, then finds the bytes gone and puts them back), bytes whose last reference
     is gone are deleted. The references are rows already deleted and committed (purge, end of
@@ -162,7 +144,6 @@ async def collect_blobs(conn: AsyncConnection, payload: dict[str, Any]) -> None:
     keys = sorted(set(payload["keys"]))
     await repository.lock_blob_keys(conn, keys)
     held = await repository.held_blobs(conn, keys)
-    store = blob_store()
     for key in keys:
         if key not in held:
-            await store.delete(key)
+            await env.blobs.delete(key)

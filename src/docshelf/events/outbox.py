@@ -21,7 +21,7 @@ from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.ids import new_id
 from docshelf.worker.queue import enqueue
-from docshelf.worker.registry import task
+from docshelf.worker.registry import JobEnv, task
 
 Subscriber = Callable[[AsyncConnection, Event], Awaitable[None]]
 
@@ -99,7 +99,7 @@ async def emit(
 
 
 @task(DISPATCH)
-async def dispatch(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
+async def dispatch(conn: AsyncConnection, _payload: dict[str, Any], *, env: JobEnv) -> None:
     """Hands every undispatched event (its own and any other's: each event queues one job,
     and the later jobs then find nothing left) to the subscribers, oldest first."""
     rows = await repository.undispatched(conn, _BATCH)
@@ -113,6 +113,6 @@ async def dispatch(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
 
 
 @task("events.prune", every=timedelta(hours=1))
-async def prune(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
+async def prune(conn: AsyncConnection, _payload: dict[str, Any], *, env: JobEnv) -> None:
     """Events past the audit retention leave the log (their deliveries with them)."""
     await repository.prune(conn, utcnow() - _retention)

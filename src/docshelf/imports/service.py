@@ -17,9 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found
+from docshelf.blobs import BlobStore
 from docshelf.content import indexing, repository
 from docshelf.content.edits import Editor
-from docshelf.content.lifecycle import blob_store, collect_unless_kept, schedule_collection
+from docshelf.content.lifecycle import collect_unless_kept, schedule_collection
 from docshelf.content.service import require_content_edit
 from docshelf.content.tree.snapshot import Snapshot
 from docshelf.document import parsing
@@ -48,7 +49,7 @@ from docshelf.organization import policy as org_policy
 from docshelf.space import policy as space_policy
 from docshelf.space import repository as space_repository
 from docshelf.worker.queue import enqueue
-from docshelf.worker.registry import task
+from docshelf.worker.registry import JobEnv, task
 
 SUPPORTED = ("markdown", "zip", "html", "docx")
 LARGE_IMPORT = 200
@@ -138,6 +139,7 @@ async def apply(
     space_id: str,
     imported: Imported,
     *,
+    store: BlobStore,
     author_id: str | None,
     revision_id: str | None = None,
     progress: Callable[[int], None] | None = None,
@@ -148,7 +150,6 @@ async def apply(
     head = await repository.get(conn, space_id, head_id)
     assert head is not None
     snap = repository.snapshot(conn, head)
-    store = blob_store()
     now = utcnow()
     editor = await _edit(snap, imported, isoformat(now) or "", progress)
     outcome = editor.outcome
@@ -250,20 +251,25 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> Ou
     # The bytes go to the blob store before the write opens: the archive for a job, or the
     # imported files for an import applied now.
     put = await repository.put_blobs(
-        blob_store(), [fetched.body] if large else [f.data for f in imported.files]
+        st.state.blobs, [fetched.body] if large else [f.data for f in imported.files]
     )
     async with collect_unless_kept(st.engine, put), st.write() as ctx:
         access = await _check(ctx, space_id)
         if not large:
             revision_id = await apply(
-                ctx.conn, space_id, imported, author_id=st.actor.user_id, put=put
+                ctx.conn,
+                space_id,
+                imported,
+                store=st.state.blobs,
+                author_id=st.actor.user_id,
+                put=put,
             )
             return Outcome(applied={"revision": revision_id, **report(imported)})
         revision_id = new_id()
         run_id = new_id()
         now = utcnow()
         key = await repository.stage_blob(
-            ctx.conn, blob_store(), space_id, revision_id, fetched.body, put=put
+            ctx.conn, st.state.blobs, space_id, revision_id, fetched.body, put=put
         )
         await runs.insert_run(
             ctx.conn,
@@ -350,7 +356,7 @@ async def _unstage(conn: AsyncConnection, payload: dict[str, Any]) -> None:
         await schedule_collection(conn, [key])
 
 
-async def _give_up(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+async def _give_up(conn: AsyncConnection, payload: dict[str, Any], *, env: JobEnv) -> None:
     await _unstage(conn, payload)
     if payload.get("run"):
         await runs.fail_run(
@@ -368,11 +374,13 @@ class _Refused:
     reason: str
 
 
-async def _prepare_import(engine: AsyncEngine, payload: dict[str, Any]) -> Imported | _Refused:
+async def _prepare_import(
+    engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv
+) -> Imported | _Refused:
     if payload.get("run"):
         async with unit_of_work(engine) as conn:
             await runs.start_run(conn, payload["run"], utcnow())
-    data = await blob_store().get(payload["blob"])
+    data = await env.blobs.get(payload["blob"])
     if data is None:
         return _Refused("The archive to import is no longer stored")
     try:
@@ -385,7 +393,9 @@ async def _prepare_import(engine: AsyncEngine, payload: dict[str, Any]) -> Impor
 
 
 @task(IMPORT_JOB, prepare=_prepare_import, on_give_up=_give_up)
-async def run_import(conn: AsyncConnection, payload: dict[str, Any], imported: Any) -> None:
+async def run_import(
+    conn: AsyncConnection, payload: dict[str, Any], imported: Any, *, env: JobEnv
+) -> None:
     if await space_repository.get(conn, payload["space"]) is None:
         return  # purged meanwhile, and its stage and run with it
     if await repository.get(conn, payload["space"], payload["revision"]):
@@ -401,6 +411,7 @@ async def run_import(conn: AsyncConnection, payload: dict[str, Any], imported: A
         conn,
         payload["space"],
         imported,
+        store=env.blobs,
         author_id=payload["author"],
         revision_id=payload["revision"],
     )

@@ -13,7 +13,7 @@ from docshelf.kit.db import unit_of_work
 from docshelf.kit.ids import new_id
 from docshelf.openapi_spec import processing, repository
 from docshelf.worker.queue import enqueue
-from docshelf.worker.registry import task
+from docshelf.worker.registry import JobEnv, task
 
 PROCESS = "openapi.process"
 REFRESH = "openapi.refresh"
@@ -30,7 +30,9 @@ async def queue_processing(
     await enqueue(conn, PROCESS, {"spec": spec_id, "generation": generation}, organization=org_id)
 
 
-async def _prepare(engine: AsyncEngine, payload: dict[str, Any]) -> processing.Outcome | None:
+async def _prepare(
+    engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv
+) -> processing.Outcome | None:
     # A short transaction of its own, so the spec shows `progress` while the work runs.
     async with unit_of_work(engine) as conn:
         source = await repository.start(conn, payload["spec"], payload["generation"])
@@ -39,7 +41,7 @@ async def _prepare(engine: AsyncEngine, payload: dict[str, Any]) -> processing.O
     return await processing.process(source["source_url"], source["source_text"])
 
 
-async def _give_up(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+async def _give_up(conn: AsyncConnection, payload: dict[str, Any], *, env: JobEnv) -> None:
     if await repository.lock_current(conn, payload["spec"], payload["generation"]):
         await repository.finish(
             conn,
@@ -52,7 +54,9 @@ async def _give_up(conn: AsyncConnection, payload: dict[str, Any]) -> None:
 
 
 @task(PROCESS, prepare=_prepare, on_give_up=_give_up)
-async def process(conn: AsyncConnection, payload: dict[str, Any], outcome: Any) -> None:
+async def process(
+    conn: AsyncConnection, payload: dict[str, Any], outcome: Any, *, env: JobEnv
+) -> None:
     spec_id = payload["spec"]
     if outcome is None or not await repository.lock_current(conn, spec_id, payload["generation"]):
         return  # deleted, or its source changed meanwhile: the newer job records that one
@@ -102,7 +106,7 @@ async def _processed(conn: AsyncConnection, spec_id: str, data: dict[str, Any]) 
 
 
 @task(REFRESH, every=REFRESH_SWEEP)
-async def refresh(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
+async def refresh(conn: AsyncConnection, _payload: dict[str, Any], *, env: JobEnv) -> None:
     """Queues the processing of URL sources last processed more than the interval ago."""
     interval = timedelta(hours=processing.settings().openapi_refresh_hours)
     due = await repository.due_for_refresh(conn, utcnow() - interval, REFRESH_BATCH)

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.collection.signals import SpacesDeleted
 from docshelf.space import repository, signals
 from docshelf.worker.queue import enqueue
-from docshelf.worker.registry import task
+from docshelf.worker.registry import JobEnv, task
 
 RETENTION = timedelta(days=7)
 PURGE_JOB = "space.purge"
@@ -29,7 +29,7 @@ async def schedule_purge(conn: AsyncConnection, space_id: str, deleted_at: datet
 
 
 @task(PURGE_JOB)
-async def purge_space(conn: AsyncConnection, payload: dict[str, Any]) -> None:
+async def purge_space(conn: AsyncConnection, payload: dict[str, Any], *, env: JobEnv) -> None:
     row = await repository.get(conn, payload["space"])
     # Restored, or deleted again later (a newer job owns that deletion): nothing to do.
     if row is None or row["deleted_at"] is None:

@@ -32,7 +32,7 @@ from docshelf.kit.errors import BadRequest
 from docshelf.kit.ids import new_id
 from docshelf.webhooks import repository
 from docshelf.worker.queue import enqueue
-from docshelf.worker.registry import task
+from docshelf.worker.registry import JobEnv, task
 
 DELIVER = "webhooks.deliver"
 # Waits before the 2nd, 3rd... attempt: 11 attempts over ~24 hours.
@@ -117,7 +117,7 @@ def signed(delivery_id: str, secret: str, body: bytes, at: datetime) -> dict[str
     }
 
 
-async def _attempt(engine: AsyncEngine, payload: dict[str, Any]) -> Attempt | None:
+async def _attempt(engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv) -> Attempt | None:
     async with unit_of_work(engine, write=False) as conn:
         row = await repository.for_sending(conn, payload["delivery"])
     if row is None or row["delivery_status"] != "pending":
@@ -142,7 +142,9 @@ async def _attempt(engine: AsyncEngine, payload: dict[str, Any]) -> Attempt | No
 
 
 @task(DELIVER, prepare=_attempt, seconds=90)
-async def deliver(conn: AsyncConnection, payload: dict[str, Any], attempt: Attempt | None) -> None:
+async def deliver(
+    conn: AsyncConnection, payload: dict[str, Any], attempt: Attempt | None, *, env: JobEnv
+) -> None:
     if attempt is None:
         return
     delivery_id = payload["delivery"]

@@ -10,10 +10,18 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from docshelf.blobs import BlobStore
 
 Handler = Callable[..., Awaitable[None]]
-Prepare = Callable[[AsyncEngine, dict[str, Any]], Awaitable[Any]]
+Prepare = Callable[..., Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class JobEnv:
+    """What a process hands its jobs, as the app's state is handed to requests: the blob store
+    of the serving app, or the one a worker process opened from its settings."""
+
+    blobs: BlobStore
 
 
 @dataclass(frozen=True)
@@ -32,10 +40,11 @@ MAX_SECONDS = 240.0
 
 @dataclass(frozen=True)
 class Kind:
-    # handler(conn, payload), or handler(conn, payload, prepared) when `prepare` is set.
+    # handler(conn, payload, *, env), or handler(conn, payload, prepared, *, env) when
+    # `prepare` is set; prepare(engine, payload, *, env).
     handler: Handler
     prepare: Prepare | None = None
-    # on_give_up(conn, payload)
+    # on_give_up(conn, payload, *, env)
     on_give_up: Handler | None = None
     seconds: float = MAX_SECONDS
 

@@ -59,6 +59,7 @@ class JobRunner:
     def __init__(
         self,
         engine: AsyncEngine,
+        env: registry.JobEnv,
         *,
         worker_id: str | None = None,
         lease: timedelta = timedelta(minutes=5),
@@ -66,6 +67,7 @@ class JobRunner:
         grace: float = STOP_GRACE,
     ) -> None:
         self.engine = engine
+        self.env = env
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.lease = lease
         self.poll_interval = poll_interval
@@ -173,9 +175,9 @@ class JobRunner:
         payload = _without_request_id(job["payload"])
         args: tuple[Any, ...] = ()
         if kind.prepare is not None:
-            args = (await kind.prepare(self.engine, payload),)
+            args = (await kind.prepare(self.engine, payload, env=self.env),)
         async with unit_of_work(self.engine) as conn:
-            await kind.handler(conn, payload, *args)
+            await kind.handler(conn, payload, *args, env=self.env)
             await conn.execute(
                 sa.update(jobs)
                 .where(mine)
@@ -219,7 +221,7 @@ class JobRunner:
         if give_up is not None:
             try:
                 async with unit_of_work(self.engine) as conn:
-                    await give_up(conn, _without_request_id(job["payload"]))
+                    await give_up(conn, _without_request_id(job["payload"]), env=self.env)
                     await conn.execute(sa.update(jobs).where(mine).values(**values))
                 return
             except Exception as cleanup_exc:

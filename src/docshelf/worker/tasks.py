@@ -10,13 +10,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.kit.clock import utcnow
 from docshelf.models import jobs
-from docshelf.worker.registry import task
+from docshelf.worker.registry import JobEnv, task
 
 _FINISHED_JOB_RETENTION = timedelta(days=7)
 
 
 @task("maintenance.purge", every=timedelta(minutes=10))
-async def purge(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
+async def purge(conn: AsyncConnection, _payload: dict[str, Any], *, env: JobEnv) -> None:
     """Drops finished jobs older than a week."""
     now = utcnow()
     await conn.execute(

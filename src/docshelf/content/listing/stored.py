@@ -18,7 +18,7 @@ from docshelf.content.tree.snapshot import Snapshot
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import unit_of_work
 from docshelf.worker.queue import enqueue
-from docshelf.worker.registry import task
+from docshelf.worker.registry import JobEnv, task
 
 SNAPSHOT_LISTING = "content.snapshot_listing"
 
@@ -77,7 +77,9 @@ class _Snapshot:
     drop: bool = False  # the space is no longer large enough: its stored pieces go
 
 
-async def _prepare_snapshot(engine: AsyncEngine, payload: dict[str, Any]) -> _Snapshot:
+async def _prepare_snapshot(
+    engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv
+) -> _Snapshot:
     """What to store for main's pages, if anything. Read and built before the job's
     transaction opens (~100-200 ms for 10,000 pages, which no write lock waits on); stored
     pieces a few records behind main are left as they are. A rewrite is built from the pages
@@ -107,7 +109,9 @@ async def _prepare_snapshot(engine: AsyncEngine, payload: dict[str, Any]) -> _Sn
 
 
 @task(SNAPSHOT_LISTING, prepare=_prepare_snapshot)
-async def snapshot_listing(conn: AsyncConnection, payload: dict[str, Any], plan: _Snapshot) -> None:
+async def snapshot_listing(
+    conn: AsyncConnection, payload: dict[str, Any], plan: _Snapshot, *, env: JobEnv
+) -> None:
     space_id = payload["space_id"]
     if plan.drop:
         await repository.drop_listing_snapshot(conn, space_id)
@@ -125,7 +129,9 @@ SWEEP_LISTINGS = "content.sweep_listing_snapshots"
 _SWEEP_BATCH = 500
 
 
-async def _large_spaces_unstored(engine: AsyncEngine, _payload: dict[str, Any]) -> list[str]:
+async def _large_spaces_unstored(
+    engine: AsyncEngine, _payload: dict[str, Any], *, env: JobEnv
+) -> list[str]:
     # Read before the job's transaction opens: each space's pages-map root node, read with the
     # space in one statement a batch (the node holds the map's entry count).
     found: list[str] = []
@@ -150,7 +156,7 @@ async def _large_spaces_unstored(engine: AsyncEngine, _payload: dict[str, Any]) 
     prepare=_large_spaces_unstored,
 )
 async def sweep_listing_snapshots(
-    conn: AsyncConnection, _payload: dict[str, Any], spaces_found: list[str]
+    conn: AsyncConnection, _payload: dict[str, Any], spaces_found: list[str], *, env: JobEnv
 ) -> None:
     """Queues stored pieces for the large spaces without any in the current format: main's
     moves keep them up to date, but a space not edited since the upgrade that brought them
