@@ -60,6 +60,8 @@ from docshelf.space import policy as space_policy
 from docshelf.space.policy import SpaceAccess
 
 log = logging.getLogger("docshelf.gitsync")
+# dulwich logs each request's capabilities at INFO: the access line already says what came.
+logging.getLogger("dulwich").setLevel(logging.WARNING)
 
 MAIN = Ref(b"refs/heads/main")
 BRANCH_PREFIX = "change-requests/"
