@@ -15,7 +15,6 @@ Reusable contents are `.gitbook/includes/<name>.md`, files `.gitbook/assets/<nam
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 import unicodedata
@@ -652,14 +651,6 @@ def _asset_changes(base: Space, new: Space) -> list[dict[str, Any]]:
         name = sorted(old)[0]
         raise LayoutError(f"{ASSETS}{name}: files cannot be deleted over git")
     return out
-
-
-def digest(files: Mapping[str, bytes]) -> str:
-    """One hash of a whole tree (tests and caches compare trees by it)."""
-    h = hashlib.sha256()
-    for path in sorted(files):
-        h.update(path.encode() + b"\0" + hashlib.sha256(files[path]).digest())
-    return h.hexdigest()
 
 
 def with_keys(space: Space, keys: Mapping[str, str]) -> Space:
