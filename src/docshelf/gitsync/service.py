@@ -758,11 +758,20 @@ async def _apply_push(
     assert row is not None
     before = await space_of(content_repository.snapshot(ctx.conn, row), ctx.state.blobs)
     tip = chain[-1]
+    ids: dict[str, bytes] = {}
     try:
-        files = git.files_of(lambda sha: repo.object_store[ObjectID(sha)], tip.tree)
+        files = git.files_of(lambda sha: repo.object_store[ObjectID(sha)], tip.tree, ids)
     except (ValueError, KeyError) as exc:
         raise GitRefusal(str(exc)) from None
-    after = layout.adopt(before, layout.parse(files))
+    # The files pushed as the start revision has them are its pages as they are: not read again.
+    ours = await _tree_of(ctx, row)
+    by_id = {page.key: page for page in before.pages}
+    known = {}
+    for page_id, path in ours.paths.items():
+        blob = ours.files.get(path)
+        if page_id in by_id and isinstance(blob, Blob) and ids.get(path) == blob.id:
+            known[path] = by_id[page_id]
+    after = layout.adopt(before, layout.parse(files, known))
     ops = layout.changes(before, after)
 
     async def edit(editor: Editor) -> None:
