@@ -85,15 +85,9 @@ def main() -> None:
     env.update(DOCSHELF_DATA_DIR=str(root / "data"), DOCSHELF_RATE_LIMIT="0")
     if args.database_url:
         env["DOCSHELF_DATABASE_URL"] = args.database_url
+    command = [sys.executable, "-c", "from docshelf.cli.main import main; main()"]
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from docshelf.cli.main import main; main()",
-            "serve",
-            "--port",
-            str(port),
-        ],
+        [*command, "serve", "--port", str(port)],
         env=env,
         stdout=(root / "serve.log").open("wb"),
         stderr=subprocess.STDOUT,

@@ -356,3 +356,30 @@ async def test_the_export_pushed_into_an_empty_space_is_the_space(
     assert shape(copy_pages) == shape(source_pages)
     for a, b in zip(source_pages, copy_pages, strict=True):
         assert await _markdown(product, copy, b["id"]) == await _markdown(product, source, a["id"])
+
+
+async def test_files_and_reusable_contents_over_git(product: Product, tmp_path: Path) -> None:
+    org, space_id = await _space(product, "Assets")
+    git("clone", _remote(product, org, space_id, product.token), "w", cwd=tmp_path)
+    w = tmp_path / "w"
+    (w / ".gitbook/assets").mkdir(parents=True)
+    (w / ".gitbook/assets/notes.txt").write_bytes(b"plain notes\n")
+    (w / ".gitbook/includes").mkdir(parents=True)
+    (w / ".gitbook/includes/warning.md").write_text("# Careful\n\nMind the step.\n")
+    git("add", "-A", cwd=w)
+    git("commit", "-m", "A file and a reusable content", cwd=w)
+    git("push", "origin", "main", cwd=w)
+    async with product.client(product.token) as c:
+        revision = (await c.get(f"/v1/spaces/{space_id}/content")).json()
+    assert [(f["name"], f["contentType"], f["size"]) for f in revision["files"]] == [
+        ("notes.txt", "text/plain", 12)
+    ]
+    [reusable] = revision["reusableContents"]
+    assert reusable["title"] == "Careful"
+    git("pull", "--ff-only", cwd=w)
+    assert (w / ".gitbook/assets/notes.txt").read_bytes() == b"plain notes\n"
+    assert (w / ".gitbook/includes/Careful.md").read_text() == (
+        f"---\nid: {reusable['id']}\n---\n\n# Careful\n\nMind the step.\n"
+    )
+    assert not (w / ".gitbook/includes/warning.md").exists()
+    assert git("status", "--porcelain", cwd=w).stdout == ""

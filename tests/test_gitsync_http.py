@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.gitsync import service
+from docshelf.kit.lru import counted
 from tests import factories
 
 
@@ -16,10 +17,6 @@ def _main(advertisement: bytes) -> str:
         if line.rstrip().endswith(b"refs/heads/main") or b"refs/heads/main\x00" in line:
             return line[4:44].decode()
     raise AssertionError(advertisement)
-
-
-async def _never(*_args: object) -> None:
-    return None
 
 
 async def _refs(client: httpx.AsyncClient, org: str, space: str, token: str) -> httpx.Response:
@@ -72,12 +69,11 @@ async def test_a_tree_built_from_its_parents_is_the_tree_built_whole(
         assert r.status_code == 200, r.text
         incremental = await _refs(client, org, space["id"], owner.token)
         with monkeypatch.context() as m:
-            m.setattr(service, "_from_parent", _never)
-            service._TREES.clear()
+            # Nothing kept: every tree is laid out whole, from its own revision alone.
+            m.setattr(service, "_TREES", counted(0))
             service._BLOBS.clear()
             service._HISTORIES.clear()
             whole = await _refs(client, org, space["id"], owner.token)
-            service._TREES.clear()
             service._HISTORIES.clear()
         assert _main(incremental.content) == _main(whole.content)
         heads.append(_main(whole.content))

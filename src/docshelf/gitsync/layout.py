@@ -15,7 +15,6 @@ Reusable contents are `.gitbook/includes/<name>.md`, files `.gitbook/assets/<nam
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 import unicodedata
@@ -397,13 +396,22 @@ def _identity(read: _Read, where: str, value: Any, fallback: str) -> str:
 
 
 def _read_page(
-    read: _Read, files: Mapping[str, bytes], path: str, parent: str | None, title: str
+    read: _Read,
+    files: Mapping[str, bytes],
+    path: str,
+    parent: str | None,
+    title: str,
+    known: Mapping[str, Page],
 ) -> Page:
     if path not in files:
         raise LayoutError(f"{SUMMARY}: it names {path}, which is not in the tree")
     if path in read.used:
         raise LayoutError(f"{SUMMARY}: it names {path} twice")
     read.used.add(path)
+    if path in known:
+        page = known[path]
+        _identity(read, path, page.key, page.key)
+        return replace(page, parent=parent)
     meta, rest = _split_front(path, _text(path, files[path]))
     unknown = sorted(set(meta) - {"description", "icon", "emoji", "hidden", "slug", "id"})
     if unknown:
@@ -445,8 +453,11 @@ def _forbidden(path: str) -> str | None:
     return None
 
 
-def parse(files: Mapping[str, bytes]) -> Space:
-    """The space a tree holds; LayoutError for anything that cannot be one."""
+def parse(files: Mapping[str, bytes], known: Mapping[str, Page] | None = None) -> Space:
+    """The space a tree holds; LayoutError for anything that cannot be one. `known`: pages
+    already read from the very bytes now at their paths (a push's unchanged files), taken as
+    they are rather than read again."""
+    known = known or {}
     if len(files) > MAX_FILES:
         raise LayoutError(f"the tree holds {len(files)} files, more than {MAX_FILES}")
     for path, data in files.items():
@@ -497,7 +508,7 @@ def parse(files: Mapping[str, bytes]) -> Space:
             page = Page(key=key, parent=parent, type="link", title=title, slug=slug, href=target)
         else:
             path = posixpath.normpath(target.split("#", 1)[0])
-            page = _read_page(read, files, path, parent, title)
+            page = _read_page(read, files, path, parent, title, known)
         read.pages.append(page)
         stack.append(page.key)
     orphans = sorted(
@@ -652,14 +663,6 @@ def _asset_changes(base: Space, new: Space) -> list[dict[str, Any]]:
         name = sorted(old)[0]
         raise LayoutError(f"{ASSETS}{name}: files cannot be deleted over git")
     return out
-
-
-def digest(files: Mapping[str, bytes]) -> str:
-    """One hash of a whole tree (tests and caches compare trees by it)."""
-    h = hashlib.sha256()
-    for path in sorted(files):
-        h.update(path.encode() + b"\0" + hashlib.sha256(files[path]).digest())
-    return h.hexdigest()
 
 
 def with_keys(space: Space, keys: Mapping[str, str]) -> Space:

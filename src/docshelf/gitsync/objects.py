@@ -81,8 +81,11 @@ def commit(
     return obj
 
 
-def files_of(lookup: Callable[[bytes], ShaFile], tree_id: bytes) -> dict[str, bytes]:
-    """Every file of a tree, by path (a pushed tree: submodules and symlinks refused)."""
+def files_of(
+    lookup: Callable[[bytes], ShaFile], tree_id: bytes, ids: dict[str, bytes] | None = None
+) -> dict[str, bytes]:
+    """Every file of a tree, by path (a pushed tree: submodules and symlinks refused); each
+    file's blob id put in `ids` when given."""
     out: dict[str, bytes] = {}
     stack: list[tuple[str, bytes]] = [("", tree_id)]
     while stack:
@@ -100,6 +103,8 @@ def files_of(lookup: Callable[[bytes], ShaFile], tree_id: bytes) -> dict[str, by
                 if not isinstance(item, Blob):
                     raise ValueError(f"{path}: not a file")
                 out[path] = item.as_raw_string()
+                if ids is not None:
+                    ids[path] = entry.sha
             else:
                 raise ValueError(f"{path}: symbolic links and submodules are not synced")
     return out

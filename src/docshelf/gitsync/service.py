@@ -14,7 +14,7 @@ import binascii
 import io
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any
@@ -60,6 +60,8 @@ from docshelf.space import policy as space_policy
 from docshelf.space.policy import SpaceAccess
 
 log = logging.getLogger("docshelf.gitsync")
+# dulwich logs each request's capabilities at INFO: the access line already says what came.
+logging.getLogger("dulwich").setLevel(logging.WARNING)
 
 MAIN = Ref(b"refs/heads/main")
 BRANCH_PREFIX = "change-requests/"
@@ -82,6 +84,7 @@ class _Built:
     files: dict[str, bytes | Blob]
     paths: dict[str, str]
     roots: tuple[str | None, str | None, str | None]
+    records: dict[str, Record]  # the page records by id, the root's under ROOT
 
 
 # Revisions are immutable: their trees are kept by revision id, the latest few (a tree is made
@@ -221,26 +224,79 @@ def _roots(row: sa.RowMapping) -> tuple[str | None, str | None, str | None]:
     return (row["pages_root"], row["files_root"], row["reusable_root"])
 
 
-async def _page_blob(snap: Snapshot, rec: Record, path: str, text: str | None = None) -> Blob:
-    page = _page(rec, rec.get("parent"))
-    key = ("page", rec.get("markdown"), path, *_fields(page).values())
-    found = _BLOBS.get(key)
-    if found is None:
-        if text is None:
-            text = await snap.markdown(rec)
-        found = git.blob(layout.page_file(layout.Page(**{**_fields(page), "markdown": text}), path))
-        _BLOBS.put(key, found)
-    return found
+async def _page_blobs(
+    snap: Snapshot, records: dict[str, Record], paths: dict[str, str], ids: Iterable[str]
+) -> dict[str, Blob]:
+    """The files of pages `ids` at their paths: those made already taken from the cache, the
+    bodies of the others read in one go."""
+    out: dict[str, Blob] = {}
+    missing: dict[str, tuple[Any, ...]] = {}
+    for page_id in ids:
+        rec, path = records[page_id], paths[page_id]
+        fields = _fields(_page(rec, rec.get("parent")))
+        key = ("page", rec.get("markdown"), path, *fields.values())
+        found = _BLOBS.get(key)
+        if found is None:
+            missing[page_id] = key
+        else:
+            out[page_id] = found
+    wanted = [records[k]["markdown"] for k in missing if records[k].get("markdown")]
+    texts = await snap.markdowns(wanted) if wanted else {}
+    for page_id, key in missing.items():
+        rec = records[page_id]
+        text = texts.get(rec.get("markdown") or "", "")
+        page = layout.Page(**{**_fields(_page(rec, rec.get("parent"))), "markdown": text})
+        made = git.blob(layout.page_file(page, paths[page_id]))
+        _BLOBS.put(key, made)
+        out[page_id] = made
+    return out
 
 
 async def _built(
-    files: dict[str, bytes | Blob], paths: dict[str, str], row: sa.RowMapping
+    files: dict[str, bytes | Blob],
+    paths: dict[str, str],
+    records: dict[str, Record],
+    row: sa.RowMapping,
 ) -> _Built:
     made: dict[bytes, ShaFile] = {}
     tree_id = await asyncio.to_thread(git.tree, files, lambda obj: made.__setitem__(obj.id, obj))
-    built = _Built(tree_id, tuple(made.values()), files, paths, _roots(row))
+    built = _Built(tree_id, tuple(made.values()), files, paths, _roots(row), records)
     _TREES.put(row["id"], built)
     return built
+
+
+async def _records(snap: Snapshot, row: sa.RowMapping) -> dict[str, Record]:
+    """Every page record of the revision (the root's under ROOT): its parent's with what the
+    maps' diff says changed, when the parent's were read; else read whole."""
+    parent = _TREES.get(row["parents"][0]) if row["parents"] else None
+    if parent is not None:
+        diff = await hamt.diff(snap.store, parent.roots[0], row["pages_root"])
+        loaded = await snap.store.get_json({new for _, new in diff.values() if new})
+        records = dict(parent.records)
+        for page_id, (_, new) in diff.items():
+            if new is None:
+                records.pop(page_id, None)
+            else:
+                records[page_id] = loaded[new]
+        return records
+    entries = await hamt.items(snap.store, row["pages_root"])
+    loaded = await snap.store.get_json(set(entries.values()))
+    return {page_id: loaded[h] for page_id, h in entries.items()}
+
+
+def _walk(records: dict[str, Record]) -> list[layout.Page]:
+    """The pages parents first, each parent's children in order (bodies not read)."""
+    pages: list[layout.Page] = []
+    top = (records.get(ROOT) or {}).get("children") or []
+    stack: list[tuple[str, str | None]] = [(cid, None) for cid, _ in reversed(top)]
+    while stack:
+        cid, parent = stack.pop()
+        rec = records.get(cid)
+        if rec is None:
+            continue
+        pages.append(_page(rec, parent))
+        stack += [(kid, cid) for kid, _ in reversed(rec.get("children") or [])]
+    return pages
 
 
 async def _from_parent(ctx: Ctx, row: sa.RowMapping) -> _Built | None:
@@ -261,12 +317,13 @@ async def _from_parent(ctx: Ctx, row: sa.RowMapping) -> _Built | None:
         before, after = records[old], records[new]
         if any(before.get(name) != after.get(name) for name in _SHAPE):
             return None
+    after = dict(parent.records)
+    after.update({page_id: records[new] for page_id, (_, new) in changed.items()})
     files = dict(parent.files)
-    for page_id, (_, new) in changed.items():
-        rec = records[new]
-        if page_id in parent.paths:
-            files[parent.paths[page_id]] = await _page_blob(snap, rec, parent.paths[page_id])
-    return await _built(files, parent.paths, row)
+    made = await _page_blobs(snap, after, parent.paths, [k for k in changed if k in parent.paths])
+    for page_id, blob in made.items():
+        files[parent.paths[page_id]] = blob
+    return await _built(files, parent.paths, after, row)
 
 
 async def _tree_of(ctx: Ctx, row: sa.RowMapping) -> _Built:
@@ -279,19 +336,16 @@ async def _tree_of(ctx: Ctx, row: sa.RowMapping) -> _Built:
     if incremental is not None:
         return incremental
     snap = content_repository.snapshot(ctx.conn, row)
-    pages, records = await _shape(snap)
-    shape = layout.Space(tuple(pages))
+    records = await _records(snap, row)
+    shape = layout.Space(tuple(_walk(records)))
     paths = layout.page_paths(shape)
     files: dict[str, bytes | Blob] = {
         layout.CONFIG: layout.CONFIG_TEXT,
         layout.SUMMARY: layout.summary(shape, paths),
     }
-    keys = [records[k]["markdown"] for k in paths if records[k].get("markdown")]
-    texts = await snap.markdowns(keys) if len(keys) > 0 else {}
+    made = await _page_blobs(snap, records, paths, paths)
     for page_id, path in paths.items():
-        rec = records[page_id]
-        text = texts.get(rec.get("markdown") or "", "")
-        files[path] = await _page_blob(snap, rec, path, text)
+        files[path] = made[page_id]
     reusables = layout.Space(reusables=tuple(await _reusables(snap)))
     rpaths = layout.reusable_paths(reusables)
     for item in reusables.reusables:
@@ -303,7 +357,7 @@ async def _tree_of(ctx: Ctx, row: sa.RowMapping) -> _Built:
             found = git.blob(await ctx.state.blobs.get(rec["blob"]) or b"")
             _BLOBS.put(key, found)
         files[f"{layout.ASSETS}{name}"] = found
-    return await _built(files, paths, row)
+    return await _built(files, paths, records, row)
 
 
 def _identity(name: str | None, email: str | None) -> bytes:
@@ -704,11 +758,20 @@ async def _apply_push(
     assert row is not None
     before = await space_of(content_repository.snapshot(ctx.conn, row), ctx.state.blobs)
     tip = chain[-1]
+    ids: dict[str, bytes] = {}
     try:
-        files = git.files_of(lambda sha: repo.object_store[ObjectID(sha)], tip.tree)
+        files = git.files_of(lambda sha: repo.object_store[ObjectID(sha)], tip.tree, ids)
     except (ValueError, KeyError) as exc:
         raise GitRefusal(str(exc)) from None
-    after = layout.adopt(before, layout.parse(files))
+    # The files pushed as the start revision has them are its pages as they are: not read again.
+    ours = await _tree_of(ctx, row)
+    by_id = {page.key: page for page in before.pages}
+    known = {}
+    for page_id, path in ours.paths.items():
+        blob = ours.files.get(path)
+        if page_id in by_id and isinstance(blob, Blob) and ids.get(path) == blob.id:
+            known[path] = by_id[page_id]
+    after = layout.adopt(before, layout.parse(files, known))
     ops = layout.changes(before, after)
 
     async def edit(editor: Editor) -> None:
