@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.config import Settings
+from docshelf.config import Settings, get_settings
 from docshelf.events import repository
 from docshelf.events.event import TYPES, Event
 from docshelf.kit.clock import utcnow
@@ -30,12 +30,12 @@ DISPATCH = "events.dispatch"
 _BATCH = 200
 
 _subscribers: list[Subscriber] = []
-_retention = timedelta(days=Settings.model_fields["audit_retention_days"].default)
+_settings: Settings | None = None
 
 
 def use_settings(settings: Settings) -> None:
-    global _retention
-    _retention = timedelta(days=settings.audit_retention_days)
+    global _settings
+    _settings = settings
 
 
 def subscribe(fn: Subscriber) -> Subscriber:
@@ -115,4 +115,5 @@ async def dispatch(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
 @task("events.prune", every=timedelta(hours=1))
 async def prune(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
     """Events past the audit retention leave the log (their deliveries with them)."""
-    await repository.prune(conn, utcnow() - _retention)
+    days = (_settings or get_settings()).audit_retention_days
+    await repository.prune(conn, utcnow() - timedelta(days=days))

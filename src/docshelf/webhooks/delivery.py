@@ -42,8 +42,6 @@ RETRY_DELAYS: tuple[timedelta, ...] = tuple(
 )
 # Events in a row whose every attempt failed before the hook is disabled.
 DISABLE_AFTER = 5
-# A receiver's answer is read up to this (and dropped): only its status matters.
-_MAX_ANSWER = 64 * 1024
 # The error text kept on a delivery.
 _MAX_ERROR = 500
 
@@ -57,7 +55,7 @@ def use_settings(settings: Settings) -> None:
 
 def _fetcher() -> Fetcher:
     settings = _settings or get_settings()
-    return Fetcher.from_settings(settings, timeout=settings.webhook_timeout, max_bytes=_MAX_ANSWER)
+    return Fetcher.from_settings(settings, timeout=settings.webhook_timeout)
 
 
 def _delay(attempts: int) -> timedelta:
