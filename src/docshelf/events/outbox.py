@@ -74,7 +74,8 @@ async def record(
         data=data or {},
         now=utcnow(),
     )
-    await enqueue(conn, DISPATCH, {"event": event_id}, organization=organization, space=space)
+    # One dispatch pending at a time serves every event committed before it runs.
+    await enqueue(conn, DISPATCH, {}, dedupe_key=DISPATCH)
     return event_id
 
 
@@ -98,10 +99,11 @@ async def emit(
     )
 
 
-@task(DISPATCH)
+# The schedule is a backstop: on PostgreSQL an event committed while a dispatch runs, after its
+# read, finds that dispatch's key still taken and queues none (SQLite serialises the two).
+@task(DISPATCH, every=timedelta(minutes=5))
 async def dispatch(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
-    """Hands every undispatched event (its own and any other's: each event queues one job,
-    and the later jobs then find nothing left) to the subscribers, oldest first."""
+    """Hands every undispatched event to the subscribers, oldest first."""
     rows = await repository.undispatched(conn, _BATCH)
     for row in rows:
         event = Event.from_row(row)
@@ -109,6 +111,7 @@ async def dispatch(conn: AsyncConnection, _payload: dict[str, Any]) -> None:
             await subscriber(conn, event)
     await repository.mark_dispatched(conn, [row["id"] for row in rows])
     if len(rows) == _BATCH:
+        # More left: the next batch at once (this job still holds the dedupe key).
         await enqueue(conn, DISPATCH, {})
 
 
