@@ -207,6 +207,14 @@ async def test_create_get_update_rotate_delete(client: httpx.AsyncClient, db: As
     updated = {**expected, "url": "http://ci.example.com/v2", "events": [], "active": False}
     assert r.json() == updated
 
+    for field_name in ("url", "events", "active"):
+        r = await client.patch(f"{url}/{hook_id}", json={field_name: None}, headers=admin.headers)
+        assert r.status_code == 400
+        assert r.json() == error(400, f"Invalid body field '{field_name}': must not be null")
+    r = await client.patch(f"{url}/{hook_id}", json={"url": "file:///etc"}, headers=admin.headers)
+    assert r.status_code == 400
+    assert (await client.get(f"{url}/{hook_id}", headers=admin.headers)).json() == updated
+
     r = await client.post(f"{url}/{hook_id}/secret", headers=admin.headers)
     assert r.status_code == 200, r.text
     rotated = r.json().pop("secret")
@@ -661,17 +669,27 @@ async def test_a_committed_event_survives_a_worker_that_died(
 
 
 async def test_retention_prunes_old_events(
-    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, job_env: JobEnv
 ) -> None:
     from docshelf.events import outbox
 
     org_id, (admin,) = await factories.org_with_members(db)
+    await create_hook(client, org_id, admin, url="http://127.0.0.1:9/in")
     await new_space(client, org_id, admin)
     await run_jobs(db, job_env=job_env)
-    clock.advance(timedelta(days=365, seconds=1))
-    await new_space(client, org_id, admin)
-    async with unit_of_work(db) as conn:
-        await outbox.prune(conn, {}, env=job_env)
+    outbox.use_settings(settings.model_copy(update={"audit_retention_days": 30}))
+    try:
+        clock.advance(timedelta(days=30))
+        await new_space(client, org_id, admin)
+        async with unit_of_work(db) as conn:
+            await outbox.prune(conn, {}, env=job_env)
+        r = await client.get(f"/v1/orgs/{org_id}/audit-log", headers=admin.headers)
+        assert r.json()["count"] == 2  # exactly 30 days old: kept
+        clock.advance(timedelta(seconds=1))
+        async with unit_of_work(db) as conn:
+            await outbox.prune(conn, {}, env=job_env)
+    finally:
+        outbox.use_settings(settings)
     r = await client.get(f"/v1/orgs/{org_id}/audit-log", headers=admin.headers)
     assert r.json()["count"] == 1
     async with unit_of_work(db, write=False) as conn:

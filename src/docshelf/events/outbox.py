@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.config import Settings
+from docshelf.config import Settings, get_settings
 from docshelf.events import repository
 from docshelf.events.event import TYPES, Event
 from docshelf.kit.clock import utcnow
@@ -30,12 +30,12 @@ DISPATCH = "events.dispatch"
 _BATCH = 200
 
 _subscribers: list[Subscriber] = []
-_retention = timedelta(days=Settings.model_fields["audit_retention_days"].default)
+_settings: Settings | None = None
 
 
 def use_settings(settings: Settings) -> None:
-    global _retention
-    _retention = timedelta(days=settings.audit_retention_days)
+    global _settings
+    _settings = settings
 
 
 def subscribe(fn: Subscriber) -> Subscriber:
@@ -74,7 +74,8 @@ async def record(
         data=data or {},
         now=utcnow(),
     )
-    await enqueue(conn, DISPATCH, {"event": event_id}, organization=organization, space=space)
+    # One dispatch pending at a time serves every event committed before it runs.
+    await enqueue(conn, DISPATCH, {}, dedupe_key=DISPATCH)
     return event_id
 
 
@@ -98,10 +99,11 @@ async def emit(
     )
 
 
-@task(DISPATCH)
+# The schedule is a backstop: on PostgreSQL an event committed while a dispatch runs, after its
+# read, finds that dispatch's key still taken and queues none (SQLite serialises the two).
+@task(DISPATCH, every=timedelta(minutes=5))
 async def dispatch(conn: AsyncConnection, _payload: dict[str, Any], *, env: JobEnv) -> None:
-    """Hands every undispatched event (its own and any other's: each event queues one job,
-    and the later jobs then find nothing left) to the subscribers, oldest first."""
+    """Hands every undispatched event to the subscribers, oldest first."""
     rows = await repository.undispatched(conn, _BATCH)
     for row in rows:
         event = Event.from_row(row)
@@ -109,10 +111,12 @@ async def dispatch(conn: AsyncConnection, _payload: dict[str, Any], *, env: JobE
             await subscriber(conn, event)
     await repository.mark_dispatched(conn, [row["id"] for row in rows])
     if len(rows) == _BATCH:
+        # More left: the next batch at once (this job still holds the dedupe key).
         await enqueue(conn, DISPATCH, {})
 
 
 @task("events.prune", every=timedelta(hours=1))
 async def prune(conn: AsyncConnection, _payload: dict[str, Any], *, env: JobEnv) -> None:
     """Events past the audit retention leave the log (their deliveries with them)."""
-    await repository.prune(conn, utcnow() - _retention)
+    days = (_settings or get_settings()).audit_retention_days
+    await repository.prune(conn, utcnow() - timedelta(days=days))

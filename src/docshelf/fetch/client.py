@@ -207,7 +207,8 @@ class Fetcher:
             # The redirect's body is never read.
             return _Answer(status, location, content_type, b"")
         if send.method != "GET":
-            return _Answer(status, None, content_type, await self._read_body(response))
+            # A POST's answer is its status: the body is never read.
+            return _Answer(status, None, content_type, b"")
         if not 200 <= status < 300:
             raise BadRequest(f"URL fetch failed: the server answered HTTP {status}")
         return _Answer(status, None, content_type, await self._read_body(response))

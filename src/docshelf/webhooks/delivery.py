@@ -41,8 +41,6 @@ RETRY_DELAYS: tuple[timedelta, ...] = tuple(
 )
 # Events in a row whose every attempt failed before the hook is disabled.
 DISABLE_AFTER = 5
-# A receiver's answer is read up to this (and dropped): only its status matters.
-_MAX_ANSWER = 64 * 1024
 # The error text kept on a delivery.
 _MAX_ERROR = 500
 
@@ -56,7 +54,7 @@ def use_settings(settings: Settings) -> None:
 
 def _fetcher() -> Fetcher:
     settings = _settings or get_settings()
-    return Fetcher.from_settings(settings, timeout=settings.webhook_timeout, max_bytes=_MAX_ANSWER)
+    return Fetcher.from_settings(settings, timeout=settings.webhook_timeout)
 
 
 def _delay(attempts: int) -> timedelta:
@@ -76,9 +74,8 @@ async def fan_out(conn: AsyncConnection, event: Event) -> None:
         )
         if added:
             org = event.organization_id
-            await enqueue(
-                conn, DELIVER, {"delivery": delivery_id, "organization": org}, organization=org
-            )
+            payload = {"delivery": delivery_id, "organization": org}
+            await enqueue(conn, DELIVER, payload, organization=org)
 
 
 async def send_again(conn: AsyncConnection, org_id: str, delivery_id: str) -> None:
@@ -95,6 +92,7 @@ async def send_again(conn: AsyncConnection, org_id: str, delivery_id: str) -> No
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
+    webhook_id: str
     # The delivery's attempts before this one: the row is only updated if still there.
     attempts: int
     # None: the hook is disabled, nothing was sent.
@@ -123,7 +121,9 @@ async def _attempt(engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv)
     if row is None or row["delivery_status"] != "pending":
         return None
     if not row["active"]:
-        return Attempt(row["delivery_attempts"], sent=False, error="the webhook is disabled")
+        return Attempt(
+            row["webhook_id"], row["delivery_attempts"], sent=False, error="the webhook is disabled"
+        )
     body = orjson.dumps(Event.from_row(row).body())
     # The receiver checks the timestamp against its own clock: the wall clock's, always.
     headers = signed(row["delivery_id"], row["secret"], body, datetime.now(UTC))
@@ -138,7 +138,9 @@ async def _attempt(engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv)
     except BadRequest as exc:
         status, error = None, exc.message
     duration = round((time.monotonic() - started) * 1000)
-    return Attempt(row["delivery_attempts"], status, duration, error and error[:_MAX_ERROR])
+    return Attempt(
+        row["webhook_id"], row["delivery_attempts"], status, duration, error and error[:_MAX_ERROR]
+    )
 
 
 @task(DELIVER, prepare=_attempt, seconds=90)
@@ -165,13 +167,11 @@ async def deliver(
         "error": attempt.error,
         "last_attempt_at": now,
     }
-    hook_id = await repository.webhook_of(conn, delivery_id)
-    if hook_id is None:
-        return
+    hook_id = attempt.webhook_id
     if attempt.delivered:
         values.update(status="delivered", delivered_at=now, next_attempt_at=None)
         if await repository.update_delivery(conn, delivery_id, values, attempts=attempt.attempts):
-            await repository.update(conn, hook_id, {"failures": 0})
+            await repository.reset_failures(conn, hook_id)
         return
     if attempts <= len(RETRY_DELAYS):
         run_at = now + _delay(attempts)

@@ -111,6 +111,7 @@ async def for_sending(conn: AsyncConnection, delivery_id: str) -> sa.RowMapping 
             webhook_deliveries.c.id.label("delivery_id"),
             webhook_deliveries.c.status.label("delivery_status"),
             webhook_deliveries.c.attempts.label("delivery_attempts"),
+            webhooks.c.id.label("webhook_id"),
             webhooks.c.url,
             webhooks.c.secret,
             webhooks.c.active,
@@ -126,9 +127,13 @@ async def for_sending(conn: AsyncConnection, delivery_id: str) -> sa.RowMapping 
     return (await conn.execute(stmt)).mappings().first()
 
 
-async def webhook_of(conn: AsyncConnection, delivery_id: str) -> str | None:
-    stmt = sa.select(webhook_deliveries.c.webhook_id).where(webhook_deliveries.c.id == delivery_id)
-    return (await conn.execute(stmt)).scalar()
+async def reset_failures(conn: AsyncConnection, webhook_id: str) -> None:
+    # Written only when there is a run to end: most deliveries succeed after a success.
+    await conn.execute(
+        sa.update(webhooks)
+        .where(webhooks.c.id == webhook_id, webhooks.c.failures != 0)
+        .values(failures=0)
+    )
 
 
 async def count_failure(conn: AsyncConnection, webhook_id: str) -> int:

@@ -82,6 +82,9 @@ async def get(ctx: Ctx, org_id: str, webhook_id: str) -> dict[str, Any]:
 
 async def update(ctx: Ctx, org_id: str, webhook_id: str, body: UpdateWebhook) -> dict[str, Any]:
     await _webhook(ctx, org_id, webhook_id)
+    for name in body.model_fields_set:
+        if getattr(body, name) is None:
+            raise BadRequest(f"Invalid body field '{name}': must not be null")
     values: dict[str, Any] = {"updated_at": utcnow()}
     if body.url is not None:
         values["url"] = body.url
