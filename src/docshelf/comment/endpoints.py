@@ -6,7 +6,7 @@ the same; the names only keep the two families apart in the generated test matri
 
 # No `from __future__ import annotations`: the route signatures close over `where`, which
 # FastAPI must see as a real object, not a string to resolve later.
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Literal
 
 from fastapi import Depends, Path, Query
@@ -40,11 +40,11 @@ FormatQuery = Annotated[
 MAX_AUTHORS = 100
 
 
-def in_space(spaceId: str) -> Where:
+async def in_space(spaceId: str) -> Where:
     return Where(spaceId)
 
 
-def in_change_request(spaceId: str, changeRequestId: str) -> Where:
+async def in_change_request(spaceId: str, changeRequestId: str) -> Where:
     return Where(spaceId, changeRequestId)
 
 
@@ -59,7 +59,7 @@ def _authors(authors: list[str] | None) -> list[str] | None:
 
 
 def _mount(
-    prefix: str, where_of: Callable[..., Where], kind: str, comment: str, reply: str
+    prefix: str, where_of: Callable[..., Awaitable[Where]], kind: str, comment: str, reply: str
 ) -> None:
     label = {"in_space": "on a space", "in_change_request": "in a change request"}[kind]
     W = Annotated[Where, Depends(where_of)]

@@ -1,4 +1,4 @@
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
@@ -43,19 +43,21 @@ Dereferenced = Annotated[bool | Literal["reusable-contents"], Query()]
 Evaluated = Annotated[bool | Literal["deterministic-only"], Query()]
 
 
-def _main() -> Where:
+async def _main() -> Where:
     return Where()
 
 
-def _change_request(changeRequestId: str) -> Where:
+async def _change_request(changeRequestId: str) -> Where:
     return Where(change_request=changeRequestId)
 
 
-def _revision(revisionId: str) -> Where:
+async def _revision(revisionId: str) -> Where:
     return Where(revision=revisionId)
 
 
-def _reads(base: str, where_of: Callable[..., Where], what: str, *, published: bool) -> None:
+def _reads(
+    base: str, where_of: Callable[..., Awaitable[Where]], what: str, *, published: bool
+) -> None:
     """The same six reads for main content, a change request's content and a revision.
     `published`: a site content token may read them (a change request is never published)."""
     At = Annotated[Where, Depends(where_of)]
@@ -176,7 +178,7 @@ _reads(REVISION, _revision, "a revision", published=True)
 )
 @reads_published
 async def get_page_meta_links(spaceId: str, revisionId: str, pageId: str, ctx: Context) -> JSON:
-    return ok(await service.get_page_meta_links(ctx, spaceId, _revision(revisionId), pageId))
+    return ok(await service.get_page_meta_links(ctx, spaceId, Where(revision=revisionId), pageId))
 
 
 @router.get(
@@ -195,7 +197,7 @@ async def get_page_document(
 ) -> JSON:
     return ok(
         await service.get_page_document(
-            ctx, spaceId, _revision(revisionId), pageId, dereferenced=bool(dereferenced)
+            ctx, spaceId, Where(revision=revisionId), pageId, dereferenced=bool(dereferenced)
         )
     )
 
@@ -216,7 +218,9 @@ async def get_reusable_content_document(
 ) -> JSON:
     # Nothing to evaluate or dereference: a reusable content includes no other.
     return ok(
-        await service.get_reusable_document(ctx, spaceId, _revision(revisionId), reusableContentId)
+        await service.get_reusable_document(
+            ctx, spaceId, Where(revision=revisionId), reusableContentId
+        )
     )
 
 
@@ -272,7 +276,7 @@ async def change_request_changes(
     ctx: Context,
     limit: Annotated[int, Query(ge=0, le=1000)] = 10,
 ) -> JSON:
-    return ok(await service.changes(ctx, spaceId, _change_request(changeRequestId), limit))
+    return ok(await service.changes(ctx, spaceId, Where(change_request=changeRequestId), limit))
 
 
 @router.get(REVISION + "/changes", response_model=ChangesOut, summary="What a revision changes")
@@ -284,7 +288,7 @@ async def revision_changes(
     metadata: Metadata = True,
     computed: Computed = True,
 ) -> JSON:
-    return ok(await service.changes(ctx, spaceId, _revision(revisionId), limit))
+    return ok(await service.changes(ctx, spaceId, Where(revision=revisionId), limit))
 
 
 @public_router.get(

@@ -40,7 +40,7 @@ class PageParams:
     page: str | None
 
 
-def page_params(
+async def page_params(
     page: Annotated[
         str | None, Query(max_length=2048, description="Opaque cursor from `next.page`")
     ] = None,
@@ -200,10 +200,10 @@ async def paginate(
     is total. The count is of every row `stmt` selects: counted when the first page is read and
     carried in the cursor, so later pages cost one index range scan each (a listing that changes
     while it is paged shows the count it had when paging began)."""
-    fingerprint = _fingerprint(keys, descending) + _listing_identity(stmt)
     columns = [k.column for k in keys]
     after: list[Any] | None = None
     if params.page is not None:
+        fingerprint = _fingerprint(keys, descending) + _listing_identity(stmt)
         *after, count = decode_cursor(params.page, fingerprint, len(keys) + 1)
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise BadRequest(_BAD_CURSOR)
@@ -230,6 +230,8 @@ async def paginate(
     if len(rows) > params.limit:
         rows = rows[: params.limit]
         last = rows[-1]
+        # Only a listing with a next page or asked with a cursor walks its statement for it.
+        fingerprint = _fingerprint(keys, descending) + _listing_identity(stmt)
         next_page = encode_cursor([*(last[k.name] for k in keys), count], fingerprint)
     return Page(rows=rows, count=count, next_page=next_page)
 

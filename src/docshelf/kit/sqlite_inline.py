@@ -1,12 +1,12 @@
-"""SQLite reads run inline on the event loop: the standard `sqlite3` driver behind SQLAlchemy's
-asyncio API, without aiosqlite's thread.
+"""SQLite units of work run inline on the event loop: the standard `sqlite3` driver behind
+SQLAlchemy's asyncio API, without aiosqlite's thread.
 
 aiosqlite runs every operation of a statement (cursor, execute, fetch, close) on a thread of
 its own and hands the result back through the event loop: four thread hops and loop wake-ups
 per statement, which dominated a simple GET. A read in WAL mode never waits for a writer, and an
 indexed read costs tens of microseconds, less than one hop; so reads (`unit_of_work(write=False)`)
-use this dialect, registered as `sqlite+docshelf_inline`, and writes keep aiosqlite, where
-waiting for the write lock must not stop the loop.
+use this dialect, registered as `sqlite+docshelf_inline`. Writes use it too, once they hold
+SQLite's write lock, which they take without waiting on the loop (`kit.db.InlineWrites`).
 
 It declares itself async so that `AsyncEngine`/`AsyncConnection` accept it. A read unit of work
 checks a connection out synchronously (the pool's overflow is unbounded, so a checkout never
