@@ -8,6 +8,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.api import PUBLIC_PATHS
+from docshelf.worker.registry import JobEnv
 from tests import factories
 from tests.helpers import snapshot
 from tests.world import VALID_BODIES, VALID_QUERIES, build_world, fill, operations, path_params
@@ -50,9 +51,9 @@ def test_every_v1_route_is_in_the_matrices(app: FastAPI) -> None:
 
 
 async def test_cross_organization_matrix(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
-    world = await build_world(client, db)
+    world = await build_world(client, db, job_env=job_env)
     checked = 0
     for method, path, _op in operations(app):
         if not path_params(path) or (method, path) in CROSS_ORG_EXEMPT:
@@ -90,9 +91,13 @@ async def test_cross_organization_matrix(
     ids=["missing", "empty-bearer", "basic", "malformed", "unknown"],
 )
 async def test_unauthenticated_matrix(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, authorization: str | None
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    authorization: str | None,
+    job_env: JobEnv,
 ) -> None:
-    world = await build_world(client, db)
+    world = await build_world(client, db, job_env=job_env)
     headers = {"Authorization": authorization} if authorization else {}
     before = await snapshot(db)
     checked = 0
@@ -111,12 +116,12 @@ async def test_unauthenticated_matrix(
 
 
 async def test_revoked_token_is_refused_everywhere(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
     from docshelf.auth.service import revoke_token
     from docshelf.kit.db import unit_of_work
 
-    world = await build_world(client, db)
+    world = await build_world(client, db, job_env=job_env)
     async with unit_of_work(db) as conn:
         await revoke_token(conn, world.admin_a.token)
     for method, path, _op in operations(app):

@@ -10,6 +10,7 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.worker.registry import JobEnv
 from tests.helpers import snapshot
 from tests.world import VALID_QUERIES, build_world, fill, operations
 
@@ -78,8 +79,10 @@ def body_cases(
     return cases
 
 
-async def test_bodies(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) -> None:
-    world = await build_world(client, db)
+async def test_bodies(
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
+    world = await build_world(client, db, job_env=job_env)
     components = app.openapi()["components"]["schemas"]
     before = await snapshot(db)
     checked = 0
@@ -112,8 +115,10 @@ async def test_bodies(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
     assert checked >= 60
 
 
-async def test_limits(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) -> None:
-    world = await build_world(client, db)
+async def test_limits(
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
+    world = await build_world(client, db, job_env=job_env)
     checked = 0
     for method, path, op in operations(app):
         names = {p["name"] for p in op.get("parameters", []) if p["in"] == "query"}
@@ -162,9 +167,9 @@ async def test_limits(app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine) 
 
 
 async def test_query_enums_and_bounds(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
-    world = await build_world(client, db)
+    world = await build_world(client, db, job_env=job_env)
     components = app.openapi()["components"]["schemas"]
     checked = 0
     for method, path, op in operations(app):
@@ -188,12 +193,14 @@ async def test_query_enums_and_bounds(
     assert checked >= 8
 
 
-async def test_forged_cursors_are_400(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+async def test_forged_cursors_are_400(
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
     """A cursor decoding to values the listing never issued is refused, never a 500, even when
     signed with the install's key (tests/test_hardening_edge.py forges every other kind)."""
     from tests.test_hardening_edge import cursor_payload, install_cursor_key, sign
 
-    world = await build_world(client, db)
+    world = await build_world(client, db, job_env=job_env)
     url = f"/v1/orgs/{world.org_a}/members"
     r = await client.get(url, params={"limit": 1}, headers=world.admin_a.headers)
     fingerprint = cursor_payload(r.json()["next"]["page"])["f"]

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from openapi_schema_validator import OAS30Validator, OAS31Validator
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from docshelf.worker.registry import JobEnv
 from tests import gitbook_spec
 from tests.world import build_world, fill, operations
 
@@ -94,11 +95,11 @@ def markdown_server() -> Iterator[str]:
 
 
 async def test_responses_validate_against_gitbook(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, markdown_server: str
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, markdown_server: str, job_env: JobEnv
 ) -> None:
     spec = gitbook_spec.load(gitbook_spec.SCHEMA_VERSION)
     newer = gitbook_spec.load("0.202.0")
-    world = await build_world(client, db)
+    world = await build_world(client, db, job_env=job_env)
     world.extra["importUrl"] = markdown_server
     settings = app.state.settings
     app.state.settings = settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1"})
@@ -160,10 +161,10 @@ async def test_responses_validate_against_gitbook(
 
 
 async def test_error_body_validates_against_gitbook(
-    client: httpx.AsyncClient, db: AsyncEngine
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
     spec = gitbook_spec.load(gitbook_spec.SCHEMA_VERSION)
-    world = await build_world(client, db)
+    world = await build_world(client, db, job_env=job_env)
     schema = (
         {"$ref": "#/components/schemas/Error"} if "Error" in spec["components"]["schemas"] else None
     )

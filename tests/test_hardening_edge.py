@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from docshelf.app import create_app
 from docshelf.config import Settings
 from docshelf.models import instance_settings
+from docshelf.worker.registry import JobEnv
 from tests import factories
 from tests.conftest import BASE
 from tests.helpers import error, second_app, snapshot, user_body
@@ -145,9 +146,9 @@ async def test_two_authorization_headers_are_400_and_never_counted(
 
 
 async def test_a_refused_header_changes_nothing_on_any_route(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
-    world = await build_world(client, db)
+    world = await build_world(client, db, job_env=job_env)
     token = world.admin_a.token.encode()
     before = await snapshot(db)
     for method, path, _op in operations(app):
@@ -166,9 +167,9 @@ async def test_a_refused_header_changes_nothing_on_any_route(
 
 
 async def test_control_characters_in_every_path_parameter_are_400(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
-    world = await build_world(client, db)
+    world = await build_world(client, db, job_env=job_env)
     ids = world.ids()
     before = await snapshot(db)
     checked = 0
@@ -190,9 +191,9 @@ async def test_control_characters_in_every_path_parameter_are_400(
 
 
 async def test_control_characters_in_every_query_parameter_are_400(
-    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
-    world = await build_world(client, db)
+    world = await build_world(client, db, job_env=job_env)
     before = await snapshot(db)
     checked = 0
     for method, path, op in operations(app):
@@ -353,9 +354,9 @@ def _unsigned_forgeries(real: str, fingerprint: str, key: bytes) -> list[str]:
 
 
 async def test_forged_cursors_of_every_kind_are_400(
-    client: httpx.AsyncClient, db: AsyncEngine
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
 ) -> None:
-    world = await build_world(client, db)
+    world = await build_world(client, db, job_env=job_env)
     # A second space, so the organization's space listing (an integer position key) pages.
     r = await client.post(
         f"/v1/orgs/{world.org_a}/spaces", json={"title": "Second"}, headers=world.admin_a.headers
