@@ -27,6 +27,11 @@ from typing import Any
 from load_orgs import HOST, http_get, start_docshelf
 
 
+class _Server(ThreadingHTTPServer):
+    # Deliveries come in overlapping batches: the default listen backlog of 5 refuses some.
+    request_queue_size = 128
+
+
 class Receiver:
     """Loopback HTTP receiver: the monotonic time each revision's event arrived."""
 
@@ -51,7 +56,7 @@ class Receiver:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer((HOST, 0), Handler)
+        self.server = _Server((HOST, 0), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://{HOST}:{self.server.server_address[1]}/hook"

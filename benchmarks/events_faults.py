@@ -34,6 +34,11 @@ from typing import Any
 from load_orgs import BIN, HOST, Server, free_port, http_get, log, start_docshelf
 
 
+class _Server(ThreadingHTTPServer):
+    # Deliveries come in overlapping batches: the default listen backlog of 5 refuses some.
+    request_queue_size = 128
+
+
 class Receiver:
     """A loopback webhook receiver that can go away and come back on the same port."""
 
@@ -67,7 +72,7 @@ class Receiver:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer((HOST, self.port), Handler)
+        self.server = _Server((HOST, self.port), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 

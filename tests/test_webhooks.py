@@ -60,6 +60,11 @@ class Receiver:
 Behaviour = Callable[[int, Receiver], tuple[int, dict[str, str]] | None]
 
 
+class _Server(ThreadingHTTPServer):
+    # A batch's POSTs connect at once: a listen backlog of the default 5 can refuse some.
+    request_queue_size = 64
+
+
 @pytest.fixture
 def receiver() -> Iterator[Callable[[Behaviour], Receiver]]:
     servers: list[tuple[ThreadingHTTPServer, Receiver]] = []
@@ -90,7 +95,7 @@ def receiver() -> Iterator[Callable[[Behaviour], Receiver]]:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server = _Server(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         state = Receiver(f"http://127.0.0.1:{server.server_address[1]}")
         threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -311,6 +316,52 @@ async def test_members_get_403_and_outsiders_404(
 
 
 # -- deliveries -------------------------------------------------------------------------------
+
+
+async def test_a_burst_of_events_is_sent_in_batches_whose_posts_overlap(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    loopback: Settings,
+    receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
+) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    in_flight = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    def overlapping(_n: int, _r: Receiver) -> tuple[int, dict[str, str]]:
+        with lock:
+            in_flight["now"] += 1
+            in_flight["most"] = max(in_flight["most"], in_flight["now"])
+        time.sleep(0.2)  # long enough for the batch's other POSTs to arrive meanwhile
+        with lock:
+            in_flight["now"] -= 1
+        return 204, {}
+
+    got = receiver(overlapping)
+    hook = await create_hook(client, org_id, admin, url=got.url, events=["space_created"])
+    count = delivery.BATCH + 4
+    for _ in range(count):
+        await new_space(client, org_id, admin)
+    async with unit_of_work(db) as conn:
+        await make_due(conn, "events.dispatch")
+    runner = JobRunner(db, job_env)
+    assert await runner.run_once()  # the dispatch: every event, one fan-out
+    async with unit_of_work(db, write=False) as conn:
+        queued = (
+            await conn.execute(
+                sa.select(jobs.c.payload).where(
+                    jobs.c.kind == delivery.DELIVER, jobs.c.status == "queued"
+                )
+            )
+        ).scalars()
+        sizes = sorted(len(p["deliveries"]) for p in queued)
+    assert sizes == [4, delivery.BATCH]
+    await run_jobs(db, job_env=job_env)
+    assert len(got.got) == count
+    assert 1 < in_flight["most"] <= delivery.BATCH
+    sent = await deliveries(client, org_id, hook["id"], admin)
+    assert [d["status"] for d in sent] == ["delivered"] * count
 
 
 async def test_delivery_is_signed_per_standard_webhooks(

@@ -8,7 +8,7 @@ right after the commit (the job is durable). Subscribers register here from abov
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -23,7 +23,7 @@ from docshelf.kit.ids import new_id
 from docshelf.worker.queue import enqueue
 from docshelf.worker.registry import JobEnv, task
 
-Subscriber = Callable[[AsyncConnection, Event], Awaitable[None]]
+Subscriber = Callable[[AsyncConnection, Sequence[Event]], Awaitable[None]]
 
 DISPATCH = "events.dispatch"
 # Events handed out per dispatch job; more left: the job queues the next.
@@ -39,8 +39,9 @@ def use_settings(settings: Settings) -> None:
 
 
 def subscribe(fn: Subscriber) -> Subscriber:
-    """`fn(conn, event)` runs in the dispatch job's transaction, once per committed event
-    (again if the job is retried: what it writes must be idempotent per event)."""
+    """`fn(conn, events)` runs in the dispatch job's transaction, with the committed events of
+    one batch, oldest first (again if the job is retried: what it writes must be idempotent per
+    event)."""
     if fn not in _subscribers:
         _subscribers.append(fn)
     return fn
@@ -105,10 +106,10 @@ async def emit(
 async def dispatch(conn: AsyncConnection, _payload: dict[str, Any], *, env: JobEnv) -> None:
     """Hands every undispatched event to the subscribers, oldest first."""
     rows = await repository.undispatched(conn, _BATCH)
-    for row in rows:
-        event = Event.from_row(row)
+    events = [Event.from_row(row) for row in rows]
+    if events:
         for subscriber in _subscribers:
-            await subscriber(conn, event)
+            await subscriber(conn, events)
     await repository.mark_dispatched(conn, [row["id"] for row in rows])
     if len(rows) == _BATCH:
         # More left: the next batch at once (this job still holds the dedupe key).

@@ -1,5 +1,5 @@
 """Webhook deliveries, in the worker: the fan-out of each committed event to the hooks that
-hear it, and one job per attempt.
+hear it, queued in jobs of BATCH deliveries whose POSTs overlap; a retry is a job of its own.
 
 An attempt's POST runs in the job's `prepare` step, with no transaction open, through the
 SSRF-guarded fetcher (every hop checked, the connection pinned to the checked address, one
@@ -13,8 +13,10 @@ send time, `webhook-signature` `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -63,18 +65,29 @@ def _delay(attempts: int) -> timedelta:
     return RETRY_DELAYS[attempts - 1] * random.uniform(0.75, 1.25)
 
 
-async def fan_out(conn: AsyncConnection, event: Event) -> None:
+# Deliveries sent by one job, at once: a batch's POSTs overlap, so a burst of events is sent
+# at the pace of the slowest receiver of each batch, not one after another.
+BATCH = 16
+
+
+async def fan_out(conn: AsyncConnection, events: Sequence[Event]) -> None:
+    """A delivery for every hook that hears each event, queued in jobs of BATCH deliveries of
+    one organization."""
     now = utcnow()
-    for hook in await repository.subscribed(conn, event.organization_id, event.space_id):
-        if hook["events"] and event.type not in hook["events"]:
-            continue
-        delivery_id = new_id()
-        added = await repository.add_delivery(
-            conn, id=delivery_id, webhook_id=hook["id"], event_id=event.id, now=now
-        )
-        if added:
-            org = event.organization_id
-            payload = {"delivery": delivery_id, "organization": org}
+    queued: dict[str, list[str]] = {}
+    for event in events:
+        for hook in await repository.subscribed(conn, event.organization_id, event.space_id):
+            if hook["events"] and event.type not in hook["events"]:
+                continue
+            delivery_id = new_id()
+            added = await repository.add_delivery(
+                conn, id=delivery_id, webhook_id=hook["id"], event_id=event.id, now=now
+            )
+            if added:
+                queued.setdefault(event.organization_id, []).append(delivery_id)
+    for org, ids in queued.items():
+        for start in range(0, len(ids), BATCH):
+            payload = {"deliveries": ids[start : start + BATCH], "organization": org}
             await enqueue(conn, DELIVER, payload, organization=org)
 
 
@@ -115,9 +128,13 @@ def signed(delivery_id: str, secret: str, body: bytes, at: datetime) -> dict[str
     }
 
 
-async def _attempt(engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv) -> Attempt | None:
-    async with unit_of_work(engine, write=False) as conn:
-        row = await repository.for_sending(conn, payload["delivery"])
+def _ids(payload: dict[str, Any]) -> list[str]:
+    # One delivery (a retry, a redelivery) or a batch (a fan-out).
+    ids = payload.get("deliveries")
+    return list(ids) if ids is not None else [payload["delivery"]]
+
+
+async def _attempt_one(row: Any, fetcher: Fetcher) -> Attempt | None:
     if row is None or row["delivery_status"] != "pending":
         return None
     if not row["active"]:
@@ -127,7 +144,6 @@ async def _attempt(engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv)
     body = orjson.dumps(Event.from_row(row).body())
     # The receiver checks the timestamp against its own clock: the wall clock's, always.
     headers = signed(row["delivery_id"], row["secret"], body, datetime.now(UTC))
-    fetcher = _fetcher()
     started = time.monotonic()
     try:
         answer = await fetcher.post(row["url"], body, headers)
@@ -143,13 +159,34 @@ async def _attempt(engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv)
     )
 
 
+async def _attempt(
+    engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv
+) -> dict[str, Attempt | None]:
+    """Each delivery's attempt, their POSTs at once, with no transaction open."""
+    ids = _ids(payload)
+    async with unit_of_work(engine, write=False) as conn:
+        rows = [await repository.for_sending(conn, delivery_id) for delivery_id in ids]
+    fetcher = _fetcher()
+    attempts = await asyncio.gather(*(_attempt_one(row, fetcher) for row in rows))
+    return dict(zip(ids, attempts, strict=True))
+
+
 @task(DELIVER, prepare=_attempt, seconds=90)
 async def deliver(
-    conn: AsyncConnection, payload: dict[str, Any], attempt: Attempt | None, *, env: JobEnv
+    conn: AsyncConnection,
+    payload: dict[str, Any],
+    attempts: dict[str, Attempt | None],
+    *,
+    env: JobEnv,
 ) -> None:
-    if attempt is None:
-        return
-    delivery_id = payload["delivery"]
+    for delivery_id, attempt in attempts.items():
+        if attempt is not None:
+            await _record(conn, payload.get("organization"), delivery_id, attempt)
+
+
+async def _record(
+    conn: AsyncConnection, org: str | None, delivery_id: str, attempt: Attempt
+) -> None:
     now = utcnow()
     if not attempt.sent:
         await repository.update_delivery(
@@ -177,8 +214,8 @@ async def deliver(
         run_at = now + _delay(attempts)
         values["next_attempt_at"] = run_at
         if await repository.update_delivery(conn, delivery_id, values, attempts=attempt.attempts):
-            org = payload.get("organization")
-            await enqueue(conn, DELIVER, payload, run_at=run_at, organization=org)
+            retry = {"delivery": delivery_id, "organization": org}
+            await enqueue(conn, DELIVER, retry, run_at=run_at, organization=org)
         return
     values.update(status="failed", next_attempt_at=None)
     ended = await repository.update_delivery(conn, delivery_id, values, attempts=attempt.attempts)
