@@ -84,7 +84,7 @@ async def _claims(settings: Any, jobs: int, orgs: int, claims: int) -> None:
                 # The first organization queued most: half of every job.
                 org = "org-0" if i % 2 == 0 else f"org-{1 + i % (orgs - 1)}"
                 await enqueue(conn, "bench.noop", {}, organization=org)
-        runner = JobRunner(engine, JobEnv(open_blob_store(settings)))
+        runner = JobRunner(engine, JobEnv(open_blob_store(settings), settings))
         order: list[str] = []
         started = time.perf_counter()
         for _ in range(claims):

@@ -12,6 +12,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -94,10 +95,16 @@ def loopback(app: FastAPI, settings: Settings) -> Iterator[Settings]:
         update={"fetch_allowed_hosts": "127.0.0.1", "openapi_fetch_timeout": 10}
     )
     app.state.settings = allowed
-    processing.use_settings(allowed)
     yield allowed
-    processing.use_settings(settings)
     app.state.settings = settings
+
+
+@pytest.fixture
+def job_env(job_env: JobEnv, request: pytest.FixtureRequest) -> JobEnv:
+    """The jobs of a test that asks for `loopback` run with its settings."""
+    if "loopback" in request.fixturenames:
+        return replace(job_env, settings=request.getfixturevalue("loopback"))
+    return job_env
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -922,11 +929,17 @@ async def test_hostile_urls_fail_with_their_codes(
 async def test_slow_source_is_a_fetch_timeout(
     client: httpx.AsyncClient, db: AsyncEngine, site: Site, loopback: Settings, job_env: JobEnv
 ) -> None:
-    processing.use_settings(loopback.model_copy(update={"openapi_fetch_timeout": 0.5}))
+    impatient = loopback.model_copy(update={"openapi_fetch_timeout": 0.5})
     org_id, admin, _, _ = await setup(db)
     site.files["/slow.yaml"] = _slow(3)
     got = await failure(
-        client, db, org_id, admin, "slow", {"url": f"{site.base}/slow.yaml"}, job_env=job_env
+        client,
+        db,
+        org_id,
+        admin,
+        "slow",
+        {"url": f"{site.base}/slow.yaml"},
+        job_env=replace(job_env, settings=impatient),
     )
     assert got == (
         "FETCH_TIMEOUT",

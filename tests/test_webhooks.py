@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -14,7 +14,6 @@ import httpx
 import orjson
 import pytest
 import sqlalchemy as sa
-from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 from standardwebhooks import Webhook
 
@@ -114,12 +113,17 @@ def ok(_n: int, _r: Receiver) -> tuple[int, dict[str, str]]:
 
 
 @pytest.fixture
-def loopback(app: FastAPI, settings: Settings) -> Iterator[Settings]:
+def loopback(settings: Settings) -> Settings:
     """Deliveries may reach loopback receivers, and give up after 2 s."""
-    allowed = settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1", "webhook_timeout": 2})
-    delivery.use_settings(allowed)
-    yield allowed
-    delivery.use_settings(settings)
+    return settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1", "webhook_timeout": 2})
+
+
+@pytest.fixture
+def job_env(job_env: JobEnv, request: pytest.FixtureRequest) -> JobEnv:
+    """The jobs of a test that asks for `loopback` run with its settings."""
+    if "loopback" in request.fixturenames:
+        return replace(job_env, settings=request.getfixturevalue("loopback"))
+    return job_env
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -728,19 +732,18 @@ async def test_retention_prunes_old_events(
     await create_hook(client, org_id, admin, url="http://127.0.0.1:9/in")
     await new_space(client, org_id, admin)
     await run_jobs(db, job_env=job_env)
-    outbox.use_settings(settings.model_copy(update={"audit_retention_days": 30}))
-    try:
-        clock.advance(timedelta(days=30))
-        await new_space(client, org_id, admin)
-        async with unit_of_work(db) as conn:
-            await outbox.prune(conn, {}, env=job_env)
-        r = await client.get(f"/v1/orgs/{org_id}/audit-log", headers=admin.headers)
-        assert r.json()["count"] == 2  # exactly 30 days old: kept
-        clock.advance(timedelta(seconds=1))
-        async with unit_of_work(db) as conn:
-            await outbox.prune(conn, {}, env=job_env)
-    finally:
-        outbox.use_settings(settings)
+    kept_30_days = replace(
+        job_env, settings=settings.model_copy(update={"audit_retention_days": 30})
+    )
+    clock.advance(timedelta(days=30))
+    await new_space(client, org_id, admin)
+    async with unit_of_work(db) as conn:
+        await outbox.prune(conn, {}, env=kept_30_days)
+    r = await client.get(f"/v1/orgs/{org_id}/audit-log", headers=admin.headers)
+    assert r.json()["count"] == 2  # exactly 30 days old: kept
+    clock.advance(timedelta(seconds=1))
+    async with unit_of_work(db) as conn:
+        await outbox.prune(conn, {}, env=kept_30_days)
     r = await client.get(f"/v1/orgs/{org_id}/audit-log", headers=admin.headers)
     assert r.json()["count"] == 1
     async with unit_of_work(db, write=False) as conn:

@@ -310,7 +310,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.blobs = open_blob_store(settings)
     # What the jobs of a runner serving this app are handed (the tests' runners, the served
     # worker opening its own from the same settings).
-    app.state.job_env = JobEnv(app.state.blobs)
+    app.state.job_env = JobEnv(app.state.blobs, settings)
     tasks.configure(settings)
     app.state.fetcher = Fetcher.from_settings(settings)
     app.state.limiter = _rate_limiter(settings, settings.rate_limit)

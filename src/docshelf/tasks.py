@@ -7,7 +7,6 @@ from docshelf.content import lifecycle as content_tasks
 from docshelf.content.listing import stored as stored_listing
 from docshelf.events import outbox as event_tasks
 from docshelf.imports import service as import_tasks
-from docshelf.openapi_spec import processing as openapi_processing
 from docshelf.openapi_spec import tasks as openapi_tasks
 from docshelf.space import tasks as space_tasks
 from docshelf.webhooks import delivery as webhook_tasks
@@ -30,7 +29,4 @@ __all__ = [
 def configure(settings: Settings) -> None:
     """Hands the process's settings to the job kinds that read them (fetch allowances and
     deadlines), in whichever process runs jobs: the serving app's or a worker."""
-    openapi_processing.use_settings(settings)
     stored_listing.use_settings(settings)
-    event_tasks.use_settings(settings)
-    webhook_tasks.use_settings(settings)

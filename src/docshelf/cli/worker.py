@@ -37,7 +37,7 @@ def run_worker(settings: Settings, *, parent_pid: int | None = None) -> None:
 
     async def run() -> None:
         engine = create_engine(settings)
-        runner = JobRunner(engine, JobEnv(open_blob_store(settings)))
+        runner = JobRunner(engine, JobEnv(open_blob_store(settings), settings))
 
         def on_signal() -> None:
             # Told to stop, the runner lets the current job finish for a while; with its parent

@@ -14,7 +14,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.config import Settings, get_settings
 from docshelf.events import repository
 from docshelf.events.event import TYPES, Event
 from docshelf.kit.clock import utcnow
@@ -30,12 +29,6 @@ DISPATCH = "events.dispatch"
 _BATCH = 200
 
 _subscribers: list[Subscriber] = []
-_settings: Settings | None = None
-
-
-def use_settings(settings: Settings) -> None:
-    global _settings
-    _settings = settings
 
 
 def subscribe(fn: Subscriber) -> Subscriber:
@@ -119,5 +112,5 @@ async def dispatch(conn: AsyncConnection, _payload: dict[str, Any], *, env: JobE
 @task("events.prune", every=timedelta(hours=1))
 async def prune(conn: AsyncConnection, _payload: dict[str, Any], *, env: JobEnv) -> None:
     """Events past the audit retention leave the log (their deliveries with them)."""
-    days = (_settings or get_settings()).audit_retention_days
+    days = env.settings.audit_retention_days
     await repository.prune(conn, utcnow() - timedelta(days=days))

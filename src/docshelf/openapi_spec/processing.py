@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from docshelf.config import Settings, get_settings
+from docshelf.config import Settings
 from docshelf.fetch import Fetcher, FetchTimeout
 from docshelf.kit import offload
 from docshelf.kit.errors import BadRequest
@@ -22,18 +22,6 @@ from docshelf.openapi_spec import parsing
 MAX_FILES = 20
 MAX_TOTAL_BYTES = 20 * 1024 * 1024
 PARSE_SECONDS = 60.0
-
-_settings: Settings | None = None
-
-
-def use_settings(settings: Settings) -> None:
-    """The settings jobs use (fetch allowance, deadlines): the serving app's or the worker's."""
-    global _settings
-    _settings = settings
-
-
-def settings() -> Settings:
-    return _settings or get_settings()
 
 
 @dataclass(frozen=True)
@@ -81,17 +69,16 @@ async def _offloaded(fn: Any, *args: Any) -> Any:
         raise _Failed("PARSE_ERROR", "Parsing needed more memory than allowed") from None
 
 
-async def process(source_url: str | None, source_text: str | None) -> Outcome:
+async def process(settings: Settings, source_url: str | None, source_text: str | None) -> Outcome:
     try:
-        return await _process(source_url, source_text)
+        return await _process(settings, source_url, source_text)
     except _Failed as failed:
         return failed.outcome
 
 
-async def _process(source_url: str | None, source_text: str | None) -> Outcome:
-    current = settings()
+async def _process(settings: Settings, source_url: str | None, source_text: str | None) -> Outcome:
     fetcher = Fetcher.from_settings(
-        current, max_bytes=parsing.MAX_SOURCE_BYTES, timeout=current.openapi_fetch_timeout
+        settings, max_bytes=parsing.MAX_SOURCE_BYTES, timeout=settings.openapi_fetch_timeout
     )
     if source_url is not None:
         entry: str | None = source_url

@@ -38,7 +38,7 @@ async def _prepare(
         source = await repository.start(conn, payload["spec"], payload["generation"])
     if source is None:
         return None
-    return await processing.process(source["source_url"], source["source_text"])
+    return await processing.process(env.settings, source["source_url"], source["source_text"])
 
 
 async def _give_up(conn: AsyncConnection, payload: dict[str, Any], *, env: JobEnv) -> None:
@@ -108,7 +108,7 @@ async def _processed(conn: AsyncConnection, spec_id: str, data: dict[str, Any]) 
 @task(REFRESH, every=REFRESH_SWEEP)
 async def refresh(conn: AsyncConnection, _payload: dict[str, Any], *, env: JobEnv) -> None:
     """Queues the processing of URL sources last processed more than the interval ago."""
-    interval = timedelta(hours=processing.settings().openapi_refresh_hours)
+    interval = timedelta(hours=env.settings.openapi_refresh_hours)
     due = await repository.due_for_refresh(conn, utcnow() - interval, REFRESH_BATCH)
     for spec_id, generation, org_id in due:
         await queue_processing(conn, spec_id, generation, org_id)

@@ -25,7 +25,7 @@ import orjson
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from standardwebhooks import Webhook
 
-from docshelf.config import Settings, get_settings
+from docshelf.config import Settings
 from docshelf.events.event import Event
 from docshelf.fetch.client import Fetcher
 from docshelf.kit.clock import utcnow
@@ -46,16 +46,8 @@ DISABLE_AFTER = 5
 # The error text kept on a delivery.
 _MAX_ERROR = 500
 
-_settings: Settings | None = None
 
-
-def use_settings(settings: Settings) -> None:
-    global _settings
-    _settings = settings
-
-
-def _fetcher() -> Fetcher:
-    settings = _settings or get_settings()
+def _fetcher(settings: Settings) -> Fetcher:
     return Fetcher.from_settings(settings, timeout=settings.webhook_timeout)
 
 
@@ -74,10 +66,11 @@ async def fan_out(conn: AsyncConnection, events: Sequence[Event]) -> None:
     """A delivery for every hook that hears each event, queued in jobs of BATCH deliveries of
     one organization."""
     now = utcnow()
+    hooks = await repository.subscribed(conn, (event.organization_id for event in events))
     queued: dict[str, list[str]] = {}
     for event in events:
-        for hook in await repository.subscribed(conn, event.organization_id, event.space_id):
-            if hook["events"] and event.type not in hook["events"]:
+        for hook in hooks:
+            if not _hears(hook, event):
                 continue
             delivery_id = new_id()
             added = await repository.add_delivery(
@@ -89,6 +82,15 @@ async def fan_out(conn: AsyncConnection, events: Sequence[Event]) -> None:
         for start in range(0, len(ids), BATCH):
             payload = {"deliveries": ids[start : start + BATCH], "organization": org}
             await enqueue(conn, DELIVER, payload, organization=org)
+
+
+def _hears(hook: Any, event: Event) -> bool:
+    if hook["organization_id"] != event.organization_id:
+        return False
+    # A hook of one space hears that space's events only; one of none hears them all.
+    if hook["space_id"] is not None and hook["space_id"] != event.space_id:
+        return False
+    return not hook["events"] or event.type in hook["events"]
 
 
 async def send_again(conn: AsyncConnection, org_id: str, delivery_id: str) -> None:
@@ -165,9 +167,9 @@ async def _attempt(
     """Each delivery's attempt, their POSTs at once, with no transaction open."""
     ids = _ids(payload)
     async with unit_of_work(engine, write=False) as conn:
-        rows = [await repository.for_sending(conn, delivery_id) for delivery_id in ids]
-    fetcher = _fetcher()
-    attempts = await asyncio.gather(*(_attempt_one(row, fetcher) for row in rows))
+        rows = await repository.for_sending(conn, ids)
+    fetcher = _fetcher(env.settings)
+    attempts = await asyncio.gather(*(_attempt_one(rows.get(i), fetcher) for i in ids))
     return dict(zip(ids, attempts, strict=True))
 
 

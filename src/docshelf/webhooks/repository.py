@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -73,14 +73,12 @@ async def update_delivery(
 # -- the worker's side --
 
 
-async def subscribed(conn: AsyncConnection, org_id: str, space_id: str | None) -> Sequence[Any]:
-    """Active hooks of the organization that hear this space's events (or every event)."""
-    scope: sa.ColumnElement[bool] = webhooks.c.space_id.is_(None)
-    if space_id is not None:
-        scope = sa.or_(scope, webhooks.c.space_id == space_id)
-    stmt = sa.select(webhooks.c.id, webhooks.c.events).where(
-        webhooks.c.organization_id == org_id, webhooks.c.active == sa.true(), scope
-    )
+async def subscribed(conn: AsyncConnection, org_ids: Iterable[str]) -> Sequence[Any]:
+    """The active hooks of these organizations, with what they hear (their events, their
+    space or none for every space)."""
+    stmt = sa.select(
+        webhooks.c.id, webhooks.c.organization_id, webhooks.c.space_id, webhooks.c.events
+    ).where(webhooks.c.organization_id.in_(sorted(set(org_ids))), webhooks.c.active == sa.true())
     return (await conn.execute(stmt)).mappings().all()
 
 
@@ -104,8 +102,8 @@ async def add_delivery(
     return bool((await conn.execute(stmt)).rowcount)
 
 
-async def for_sending(conn: AsyncConnection, delivery_id: str) -> sa.RowMapping | None:
-    """The delivery, its hook's address and secret, and its event."""
+async def for_sending(conn: AsyncConnection, delivery_ids: Sequence[str]) -> dict[str, Any]:
+    """The deliveries, each with its hook's address and secret and its event, by id."""
     stmt = (
         sa.select(
             webhook_deliveries.c.id.label("delivery_id"),
@@ -122,9 +120,9 @@ async def for_sending(conn: AsyncConnection, delivery_id: str) -> sa.RowMapping 
                 webhooks, webhooks.c.id == webhook_deliveries.c.webhook_id
             ).join(events, events.c.id == webhook_deliveries.c.event_id)
         )
-        .where(webhook_deliveries.c.id == delivery_id)
+        .where(webhook_deliveries.c.id.in_(delivery_ids))
     )
-    return (await conn.execute(stmt)).mappings().first()
+    return {row["delivery_id"]: row for row in (await conn.execute(stmt)).mappings()}
 
 
 async def reset_failures(conn: AsyncConnection, webhook_id: str) -> None:

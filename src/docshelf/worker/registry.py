@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from docshelf.blobs import BlobStore
+from docshelf.config import Settings
 
 Handler = Callable[..., Awaitable[None]]
 Prepare = Callable[..., Awaitable[Any]]
@@ -18,10 +19,11 @@ Prepare = Callable[..., Awaitable[Any]]
 
 @dataclass(frozen=True)
 class JobEnv:
-    """What a process hands its jobs, as the app's state is handed to requests: the blob store
-    of the serving app, or the one a worker process opened from its settings."""
+    """What a process hands its jobs, as the app's state is handed to requests: the settings
+    and blob store of the serving app, or those a worker process opened."""
 
     blobs: BlobStore
+    settings: Settings
 
 
 @dataclass(frozen=True)
