@@ -274,6 +274,38 @@ async def test_search_through_the_renderer(served: Served) -> None:
     assert "Run brew install docshelf-example." in text
 
 
+async def _image_loaded(
+    page: Any, selector: str, s: Served, seen: list[str], *, width: int
+) -> None:
+    """The image is in the page and its bytes arrived: its natural width is the uploaded PNG's.
+    Waited for as long as a loaded machine may take (the image is lazy and fetched from
+    Docshelf through the renderer); when it never arrives, the message says what the page
+    held and what Docshelf answered for its address."""
+    image = page.locator(selector).first
+    try:
+        await image.wait_for(state="attached", timeout=60_000)
+        await image.scroll_into_view_if_needed(timeout=60_000)
+        await page.wait_for_function(
+            "img => img.complete && img.naturalWidth > 0",
+            arg=await image.element_handle(),
+            timeout=90_000,
+        )
+    except Exception as exc:
+        await page.screenshot(path=str(ARTIFACTS / "image-failed.png"), full_page=True)
+        html = await page.content()
+        found = [src for alt, src in _parsed(html).images if selector.endswith(f'"{alt}"]')]
+        answers = []
+        async with httpx.AsyncClient(timeout=60) as c:
+            for src in found:
+                r = await c.get(src if src.startswith("http") else s.renderer + src)
+                answers.append((src, r.status_code, r.headers.get("content-type")))
+        raise AssertionError(
+            f"{selector} did not load: {exc}; in the page: {answers or 'no such image'}; "
+            f"errors, console and failed requests: {seen}"
+        ) from exc
+    assert await image.evaluate("img => img.naturalWidth") == width
+
+
 async def test_two_pages_in_chromium(served: Served) -> None:
     s, b = served, served.site
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -282,15 +314,23 @@ async def test_two_pages_in_chromium(served: Served) -> None:
             path = s.address(b.handbook, rest)
             page = await browser.new_page(viewport={"width": 1280, "height": 900})
             errors: list[str] = []
+            failed: list[str] = []
             page.on("pageerror", lambda error, seen=errors: seen.append(str(error)))
+            page.on(
+                "console",
+                lambda m, seen=failed: m.type == "error" and seen.append(f"console: {m.text}"),
+            )
+            page.on(
+                "requestfailed",
+                lambda request, seen=failed: seen.append(f"{request.url}: {request.failure}"),
+            )
             await page.set_extra_http_headers({"X-GitBook-URL": PUBLIC + path})
             response = await page.goto(s.renderer + path, wait_until="networkidle")
             assert response is not None and response.status == 200, path
             if name == "diagrams":
-                image = page.locator('img[alt="The architecture"]').first
-                await image.wait_for()
-                width = await image.evaluate("img => img.complete ? img.naturalWidth : 0")
-                assert width == 48, width
+                await _image_loaded(
+                    page, 'img[alt="The architecture"]', s, errors + failed, width=48
+                )
             else:
                 assert "Run apt-get install docshelf-example." in await page.inner_text("main")
             await page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
