@@ -10,6 +10,7 @@ import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -102,9 +103,13 @@ async def app(settings: Settings) -> AsyncIterator[FastAPI]:
 
 
 @pytest.fixture
-def job_env(app: FastAPI) -> JobEnv:
-    """What the app hands the jobs a runner of the tests runs (its blob store)."""
+def job_env(app: FastAPI, request: pytest.FixtureRequest) -> JobEnv:
+    """What the app hands the jobs a runner of the tests runs: its blob store and settings, or
+    the settings of a module's `loopback` fixture when the test asks for it (the jobs' fetches
+    may then reach the test's own servers)."""
     env: JobEnv = app.state.job_env
+    if "loopback" in request.fixturenames:
+        return replace(env, settings=request.getfixturevalue("loopback"))
     return env
 
 

@@ -99,14 +99,6 @@ def loopback(app: FastAPI, settings: Settings) -> Iterator[Settings]:
     app.state.settings = settings
 
 
-@pytest.fixture
-def job_env(job_env: JobEnv, request: pytest.FixtureRequest) -> JobEnv:
-    """The jobs of a test that asks for `loopback` run with its settings."""
-    if "loopback" in request.fixturenames:
-        return replace(job_env, settings=request.getfixturevalue("loopback"))
-    return job_env
-
-
 # -- helpers ----------------------------------------------------------------------------------
 
 

@@ -118,14 +118,6 @@ def loopback(settings: Settings) -> Settings:
     return settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1", "webhook_timeout": 2})
 
 
-@pytest.fixture
-def job_env(job_env: JobEnv, request: pytest.FixtureRequest) -> JobEnv:
-    """The jobs of a test that asks for `loopback` run with its settings."""
-    if "loopback" in request.fixturenames:
-        return replace(job_env, settings=request.getfixturevalue("loopback"))
-    return job_env
-
-
 # -- helpers ----------------------------------------------------------------------------------
 
 
