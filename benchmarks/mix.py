@@ -498,6 +498,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "duration_s": args.duration,
         "rounds": args.rounds,
         "background_cpu_percent": round(cpu_busy_percent(), 1),
+        "env": args.env,
     }
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, work, ignore_errors=True)
@@ -511,7 +512,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             database_url,
             server=Settings().server,
             rate_limit=0,
-            extra_env={"DOCSHELF_ANONYMOUS_RATE_LIMIT": "0"},
+            extra_env={
+                "DOCSHELF_ANONYMOUS_RATE_LIMIT": "0",
+                **dict(kv.split("=", 1) for kv in args.env),
+            },
         )
         settings = Settings(data_dir=data_dir, database_url=database_url or "")
         t0 = time.perf_counter()
@@ -704,6 +708,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--times", type=int, default=25, help="requests per URL for the medians")
     p.add_argument("--memory-requests", type=int, default=0)
     p.add_argument("--json-out", type=Path, default=None)
+    p.add_argument(
+        "--env", action="append", default=[], help="KEY=VALUE for the server (e.g. a setting)"
+    )
     p.add_argument(
         "--cpu", action="store_true", help="CPU ms per request of the server, per URL and mix"
     )
