@@ -57,14 +57,14 @@ _NAMED_GROUP = re.compile(r"\(\?P<[^>]+>")
 class FilteredRoute(APIRoute):
     """An APIRoute that says cheaply when a request is not its own (see DomainRouter)."""
 
-    _suffix: re.Pattern[str] | None = None
+    _docshelf_suffix: re.Pattern[str] | None = None
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         # FastAPI asks every route of a router in turn; most are not the request's, and this
         # says so for less than FastAPI's own matching costs (see DomainRouter).
-        suffix = self._suffix
+        suffix = self._docshelf_suffix
         if suffix is None:
-            suffix = self._suffix = re.compile(_path_suffix(self.path) + "$")
+            suffix = self._docshelf_suffix = re.compile(_path_suffix(self.path) + "$")
         if scope.get("type") == "http" and not suffix.search(scope["path"]):
             return Match.NONE, {}
         return super().matches(scope)
@@ -106,14 +106,14 @@ class DomainRouter(APIRouter):
     under, whatever it is, never hides a route), so the route chosen, a 405 for a wrong
     method and the trailing-slash redirect are FastAPI's own."""
 
-    _paths_seen = -1
-    _paths: re.Pattern[str] | None = None
+    _docshelf_paths_seen = -1
+    _docshelf_paths: re.Pattern[str] | None = None
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        paths = self._paths
-        if self._paths_seen != len(self.routes):
-            paths = self._paths = self._compile_paths()
-            self._paths_seen = len(self.routes)
+        paths = self._docshelf_paths
+        if self._docshelf_paths_seen != len(self.routes):
+            paths = self._docshelf_paths = self._compile_paths()
+            self._docshelf_paths_seen = len(self.routes)
         if paths is not None and scope.get("type") == "http" and not paths.search(scope["path"]):
             return Match.NONE, {}
         return super().matches(scope)
