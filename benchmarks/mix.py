@@ -396,6 +396,79 @@ def medians(port: int, world: dict[str, Any], times: int) -> dict[str, float]:
     return out
 
 
+def cpu_ticks(pid: int) -> int:
+    """The process's user + system CPU time so far, in clock ticks."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def family(target: str) -> str:
+    """The route family a URL of the mix belongs to (for the CPU table)."""
+    path = target.split("?", 1)[0]
+    for word, name in (
+        ("/search", "search"),
+        ("/links", "links"),
+        ("/comments", "comments"),
+        ("/change-requests", "change requests"),
+        ("/permissions", "spaces"),
+        ("/revisions", "content"),
+        ("/content", "content"),
+        ("/sites", "sites"),
+        ("/urls/published", "published"),
+        ("/members", "organizations"),
+        ("/teams", "organizations"),
+        ("/collections", "organizations"),
+    ):
+        if word in path:
+            return name
+    if path in ("/v1/user", "/v1/orgs") or path.startswith("/v1/users"):
+        return "identity"
+    if path.startswith("/v1/spaces") or path.endswith("/spaces"):
+        return "spaces"
+    if path.startswith("/v1/orgs/"):
+        return "organizations"
+    return "reader"
+
+
+def cpu_per_request(
+    server: Server, world: dict[str, Any], script: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    """CPU time the server process spends per request, robust to a shared machine (it does
+    not count the time the process waits for a core): each URL alone (the admin, one
+    connection, `--cpu-times` requests), then the whole mix under wrk's 64 connections."""
+    pid = api_pid(server)
+    conn = http.client.HTTPConnection(HOST, server.port, timeout=30)
+    headers = {"Authorization": f"Bearer {world['admin']}"}
+    per_url: dict[str, float] = {}
+    for target in urls(world):
+        for _ in range(5):  # warm: the first answers build what later ones reuse
+            conn.request("GET", target, headers=headers)
+            conn.getresponse().read()
+        before = cpu_ticks(pid)
+        for _ in range(args.cpu_times):
+            conn.request("GET", target, headers=headers)
+            conn.getresponse().read()
+        per_url[target] = round((cpu_ticks(pid) - before) * TICK_MS / args.cpu_times, 3)
+    conn.close()
+    families: dict[str, list[float]] = {}
+    for target, ms in per_url.items():
+        families.setdefault(family(target), []).append(ms)
+    before = cpu_ticks(pid)
+    done = run_wrk(server.port, script, args.connections, args.cpu_mix_seconds)
+    mix_ms = (cpu_ticks(pid) - before) * TICK_MS / max(1, done["requests"])
+    return {
+        "per_url_ms": per_url,
+        "per_family_ms": {k: round(statistics.mean(v), 3) for k, v in sorted(families.items())},
+        "mean_over_urls_ms": round(statistics.mean(per_url.values()), 3),
+        "mix_ms": round(mix_ms, 3),
+        "mix_requests": done["requests"],
+        "mix_rps": done["rps"],
+    }
+
+
 def rss_mb(server: Server) -> float:
     total = 0
     for pid in server.python_pids():
@@ -425,6 +498,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "duration_s": args.duration,
         "rounds": args.rounds,
         "background_cpu_percent": round(cpu_busy_percent(), 1),
+        "env": args.env,
     }
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, work, ignore_errors=True)
@@ -438,7 +512,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             database_url,
             server=Settings().server,
             rate_limit=0,
-            extra_env={"DOCSHELF_ANONYMOUS_RATE_LIMIT": "0"},
+            extra_env={
+                "DOCSHELF_ANONYMOUS_RATE_LIMIT": "0",
+                **dict(kv.split("=", 1) for kv in args.env),
+            },
         )
         settings = Settings(data_dir=data_dir, database_url=database_url or "")
         t0 = time.perf_counter()
@@ -481,6 +558,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         sent = 0
         rounds: list[dict[str, Any]] = []
         run_wrk(docshelf.port, script, args.connections, args.warmup)
+        if args.cpu:
+            report["cpu"] = cpu_per_request(docshelf, world, script, args)
         for r in range(args.rounds):
             row: dict[str, Any] = {
                 "floor": run_wrk(floor.port, script, args.connections, args.duration)
@@ -507,7 +586,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 samples.append((sent, rss_mb(docshelf)))
                 log(f"memory: {samples[-1]}")
             report["rss_samples"] = samples
-        report["medians_ms"] = medians(docshelf.port, world, args.times)
+        if rounds:
+            report["medians_ms"] = medians(docshelf.port, world, args.times)
         if args.profile:
             report["profile"] = profile_mix(docshelf, script, args)
     return report
@@ -550,8 +630,26 @@ def profile_mix(server: Server, script: Path, args: argparse.Namespace) -> str:
     return str(out)
 
 
+def render_cpu(cpu: dict[str, Any]) -> str:
+    lines = [
+        f"CPU per request of the server process: the mix {cpu['mix_ms']} ms "
+        f"({cpu['mix_requests']} requests, {cpu['mix_rps']:.0f} req/s); mean over the URLs "
+        f"alone {cpu['mean_over_urls_ms']} ms",
+        "",
+        "| family | CPU ms per request, single caller |",
+        "|---|---:|",
+    ]
+    lines += [f"| {k} | {v:.2f} |" for k, v in cpu["per_family_ms"].items()]
+    lines.append("\nper URL (admin), CPU ms per request:\n")
+    for target, ms in sorted(cpu["per_url_ms"].items(), key=lambda kv: -kv[1]):
+        lines.append(f"- {ms:6.2f}  {target}")
+    return "\n".join(lines)
+
+
 def render(report: dict[str, Any]) -> str:
     rounds = report["rounds_detail"]
+    if not rounds:
+        return render_cpu(report["cpu"]) if "cpu" in report else ""
 
     def med(key: str, field: str) -> float:
         return round(statistics.median(r[key][field] for r in rounds), 1)
@@ -585,6 +683,8 @@ def render(report: dict[str, Any]) -> str:
         )
     errors = sum(r["docshelf"]["non_2xx"] + r["docshelf"]["socket_errors"] for r in rounds)
     lines.append(f"\ndocshelf non-2xx/3xx + socket errors during the runs: {errors}")
+    if "cpu" in report:
+        lines += ["", render_cpu(report["cpu"])]
     mem = report["rss_mb_after"]
     lines.append(f"resident: {mem['mb']} MB after {mem['requests']} requests of the mix")
     if "rss_samples" in report:
@@ -608,6 +708,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--times", type=int, default=25, help="requests per URL for the medians")
     p.add_argument("--memory-requests", type=int, default=0)
     p.add_argument("--json-out", type=Path, default=None)
+    p.add_argument(
+        "--env", action="append", default=[], help="KEY=VALUE for the server (e.g. a setting)"
+    )
+    p.add_argument(
+        "--cpu", action="store_true", help="CPU ms per request of the server, per URL and mix"
+    )
+    p.add_argument("--cpu-times", type=int, default=200, help="requests per URL for --cpu")
+    p.add_argument("--cpu-mix-seconds", type=float, default=10)
     p.add_argument("--profile", type=float, default=0, help="seconds of py-spy under the mix")
     p.add_argument("--profile-out", default="/tmp/mix-profile.txt")
     return p.parse_args(argv)
