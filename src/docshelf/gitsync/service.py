@@ -630,23 +630,35 @@ async def receive(
     async def apply(ref: bytes, old: bytes, new: bytes) -> str:
         async with unit_of_work(engine) as conn:
             ctx, space = await open_space(conn, state, base_url, authorization, org_id, space_id)
-            try:
-                return await _apply_ref(ctx, space, served_repo, ref, old, new)
-            except layout.LayoutError as exc:
-                raise GitRefusal(str(exc)) from None
-            except (BadRequest, Conflict, Forbidden, NotFound) as exc:
-                raise GitRefusal(exc.message) from None
+            return await apply_ref(ctx, space, served_repo, ref, old, new)
 
     repo.hooks["update"] = _UpdateHook(loop, apply)
     try:
         return await asyncio.to_thread(run_service, repo, RECEIVE, body)
     finally:
-        # The store is the space's kept history: what the push brought is not part of it (a
-        # revision the push made is built from the database, its own objects kept there).
-        store = repo.object_store
-        assert isinstance(store, MemoryObjectStore)
-        for sha in [sha for sha in store if sha not in served_repo.ours]:
-            del store[sha]
+        forget_pushed(served_repo)
+
+
+def forget_pushed(served_repo: Served) -> None:
+    """Drops from the space's kept history what a push or a pull brought (a revision made
+    from it is built from the database, the objects it needs kept there)."""
+    store = served_repo.repo.object_store
+    assert isinstance(store, MemoryObjectStore)
+    for sha in [sha for sha in store if sha not in served_repo.ours]:
+        del store[sha]
+
+
+async def apply_ref(
+    ctx: Ctx, space: SpaceAccess, served_repo: Served, ref: bytes, old: bytes, new: bytes
+) -> str:
+    """A pushed (or pulled) ref moved from `old` to `new`, applied in the caller's transaction
+    as a push to it is; GitRefusal, with the line git prints, when it is refused."""
+    try:
+        return await _apply_ref(ctx, space, served_repo, ref, old, new)
+    except layout.LayoutError as exc:
+        raise GitRefusal(str(exc)) from None
+    except (BadRequest, Conflict, Forbidden, NotFound) as exc:
+        raise GitRefusal(exc.message) from None
 
 
 def _chain(repo: MemoryRepo, new: bytes, stop: set[bytes]) -> list[Commit]:
