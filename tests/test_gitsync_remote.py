@@ -24,7 +24,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.config import Settings
 from docshelf.gitsync import remote
-from docshelf.worker.registry import JobEnv
+from docshelf.kit.db import unit_of_work
+from docshelf.worker.queue import make_due
+from docshelf.worker.registry import JobEnv, schedule_key
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import FROZEN
@@ -224,7 +226,9 @@ async def test_push_after_each_change_and_pull_on_demand(
     url = f"{git_server.url}/handbook.git"
     link = {"url": url, "branch": "main", "username": USER, "token": TOKEN}
     r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
-    assert (r.status_code, r.json()) == (200, _status(space_id, url))
+    hook = r.json()["webhookUrl"]
+    assert re.fullmatch(rf"http://testserver/git/hooks/{space_id}/[\w-]{{43}}", hook)
+    assert (r.status_code, r.json()) == (200, {**_status(space_id, url), "webhookUrl": hook})
     assert TOKEN not in r.text
 
     # The link's first sync pushes main to the empty remote: a clone shows the space.
@@ -261,8 +265,12 @@ async def test_push_after_each_change_and_pull_on_demand(
     git("commit", "-am", "Write in git", cwd=work)
     git("push", str(git_server.root / "handbook.git"), "main", cwd=work)
     theirs = git("rev-parse", "HEAD", cwd=work)
-    r = await client.post(f"/v1/spaces/{space_id}/git-sync/pull", headers=owner.headers)
-    assert (r.status_code, r.json()) == (202, {**pushed, "remoteCommit": main})
+    # (the git host's webhook: no token, the link's secret in the URL; a wrong one is nothing)
+    r = await client.post(hook.removesuffix(hook[-5:]) + "xxxxx", json={"ref": "refs/heads/main"})
+    assert (r.status_code, r.text) == (404, "Not found\n")
+    assert await _markdown(client, space_id, page_id, owner) == "Read it all."
+    r = await client.post(hook, json={"ref": "refs/heads/main"})
+    assert (r.status_code, r.text) == (202, "A sync is queued\n")
     await run_jobs(db, job_env)
     assert await _markdown(client, space_id, page_id, owner) == "Written in git.\n"
     # The space's main is the writer's very commit: the remote and the space agree.
@@ -408,7 +416,11 @@ async def test_who_may_link_and_pull(
     assert r.status_code == 400, r.text
 
     r = await client.put(path, json=link, headers=owner.headers)
-    assert (r.status_code, r.json()) == (200, _status(space_id, url))
+    hook = r.json()["webhookUrl"]
+    assert (r.status_code, r.json()) == (200, {**_status(space_id, url), "webhookUrl": hook})
+    # Linked again (a new token): the webhook URL stays the one the git host was given.
+    r = await client.put(path, json={**link, "token": "rotated"}, headers=owner.headers)
+    assert (r.status_code, r.json()) == (200, {**_status(space_id, url), "webhookUrl": hook})
     r = await client.get(path, headers=reader.headers)
     assert (r.status_code, r.json()) == (200, _status(space_id, url))
     assert TOKEN not in r.text
@@ -425,3 +437,107 @@ async def test_who_may_link_and_pull(
     assert r.status_code == 204
     r = await client.get(path, headers=owner.headers)
     assert (r.status_code, r.json()) == (404, error(404, "Git Sync not found"))
+    r = await client.post(hook)
+    assert r.status_code == 404
+
+
+async def _sweep(db: AsyncEngine, job_env: JobEnv) -> None:
+    """The periodic sweep, due now: every linked space's sync queued and run."""
+    async with unit_of_work(db) as conn:
+        await make_due(conn, remote.SWEEP, schedule_key(remote.SWEEP))
+    await run_jobs(db, job_env)
+
+
+async def test_the_sweep_pulls_into_a_change_request_under_merge_rules(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+    tmp_path: Path,
+) -> None:
+    owner, space_id, page_id = await _space(client, db)
+    git_server.bare("handbook")
+    url = f"{git_server.url}/handbook.git"
+    link = {"url": url, "username": USER, "token": TOKEN}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    main = await _docshelf_main(client, space_id, owner)
+    rules = {"type": "rules", "rules": [{"rule": "require_at_least_one_review"}]}
+    r = await client.patch(
+        f"/v1/spaces/{space_id}", json={"mergeRules": rules}, headers=owner.headers
+    )
+    assert r.status_code == 200, r.text
+
+    work = tmp_path / "work"
+    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    (work / "README.md").write_text(
+        f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nReviewed first.\n"
+    )
+    git("commit", "-am", "Propose a new guide", cwd=work)
+    git("push", "origin", "main", cwd=work)
+    theirs = git("rev-parse", "HEAD", cwd=work)
+    await _sweep(db, job_env)
+
+    # Main waits for review: the remote's commits are a change request.
+    assert await _markdown(client, space_id, page_id, owner) == "Read me."
+    r = await client.get(f"/v1/spaces/{space_id}/change-requests", headers=owner.headers)
+    crs = r.json()["items"]
+    assert [(cr["subject"], cr["status"]) for cr in crs] == [("Propose a new guide", "open")]
+    assert await _docshelf_main(client, space_id, owner) == main
+    expected = _status(
+        space_id, url, remoteCommit=theirs, lastPushAt=WHEN, lastPullAt=WHEN, lastSyncAt=WHEN
+    )
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == expected
+
+    # Swept again: the same commits open no second change request.
+    await _sweep(db, job_env)
+    r = await client.get(f"/v1/spaces/{space_id}/change-requests", headers=owner.headers)
+    assert len(r.json()["items"]) == 1
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == expected
+
+
+async def test_a_refused_pull_is_a_status_and_changes_nothing(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+    tmp_path: Path,
+) -> None:
+    owner, space_id, page_id = await _space(client, db)
+    git_server.bare("handbook")
+    url = f"{git_server.url}/handbook.git"
+    link = {"url": url, "username": USER, "token": TOKEN}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    main = await _docshelf_main(client, space_id, owner)
+    work = tmp_path / "work"
+    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    (work / "README.md").write_text(f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nNew.\n")
+    (work / "again.md").symlink_to("README.md")
+    git("add", "-A", cwd=work)
+    git("commit", "-m", "Write, and link a file", cwd=work)
+    git("push", "origin", "main", cwd=work)
+    r = await client.post(f"/v1/spaces/{space_id}/git-sync/pull", headers=owner.headers)
+    assert r.status_code == 202, r.text
+    await run_jobs(db, job_env)
+    assert await _markdown(client, space_id, page_id, owner) == "Read me."
+    assert await _docshelf_main(client, space_id, owner) == main
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(
+        space_id,
+        url,
+        remoteCommit=main,
+        lastPushAt=WHEN,
+        lastSyncAt=WHEN,
+        error=(
+            "the remote's commits were not applied:"
+            " again.md: symbolic links and submodules are not synced"
+        ),
+        errorAt=WHEN,
+    )

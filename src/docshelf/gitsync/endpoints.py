@@ -149,5 +149,13 @@ async def receive_pack(request: Request, org_id: str, space_name: str) -> Respon
     return Response(result, media_type=f"application/x-{service.RECEIVE}-result", headers=_NO_CACHE)
 
 
+@router.post("/hooks/{space_id}/{secret}")
+async def pull_hook(request: Request, space_id: str, secret: str) -> Response:
+    """A git host's webhook (any event, any body): the linked space pulls soon."""
+    if not await remote.hooked(request.app.state.engine, space_id, secret):
+        return Response("Not found\n", status_code=404, media_type="text/plain")
+    return Response("A sync is queued\n", status_code=202, media_type="text/plain")
+
+
 def mount_git(app: FastAPI) -> None:
     app.include_router(router)

@@ -20,6 +20,8 @@ itself succeeds: the next change, pull or sweep tries again).
 from __future__ import annotations
 
 import asyncio
+import hmac
+import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
@@ -129,6 +131,7 @@ async def link(st: Staged, space_id: str, body: LinkRemote) -> dict[str, Any]:
             "username": body.username,
             "token": body.token,
             "user_id": ctx.actor.user_id,
+            "hook_secret": secrets.token_urlsafe(32),
             "created_at": now,
             "updated_at": now,
         }
@@ -136,7 +139,9 @@ async def link(st: Staged, space_id: str, body: LinkRemote) -> dict[str, Any]:
         await queue_sync(ctx.conn, space_id)
         row = await repository.remote_of(ctx.conn, space_id)
         assert row is not None
-        return present(row)
+        # Shown to the admin who links, for the git host's webhook settings; never again.
+        hook = ctx.app_url(f"git/hooks/{space_id}/{row['hook_secret']}")
+        return {**present(row), "webhookUrl": hook}
 
 
 async def unlink(ctx: Ctx, space_id: str) -> None:
@@ -154,6 +159,17 @@ async def request_sync(ctx: Ctx, space_id: str) -> dict[str, Any]:
     )
     await queue_sync(ctx.conn, space_id)
     return present(row)
+
+
+async def hooked(engine: AsyncEngine, space_id: str, secret: str) -> bool:
+    """A git host's webhook: a sync queued when the secret is the link's (else False, and the
+    caller answers as for a missing page)."""
+    async with unit_of_work(engine) as conn:
+        row = await repository.remote_of(conn, space_id)
+        if row is None or not hmac.compare_digest(row["hook_secret"].encode(), secret.encode()):
+            return False
+        await queue_sync(conn, space_id)
+        return True
 
 
 # Queueing

@@ -140,7 +140,8 @@ async def put_remote(conn: AsyncConnection, space_id: str, values: dict[str, Any
             "last_error": None,
             "last_error_at": None,
         }
-    values = {k: v for k, v in values.items() if k != "created_at"}
+    # The webhook URL stays what the git host was given.
+    values = {k: v for k, v in values.items() if k not in ("created_at", "hook_secret")}
     await conn.execute(
         sa.update(git_remotes).where(git_remotes.c.space_id == space_id).values(**values)
     )

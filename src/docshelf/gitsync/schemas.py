@@ -48,3 +48,5 @@ class GitSyncOut(Out):
     errorAt: str | None = None
     createdAt: str
     updatedAt: str
+    # In the answer of the PUT alone: the URL a git host's webhook posts to, to ask for a pull.
+    webhookUrl: str | None = None

@@ -74,6 +74,9 @@ git_remotes = sa.Table(
     sa.Column("username", sa.Text()),
     sa.Column("token", sa.Text()),
     sa.Column("user_id", sa.String(32), sa.ForeignKey("users.id", ondelete="SET NULL")),
+    # The last part of the link's webhook URL (`/git/hooks/<space>/<secret>`): a push to the
+    # remote can ask for a pull without an API token (git hosts' webhooks send none).
+    sa.Column("hook_secret", sa.String(64), nullable=False),
     sa.Column("remote_commit", sa.String(40)),
     sa.Column("pulled", sa.String(40)),
     sa.Column("last_push_at", UTCDateTime()),

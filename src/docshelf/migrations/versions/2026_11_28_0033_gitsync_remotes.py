@@ -26,6 +26,7 @@ def upgrade() -> None:
         sa.Column("username", sa.Text()),
         sa.Column("token", sa.Text()),
         sa.Column("user_id", sa.String(32), sa.ForeignKey("users.id", ondelete="SET NULL")),
+        sa.Column("hook_secret", sa.String(64), nullable=False),
         sa.Column("remote_commit", sa.String(40)),
         sa.Column("pulled", sa.String(40)),
         sa.Column("last_push_at", sa.DateTime()),
