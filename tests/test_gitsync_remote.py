@@ -541,3 +541,53 @@ async def test_a_refused_pull_is_a_status_and_changes_nothing(
         ),
         errorAt=WHEN,
     )
+
+
+async def test_what_the_space_adds_to_a_pull_is_pushed_back(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+    tmp_path: Path,
+) -> None:
+    owner, space_id, _ = await _space(client, db)
+    git_server.bare("handbook")
+    link = {"url": f"{git_server.url}/handbook.git", "username": USER, "token": TOKEN}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    work = tmp_path / "work"
+    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    # A new page without an id: the space gives it one, in a commit on top of the writer's.
+    (work / "setup.md").write_text("# Setup\n\nInstall it.\n")
+    summary = (work / "SUMMARY.md").read_text() + "* [Setup](setup.md)\n"
+    (work / "SUMMARY.md").write_text(summary)
+    git("add", "-A", cwd=work)
+    git("commit", "-m", "Add a setup page", cwd=work)
+    git("push", "origin", "main", cwd=work)
+    theirs = git("rev-parse", "HEAD", cwd=work)
+    r = await client.post(f"/v1/spaces/{space_id}/git-sync/pull", headers=owner.headers)
+    assert r.status_code == 202, r.text
+    await run_jobs(db, job_env)
+
+    r = await client.get(f"/v1/spaces/{space_id}/content", headers=owner.headers)
+    setup = next(p for p in r.json()["pages"] if p["title"] == "Setup")
+    main = await _docshelf_main(client, space_id, owner)
+    assert main != theirs
+    # The remote fast-forwarded to the space's commit, whose parent is the writer's.
+    assert git_server.head("handbook") == main
+    git("pull", "--ff-only", cwd=work)
+    assert git("rev-parse", "HEAD^", cwd=work) == theirs
+    assert (
+        work / "setup.md"
+    ).read_text() == f"---\nid: {setup['id']}\n---\n\n# Setup\n\nInstall it.\n"
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(
+        space_id,
+        link["url"],
+        remoteCommit=main,
+        lastPushAt=WHEN,
+        lastPullAt=WHEN,
+        lastSyncAt=WHEN,
+    )
