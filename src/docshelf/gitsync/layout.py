@@ -656,12 +656,11 @@ def _asset_changes(base: Space, new: Space) -> list[dict[str, Any]]:
         if before is None:
             out.append({"op": "insert_file", "name": asset.name, "data": asset.data})
         elif before.data != asset.data:
-            raise LayoutError(
-                f"{ASSETS}{asset.name}: a file cannot change over git; add it under a new name"
+            out.append(
+                {"op": "update_file", "file": before.key, "name": asset.name, "data": asset.data}
             )
-    if old:
-        name = sorted(old)[0]
-        raise LayoutError(f"{ASSETS}{name}: files cannot be deleted over git")
+    for name in sorted(old):
+        out.append({"op": "delete_file", "file": old[name].key, "name": name})
     return out
 
 

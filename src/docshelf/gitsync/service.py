@@ -907,6 +907,17 @@ async def _run(editor: Editor, ops: list[dict[str, Any]]) -> None:
 
     for op in ops:
         where = _where(op)
+        if op["op"] in ("update_file", "delete_file"):
+            # Files by id, on the editor itself (the API's changes only add files).
+            await flush()
+            try:
+                if op["op"] == "update_file":
+                    await editor.replace_file(op["file"], op["data"], where)
+                else:
+                    await editor.remove_file(op["file"], where)
+            except BadRequest as exc:
+                raise GitRefusal(exc.message) from None
+            continue
         if op["op"] == "insert_page" and op["type"] != "document":
             await flush()
             await editor.import_page(
