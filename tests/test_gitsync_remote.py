@@ -81,6 +81,12 @@ def _backend(root: Path, requests: list[str]) -> Any:
 
     def app(environ: dict[str, Any], start: Any) -> Iterable[bytes]:
         requests.append(f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}")
+        if environ["PATH_INFO"].startswith("/moved/"):
+            # A repository that moved: git hosts answer a redirect (GitHub after a rename).
+            query = environ.get("QUERY_STRING")
+            target = environ["PATH_INFO"].removeprefix("/moved") + (f"?{query}" if query else "")
+            start("301 Moved Permanently", [("Location", target)])
+            return [b""]
         if environ.get("HTTP_AUTHORIZATION") != expected:
             start("401 Unauthorized", [("WWW-Authenticate", 'Basic realm="git"')])
             return [b"credentials, please\n"]
@@ -591,3 +597,33 @@ async def test_what_the_space_adds_to_a_pull_is_pushed_back(
         lastPullAt=WHEN,
         lastSyncAt=WHEN,
     )
+
+
+async def test_a_moved_repository_is_followed_through_the_guard(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+) -> None:
+    owner, space_id, _ = await _space(client, db)
+    git_server.bare("handbook")
+    url = f"{git_server.url}/moved/handbook.git"
+    link = {"url": url, "username": USER, "token": TOKEN}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    main = await _docshelf_main(client, space_id, owner)
+    assert git_server.head("handbook") == main
+    # Each exchange asks the old place first and is redirected; the client then goes on at
+    # the new place (same origin: the credentials went along, or nothing would have passed).
+    assert git_server.requests == [
+        "GET /moved/handbook.git/info/refs",
+        "GET /handbook.git/info/refs",
+        "POST /handbook.git/git-upload-pack",
+        "GET /moved/handbook.git/info/refs",
+        "GET /handbook.git/info/refs",
+        "POST /handbook.git/git-receive-pack",
+    ]
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(space_id, url, remoteCommit=main, lastPushAt=WHEN, lastSyncAt=WHEN)

@@ -411,7 +411,7 @@ def _read_page(
     if path in known:
         page = known[path]
         _identity(read, path, page.key, page.key)
-        return replace(page, parent=parent)
+        return page if page.parent == parent else replace(page, parent=parent)
     meta, rest = _split_front(path, _text(path, files[path]))
     unknown = sorted(set(meta) - {"description", "icon", "emoji", "hidden", "slug", "id"})
     if unknown:
@@ -685,8 +685,12 @@ def _asset_changes(base: Space, new: Space) -> list[dict[str, Any]]:
 
 def with_keys(space: Space, keys: Mapping[str, str]) -> Space:
     """The space with new pages' keys replaced (by the ids they were given)."""
+    if not keys:
+        return space
     pages = tuple(
         replace(p, key=keys.get(p.key, p.key), parent=keys.get(p.parent or "", p.parent))
+        if p.key in keys or (p.parent or "") in keys
+        else p
         for p in space.pages
     )
     return Space(pages, space.reusables, space.assets)

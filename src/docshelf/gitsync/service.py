@@ -731,18 +731,21 @@ async def _apply_push(
     row = await content_repository.get(ctx.conn, space_id, start)
     assert row is not None
     tip = chain[-1]
+    ours = await _tree_of(ctx, row)
+    # The start revision's blobs as made already (the store would hand out a copy of each).
+    kept: dict[bytes, Blob] = {b.id: b for b in ours.files.values() if isinstance(b, Blob)}
     ids: dict[str, bytes] = {}
     try:
-        files = git.files_of(lambda sha: repo.object_store[ObjectID(sha)], tip.tree, ids)
+        files = git.files_of(
+            lambda sha: kept.get(sha) or repo.object_store[ObjectID(sha)], tip.tree, ids
+        )
     except (ValueError, KeyError) as exc:
         raise GitRefusal(str(exc)) from None
-    ours = await _tree_of(ctx, row)
-    before = await _compared(ctx, row, ours, files, ids)
+    same = _unchanged(ours, ids)
+    before = await _compared(ctx, row, ours, files, ids, same)
     # The files pushed as the start revision has them are its pages as they are: not read again.
     by_id = {page.key: page for page in before.pages}
-    known = {
-        ours.paths[page_id]: by_id[page_id] for page_id in _unchanged(ours, ids) if page_id in by_id
-    }
+    known = {ours.paths[page_id]: by_id[page_id] for page_id in same if page_id in by_id}
     after = layout.adopt(before, layout.parse(files, known))
     ops = layout.changes(before, after)
 
@@ -796,6 +799,7 @@ async def _compared(
     ours: _Built,
     files: Mapping[str, bytes],
     ids: Mapping[str, bytes],
+    same: set[str],
 ) -> layout.Space:
     """The revision a push starts from, as what the push is compared with: the bodies of the
     pages whose file changed are read, and only those (the others are taken from the push as
@@ -803,7 +807,6 @@ async def _compared(
     it is the pushed bytes, others are read from the blob store. What the push costs follows
     what it changes, not the size of the space."""
     snap = content_repository.snapshot(ctx.conn, row)
-    same = _unchanged(ours, ids)
     pages = _walk(ours.records)
     wanted = [
         ours.records[p.key]["markdown"]
