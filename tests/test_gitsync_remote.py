@@ -145,12 +145,11 @@ def git_server(tmp_path: Path) -> Iterator[GitServer]:
 
 @pytest.fixture
 def loopback(app: FastAPI, settings: Settings) -> Iterator[Settings]:
-    """Remotes on loopback are allowed, to the API's check and to the jobs."""
+    """Remotes on loopback are allowed, to the API's check and to the jobs (the `job_env`
+    fixture hands the jobs these settings)."""
     allowed = settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1"})
     app.state.settings = allowed
-    remote.use_settings(allowed)
     yield allowed
-    remote.use_settings(settings)
     app.state.settings = settings
 
 

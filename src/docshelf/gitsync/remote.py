@@ -35,7 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.auth.service import Actor
 from docshelf.authz.guard import not_found, require
-from docshelf.config import Settings, get_settings
+from docshelf.config import Settings
 from docshelf.content.signals import MainMoved
 from docshelf.fetch import Fetcher, check_url, parse_allowed_hosts, system_resolver
 from docshelf.gitsync import repository, service, transport
@@ -59,17 +59,6 @@ TIMEOUT = 120.0
 # Commits walked looking for one in the other side's history.
 _MAX_WALK = 100_000
 _MAX_ERROR = 500
-
-_settings: Settings | None = None
-
-
-def use_settings(settings: Settings) -> None:
-    global _settings
-    _settings = settings
-
-
-def _current() -> Settings:
-    return _settings or get_settings()
 
 
 # The link, on the API
@@ -222,7 +211,7 @@ async def _as_linker(
         display_name=who["display_name"],
         photo_url=who["photo_url"],
     )
-    ctx = Ctx(conn=conn, actor=actor, base_url=_current().resolved_base_url, state=env)
+    ctx = Ctx(conn=conn, actor=actor, base_url=env.settings.resolved_base_url, state=env)
     return ctx, await space_policy.load(ctx, remote["space_id"])
 
 
@@ -245,12 +234,14 @@ def _reaches(store: Any, start: bytes | None, wanted: bytes) -> bool:
     return False
 
 
-def _exchange(plan: _Plan, remote: sa.RowMapping, loop: asyncio.AbstractEventLoop) -> _Plan:
+def _exchange(
+    plan: _Plan, remote: sa.RowMapping, settings: Settings, loop: asyncio.AbstractEventLoop
+) -> _Plan:
     """The network step, blocking (in a thread): dulwich's client, its requests made by the
     guarded fetcher on the event loop."""
     served = plan.served
     assert served is not None and plan.main is not None
-    fetcher = Fetcher.from_settings(_current(), max_bytes=MAX_BYTES, timeout=TIMEOUT)
+    fetcher = Fetcher.from_settings(settings, max_bytes=MAX_BYTES, timeout=TIMEOUT)
     git = transport.client(remote["url"], fetcher, loop, remote["username"], remote["token"])
     ref = Ref(f"refs/heads/{remote['branch']}".encode())
     head = git.get_refs("").refs.get(ref)
@@ -311,7 +302,8 @@ async def _prepare(engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv)
             plan.error = _say(exc)
             return plan
     try:
-        return await asyncio.to_thread(_exchange, plan, remote, asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        return await asyncio.to_thread(_exchange, plan, remote, env.settings, loop)
     except (DocshelfError, GitProtocolError, NotGitRepository, HTTPUnauthorized) as exc:
         plan.action, plan.error = "error", _say(exc)
     except HTTPProxyUnauthorized as exc:
