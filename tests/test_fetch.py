@@ -27,6 +27,7 @@ import pytest
 
 from docshelf.config import Settings
 from docshelf.fetch import (
+    Fetched,
     Fetcher,
     check_url,
     parse_allowed_hosts,
@@ -831,3 +832,28 @@ async def test_the_fetcher_reads_the_allowance_from_settings(serve: Serve) -> No
         await Fetcher.from_settings(
             Settings(fetch_allowed_hosts=""), resolver=FakeResolver()
         ).fetch(server.url("/doc.md"))
+
+
+async def test_a_protocol_request_gets_any_final_answer_with_its_body(serve: Serve) -> None:
+    server = await serve(
+        {"/refs": http_response(401, b"who are you?", {"Content-Type": "text/plain"})}
+    )
+    fetched = await fetcher().request("GET", server.url("/refs"), None, {"Git-Protocol": "v2"})
+    assert fetched == Fetched(server.url("/refs"), 401, "text/plain", b"who are you?")
+    assert server.requests[0].headers["git-protocol"] == "v2"
+
+
+async def test_credentials_follow_a_redirect_to_the_same_origin_only(serve: Serve) -> None:
+    server = await serve({**DOC_ROUTE, "/same": redirect("/doc.md"), "/away": b""})
+    server.routes["/away"] = redirect(server.url("/doc.md", "other.test"))
+    resolver = FakeResolver({"other.test": ["127.0.0.1"]})
+    basic = {"Authorization": "Basic d3JpdGVyOnNlY3JldA=="}
+    client = fetcher(["127.0.0.1", "other.test"], resolver)
+    await client.request("GET", server.url("/same"), None, basic)
+    await client.request("GET", server.url("/away"), None, basic)
+    assert [(seen.path, seen.headers.get("authorization")) for seen in server.requests] == [
+        ("/same", basic["Authorization"]),
+        ("/doc.md", basic["Authorization"]),
+        ("/away", basic["Authorization"]),
+        ("/doc.md", None),
+    ]

@@ -51,6 +51,11 @@ EXTENSIONS = {
         "/v1/orgs/{organizationId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver",
     ),
     ("GET", "/v1/orgs/{organizationId}/audit-log"),
+    # Git Sync with an outside repository (tests/test_gitsync_remote.py).
+    ("GET", "/v1/spaces/{spaceId}/git-sync"),
+    ("PUT", "/v1/spaces/{spaceId}/git-sync"),
+    ("DELETE", "/v1/spaces/{spaceId}/git-sync"),
+    ("POST", "/v1/spaces/{spaceId}/git-sync/pull"),
 }
 
 

@@ -383,3 +383,26 @@ async def test_files_and_reusable_contents_over_git(product: Product, tmp_path: 
     )
     assert not (w / ".gitbook/includes/warning.md").exists()
     assert git("status", "--porcelain", cwd=w).stdout == ""
+
+    # A file changed keeps its id (links to it still lead to it); a file deleted goes.
+    [notes] = revision["files"]
+    (w / ".gitbook/assets/notes.txt").write_bytes(b"plain notes, longer\n")
+    (w / ".gitbook/assets/old.txt").write_bytes(b"old\n")
+    git("add", "-A", cwd=w)
+    git("commit", "-m", "Change a file, add another", cwd=w)
+    git("push", "origin", "main", cwd=w)
+    async with product.client(product.token) as c:
+        files = (await c.get(f"/v1/spaces/{space_id}/content")).json()["files"]
+    assert [(f["id"], f["name"], f["size"]) for f in files if f["name"] == "notes.txt"] == [
+        (notes["id"], "notes.txt", 20)
+    ]
+    assert sorted(f["name"] for f in files) == ["notes.txt", "old.txt"]
+    git("rm", "-q", ".gitbook/assets/old.txt", cwd=w)
+    git("commit", "-m", "Drop a file", cwd=w)
+    git("push", "origin", "main", cwd=w)
+    async with product.client(product.token) as c:
+        files = (await c.get(f"/v1/spaces/{space_id}/content")).json()["files"]
+    assert [(f["id"], f["name"]) for f in files] == [(notes["id"], "notes.txt")]
+    git("pull", "--ff-only", cwd=w)
+    assert git("status", "--porcelain", cwd=w).stdout == ""
+    assert (w / ".gitbook/assets/notes.txt").read_bytes() == b"plain notes, longer\n"

@@ -214,12 +214,13 @@ def test_trees_that_cannot_be_a_space(edit: Any, message: str) -> None:
     assert message in str(caught.value)
 
 
-def test_a_file_cannot_change_or_go() -> None:
+def test_a_file_changes_or_goes_by_its_id() -> None:
     files = export(SAMPLE)
-    with pytest.raises(LayoutError, match="a file cannot change"):
-        changes(SAMPLE, parse({**files, ".gitbook/assets/a.png": b"other"}))
-    with pytest.raises(LayoutError, match="files cannot be deleted"):
-        changes(SAMPLE, parse({k: v for k, v in files.items() if k != ".gitbook/assets/a.png"}))
+    assert changes(SAMPLE, parse({**files, ".gitbook/assets/a.png": b"other"})) == [
+        {"op": "update_file", "file": "f1", "name": "a.png", "data": b"other"}
+    ]
+    gone = {k: v for k, v in files.items() if k != ".gitbook/assets/a.png"}
+    assert changes(SAMPLE, parse(gone)) == [{"op": "delete_file", "file": "f1", "name": "a.png"}]
 
 
 # Properties over generated spaces

@@ -142,8 +142,15 @@ async def test_every_job_kind_in_the_registry_runs_in_the_served_process(
         await _processed_spec(c, org_id)
         exercised.add("openapi.process")
         r = await c.post(f"/v1/orgs/{org_id}/spaces", json={"title": "Handbook"})
-        run = await _landed_import(c, r.json()["id"], archive_url)
+        handbook = r.json()["id"]
+        run = await _landed_import(c, handbook, archive_url)
         assert run["status"] == "completed", run
+        # A space linked to a git remote syncs at once (nothing listens there: the sync
+        # records the failure on the link).
+        link = {"url": "http://127.0.0.1:9/handbook.git"}
+        r = await c.put(f"/v1/spaces/{handbook}/git-sync", json=link)
+        assert r.status_code == 200, r.text
+        exercised.add("gitsync.sync")
         # The import's end hands its archive to the collector; its move of main stores the
         # large space's listing pieces.
         exercised |= {"content.import", "content.collect_blobs", "content.snapshot_listing"}
@@ -157,6 +164,7 @@ async def test_every_job_kind_in_the_registry_runs_in_the_served_process(
             "maintenance.purge",
             "openapi.refresh",
             "content.sweep_listing_snapshots",
+            "gitsync.sweep",
         ):
             assert _cli(server, "jobs", "run-now", scheduled) == f"1 {scheduled} job due now\n"
             exercised.add(scheduled)

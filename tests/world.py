@@ -160,6 +160,7 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/urls/published"): {"url": "{publishedUrl}"},
     ("POST", "/v1/orgs/{organizationId}/webhooks"): {"url": "https://hooks.example.com/in"},
     ("PATCH", "/v1/orgs/{organizationId}/webhooks/{webhookId}"): {"active": True},
+    ("PUT", "/v1/spaces/{spaceId}/git-sync"): {"url": "https://git.example.com/docs.git"},
 }
 
 # Valid values of required query parameters, like VALID_BODIES for bodies.

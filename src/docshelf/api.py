@@ -15,6 +15,7 @@ from docshelf.comment.endpoints import router as comment_router
 from docshelf.content.endpoints import public_router as download_router
 from docshelf.content.endpoints import router as content_router
 from docshelf.custom_field.endpoints import router as custom_field_router
+from docshelf.gitsync.endpoints import api_router as git_sync_router
 from docshelf.imports.endpoints import router as import_router
 from docshelf.imports.endpoints import runs_router as import_runs_router
 from docshelf.invite.endpoints import router as invite_router
@@ -57,6 +58,7 @@ AUTHENTICATED_ROUTERS: tuple[APIRouter, ...] = (
     links_router,
     import_router,
     import_runs_router,
+    git_sync_router,
     search_router,
     # -- exports --
     pdf_router,

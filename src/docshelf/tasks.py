@@ -6,6 +6,7 @@ from docshelf.config import Settings
 from docshelf.content import lifecycle as content_tasks
 from docshelf.content.listing import stored as stored_listing
 from docshelf.events import outbox as event_tasks
+from docshelf.gitsync import remote as gitsync_tasks
 from docshelf.imports import service as import_tasks
 from docshelf.openapi_spec import tasks as openapi_tasks
 from docshelf.space import tasks as space_tasks
@@ -16,6 +17,7 @@ __all__ = [
     "configure",
     "content_tasks",
     "event_tasks",
+    "gitsync_tasks",
     "import_tasks",
     "openapi_tasks",
     "space_tasks",

@@ -10,6 +10,7 @@ from docshelf.collection import signals as collection_signals
 from docshelf.content import lifecycle as content_lifecycle
 from docshelf.content import signals as content_signals
 from docshelf.events import outbox
+from docshelf.gitsync import remote as git_remote
 from docshelf.links import indexing as links_indexing
 from docshelf.search import indexing as search_indexing
 from docshelf.site import lifecycle as site_lifecycle
@@ -22,6 +23,8 @@ def connect() -> None:
     # Main moved, content copied or released: the derived indexes follow.
     content_signals.main_moved.connect(links_indexing.main_moved)
     content_signals.main_moved.connect(search_indexing.main_moved)
+    # A space linked to a git remote queues its push (gitsync/remote.py).
+    content_signals.main_moved.connect(git_remote.main_moved)
     content_signals.copied.connect(links_indexing.content_copied)
     content_signals.copied.connect(search_indexing.content_copied)
     content_signals.released.connect(search_indexing.content_released)

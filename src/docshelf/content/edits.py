@@ -623,23 +623,48 @@ class Editor:
         await self._store_file(item.name, content_type, data, item.ref)
 
     async def _store_file(self, name: str, content_type: str, data: bytes, ref: str | None) -> None:
-        key = blob_key(data)
-        self.outcome.blobs[key] = data
-        record: Record = {
-            "id": new_id(),
-            "name": name,
-            "contentType": content_type,
-            "size": len(data),
-            "blob": key,
-            "createdAt": self.now,
-        }
-        dimensions = image_dimensions(data, content_type)
-        if dimensions is not None:
-            record["dimensions"] = {"width": dimensions[0], "height": dimensions[1]}
+        record = self._file_record(new_id(), name, content_type, data, self.now)
         self.snap.put_file(record)
         if ref is not None:
             self.refs[ref] = ("file", record["id"])
         self.outcome.files.append(record)
+
+    def _file_record(
+        self, file_id: str, name: str, content_type: str, data: bytes, created_at: str
+    ) -> Record:
+        key = blob_key(data)
+        self.outcome.blobs[key] = data
+        record: Record = {
+            "id": file_id,
+            "name": name,
+            "contentType": content_type,
+            "size": len(data),
+            "blob": key,
+            "createdAt": created_at,
+        }
+        dimensions = image_dimensions(data, content_type)
+        if dimensions is not None:
+            record["dimensions"] = {"width": dimensions[0], "height": dimensions[1]}
+        return record
+
+    async def _existing_file(self, file_id: str, where: str) -> Record:
+        found = await self.snap.file(file_id)
+        if found is None:
+            raise ChangeError(f"{where}: no file {file_id!r} in this revision")
+        return found
+
+    async def replace_file(self, file_id: str, data: bytes, where: str) -> None:
+        """The file's bytes replaced, its id, name and type kept (links to it still lead to
+        it): Git Sync's changed file under .gitbook/assets/."""
+        found = await self._existing_file(file_id, where)
+        made = self._file_record(
+            file_id, found["name"], found["contentType"], data, found["createdAt"]
+        )
+        self.snap.put_file(made)
+
+    async def remove_file(self, file_id: str, where: str) -> None:
+        await self._existing_file(file_id, where)
+        self.snap.drop_file(file_id)
 
     # Links
 

@@ -74,6 +74,8 @@ class _Send:
     method: str
     body: bytes | None
     headers: dict[str, str]
+    # The final answer's body is read whatever its status (a protocol client judges it).
+    any_status: bool = False
 
 
 _GET = _Send("GET", None, {})
@@ -140,6 +142,16 @@ class Fetcher:
         hop checked like a GET's. Other redirects are the final answer."""
         return await self._within_deadline(url, _Send("POST", body, dict(headers)))
 
+    async def request(
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
+    ) -> Fetched:
+        """A GET or POST whose final answer, body included, is returned whatever its status,
+        for a protocol client to judge (git's smart HTTP). Redirects are followed as for
+        `fetch` and `post`; credentials (`Authorization`) never follow one to another origin."""
+        if method not in ("GET", "POST"):
+            raise ValueError(f"unsupported method {method!r}")
+        return await self._within_deadline(url, _Send(method, body, dict(headers), True))
+
     async def _within_deadline(self, url: str, send: _Send) -> Fetched:
         if self._ssl_context is None:
             # The process's first fetch: importing httpx and loading the CA bundle take ~0.5 s,
@@ -168,6 +180,7 @@ class Fetcher:
                     body=answer.body,
                 )
             current = _join(targets[0].url, answer.location)
+            send = _across(send, targets[0].url, current)
         raise BadRequest(f"URL refused: more than {self._max_redirects} redirects")
 
     async def _exchange(self, targets: list[Target], send: _Send) -> _Answer:
@@ -206,6 +219,8 @@ class Fetcher:
         if status in follow and location:
             # The redirect's body is never read.
             return _Answer(status, location, content_type, b"")
+        if send.any_status:
+            return _Answer(status, None, content_type, await self._read_body(response))
         if send.method != "GET":
             # A POST's answer is its status: the body is never read.
             return _Answer(status, None, content_type, b"")
@@ -270,6 +285,17 @@ def _join(base: httpx.URL, location: str) -> str:
         return str(base.join(location))
     except httpx.InvalidURL:
         raise BadRequest("URL refused: the redirect location is not a valid URL") from None
+
+
+def _across(send: _Send, base: httpx.URL, location: str) -> _Send:
+    """What is sent to a redirect's location: without credentials when it is another origin."""
+    import httpx
+
+    target = httpx.URL(location)
+    if (target.scheme, target.host, target.port) == (base.scheme, base.host, base.port):
+        return send
+    kept = {k: v for k, v in send.headers.items() if k.lower() != "authorization"}
+    return _Send(send.method, send.body, kept, send.any_status)
 
 
 def _describe(exc: Exception) -> str:

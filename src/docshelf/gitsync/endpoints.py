@@ -1,6 +1,7 @@
 """Git's smart HTTP protocol for a space, outside /v1: `git clone
 <base>/git/<organization>/<space>.git`. Authentication is HTTP basic with an API token as the
-password (git's credential prompt); the access rules are the API's."""
+password (git's credential prompt); the access rules are the API's. Under /v1 (`api_router`),
+a space's link to an outside repository (remote.py), a Docshelf extension."""
 
 from __future__ import annotations
 
@@ -10,10 +11,44 @@ import zlib
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import StreamingResponse
 
-from docshelf.gitsync import service
+from docshelf.auth.context import Context, StagedContext
+from docshelf.gitsync import remote, service
+from docshelf.gitsync.schemas import GitSyncOut, LinkRemote
 from docshelf.kit.errors import BadRequest, DocshelfError, Unauthorized
+from docshelf.kit.http import JSON, empty, ok
+from docshelf.kit.routing import domain_router, staged
 
 router = APIRouter(prefix="/git", include_in_schema=False)
+api_router = domain_router(tags=["git-sync"])
+_LINK = "/spaces/{spaceId}/git-sync"
+
+
+@api_router.get(_LINK, response_model=GitSyncOut, summary="A space's git remote and sync status")
+async def get_git_sync(spaceId: str, ctx: Context) -> JSON:
+    return ok(await remote.get_link(ctx, spaceId))
+
+
+@api_router.put(_LINK, response_model=GitSyncOut, summary="Link a space to a git remote")
+@staged
+async def link_git_remote(spaceId: str, body: LinkRemote, st: StagedContext) -> JSON:
+    return ok(await remote.link(st, spaceId, body))
+
+
+@api_router.delete(_LINK, status_code=204, summary="Unlink a space from its git remote")
+async def unlink_git_remote(spaceId: str, ctx: Context) -> Response:
+    await remote.unlink(ctx, spaceId)
+    return empty(204)
+
+
+@api_router.post(
+    f"{_LINK}/pull",
+    response_model=GitSyncOut,
+    status_code=202,
+    summary="Pull from the git remote now (and push what the space has that it lacks)",
+)
+async def pull_git_remote(spaceId: str, ctx: Context) -> JSON:
+    return ok(await remote.request_sync(ctx, spaceId), 202)
+
 
 _NO_CACHE = {"Cache-Control": "no-cache, max-age=0, must-revalidate", "Expires": "0"}
 
@@ -112,6 +147,14 @@ async def receive_pack(request: Request, org_id: str, space_name: str) -> Respon
         state.engine, state, state.base_url, authorization, org_id, _space(space_name), served, body
     )
     return Response(result, media_type=f"application/x-{service.RECEIVE}-result", headers=_NO_CACHE)
+
+
+@router.post("/hooks/{space_id}/{secret}")
+async def pull_hook(request: Request, space_id: str, secret: str) -> Response:
+    """A git host's webhook (any event, any body): the linked space pulls soon."""
+    if not await remote.hooked(request.app.state.engine, space_id, secret):
+        return Response("Not found\n", status_code=404, media_type="text/plain")
+    return Response("A sync is queued\n", status_code=202, media_type="text/plain")
 
 
 def mount_git(app: FastAPI) -> None:

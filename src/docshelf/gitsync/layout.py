@@ -411,7 +411,7 @@ def _read_page(
     if path in known:
         page = known[path]
         _identity(read, path, page.key, page.key)
-        return replace(page, parent=parent)
+        return page if page.parent == parent else replace(page, parent=parent)
     meta, rest = _split_front(path, _text(path, files[path]))
     unknown = sorted(set(meta) - {"description", "icon", "emoji", "hidden", "slug", "id"})
     if unknown:
@@ -554,8 +554,28 @@ def changes(base: Space, new: Space) -> list[dict[str, Any]]:
         kids.setdefault(page.parent, []).append(page.key)
         parent_of[page.key] = page.parent
 
+    # Each page's place among its siblings: in `new` read once, in the structure being
+    # rearranged (`kids`) re-read only for a parent whose children changed, so an edit of a
+    # few pages costs a pass over the space, not one over each page's siblings.
+    at_of = {
+        page.key: n
+        for parent in {p.parent for p in new.pages}
+        for n, page in enumerate(new.children(parent))
+    }
+    places: dict[str | None, dict[str, int]] = {}
+
+    def place(parent: str | None, key: str) -> int:
+        if parent not in places:
+            places[parent] = {k: n for n, k in enumerate(kids.get(parent, []))}
+        return places[parent][key]
+
+    def insert(parent: str | None, at: int, key: str) -> None:
+        kids.setdefault(parent, []).insert(at, key)
+        places.pop(parent, None)
+
     def detach(key: str) -> None:
         kids[parent_of[key]].remove(key)
+        places.pop(parent_of[key], None)
 
     def keeps(key: str) -> bool:
         return key in wanted or any(keeps(k) for k in kids.get(key, []))
@@ -572,8 +592,7 @@ def changes(base: Space, new: Space) -> list[dict[str, Any]]:
             deleted.add(page.key)
 
     for key, page in wanted.items():
-        siblings = [p.key for p in new.children(page.parent)]
-        at = siblings.index(key)
+        at = at_of[key]
         before = old.get(key)
         if before is not None and before.type != page.type:
             raise LayoutError(
@@ -593,7 +612,7 @@ def changes(base: Space, new: Space) -> list[dict[str, Any]]:
                     **{name: getattr(page, name) for name in _FIELDS},
                 }
             )
-            kids.setdefault(page.parent, []).insert(at, key)
+            insert(page.parent, at, key)
             parent_of[key] = page.parent
             continue
         update: dict[str, Any] = {
@@ -601,10 +620,10 @@ def changes(base: Space, new: Space) -> list[dict[str, Any]]:
             for name in _FIELDS
             if getattr(page, name) != getattr(before, name)
         }
-        if parent_of[key] != page.parent or kids[parent_of[key]].index(key) != at:
+        if parent_of[key] != page.parent or place(page.parent, key) != at:
             update.update(into=page.parent, at=at)
             detach(key)
-            kids.setdefault(page.parent, []).insert(at, key)
+            insert(page.parent, at, key)
             parent_of[key] = page.parent
         if update:
             out.append({"op": "update_page", "page": key, **update})
@@ -656,19 +675,22 @@ def _asset_changes(base: Space, new: Space) -> list[dict[str, Any]]:
         if before is None:
             out.append({"op": "insert_file", "name": asset.name, "data": asset.data})
         elif before.data != asset.data:
-            raise LayoutError(
-                f"{ASSETS}{asset.name}: a file cannot change over git; add it under a new name"
+            out.append(
+                {"op": "update_file", "file": before.key, "name": asset.name, "data": asset.data}
             )
-    if old:
-        name = sorted(old)[0]
-        raise LayoutError(f"{ASSETS}{name}: files cannot be deleted over git")
+    for name in sorted(old):
+        out.append({"op": "delete_file", "file": old[name].key, "name": name})
     return out
 
 
 def with_keys(space: Space, keys: Mapping[str, str]) -> Space:
     """The space with new pages' keys replaced (by the ids they were given)."""
+    if not keys:
+        return space
     pages = tuple(
         replace(p, key=keys.get(p.key, p.key), parent=keys.get(p.parent or "", p.parent))
+        if p.key in keys or (p.parent or "") in keys
+        else p
         for p in space.pages
     )
     return Space(pages, space.reusables, space.assets)

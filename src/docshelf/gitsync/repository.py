@@ -13,7 +13,9 @@ from docshelf.models import (
     git_branches,
     git_commits,
     git_objects,
+    git_remotes,
     revisions,
+    spaces,
     users,
 )
 
@@ -107,3 +109,62 @@ async def keep_objects(conn: AsyncConnection, space_id: str, rows: list[dict[str
     fresh = [{**r, "space_id": space_id} for r in rows if r["sha"] not in known]
     if fresh:
         await conn.execute(sa.insert(git_objects), fresh)
+
+
+# An outside remote (remote.py)
+
+
+async def remote_of(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:
+    stmt = sa.select(git_remotes).where(git_remotes.c.space_id == space_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def linked_spaces(conn: AsyncConnection) -> list[str]:
+    return list((await conn.execute(sa.select(git_remotes.c.space_id))).scalars())
+
+
+async def put_remote(conn: AsyncConnection, space_id: str, values: dict[str, Any]) -> None:
+    """Links the space (replacing its link: a new URL or branch starts a new sync history)."""
+    found = await remote_of(conn, space_id)
+    if found is None:
+        await conn.execute(sa.insert(git_remotes).values(space_id=space_id, **values))
+        return
+    if (found["url"], found["branch"]) != (values["url"], values["branch"]):
+        values = {
+            **values,
+            "remote_commit": None,
+            "pulled": None,
+            "last_push_at": None,
+            "last_pull_at": None,
+            "last_sync_at": None,
+            "last_error": None,
+            "last_error_at": None,
+        }
+    # The webhook URL stays what the git host was given.
+    values = {k: v for k, v in values.items() if k not in ("created_at", "hook_secret")}
+    await conn.execute(
+        sa.update(git_remotes).where(git_remotes.c.space_id == space_id).values(**values)
+    )
+
+
+async def update_remote(conn: AsyncConnection, space_id: str, values: dict[str, Any]) -> None:
+    await conn.execute(
+        sa.update(git_remotes).where(git_remotes.c.space_id == space_id).values(**values)
+    )
+
+
+async def delete_remote(conn: AsyncConnection, space_id: str) -> bool:
+    result = await conn.execute(sa.delete(git_remotes).where(git_remotes.c.space_id == space_id))
+    return bool(result.rowcount)
+
+
+async def user_of(conn: AsyncConnection, user_id: str) -> sa.RowMapping | None:
+    stmt = sa.select(users.c.id, users.c.email, users.c.display_name, users.c.photo_url).where(
+        users.c.id == user_id
+    )
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def main_of(conn: AsyncConnection, space_id: str) -> str | None:
+    stmt = sa.select(spaces.c.revision_id).where(spaces.c.id == space_id)
+    return (await conn.execute(stmt)).scalar_one_or_none()

@@ -14,8 +14,8 @@ import binascii
 import io
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC
 from typing import Any
 
@@ -160,49 +160,11 @@ def _page(rec: Record, parent: str | None, markdown: str = "") -> layout.Page:
     )
 
 
-async def _shape(snap: Snapshot) -> tuple[list[layout.Page], dict[str, Record]]:
-    """The pages parents first (bodies not read) and their records."""
-    records = await snap.all_pages()
-    root = await snap.root()
-    pages: list[layout.Page] = []
-
-    def walk(children: list[Any], parent: str | None) -> None:
-        for cid, _slug in children:
-            rec = records.get(cid)
-            if rec is None:
-                continue
-            pages.append(_page(rec, parent))
-            walk(rec.get("children") or [], cid)
-
-    walk(root["children"], None)
-    return pages, records
-
-
 async def _assets(snap: Snapshot) -> list[tuple[Record, str]]:
     """The files of the revision with their names under .gitbook/assets/, oldest first."""
     records = sorted((await snap.all_files()).values(), key=lambda r: (r["createdAt"], r["id"]))
     taken: set[str] = set()
     return [(rec, layout.asset_name(rec["name"], taken)) for rec in records]
-
-
-async def space_of(snap: Snapshot, blobs: Any) -> layout.Space:
-    """The whole revision as layout values: what a push is compared with."""
-    pages, records = await _shape(snap)
-    texts = await snap.markdowns(
-        [records[p.key]["markdown"] for p in pages if records[p.key].get("markdown")]
-    )
-    full = [
-        layout.Page(
-            **{**_fields(p), "markdown": texts.get(records[p.key].get("markdown") or "", "")}
-        )
-        for p in pages
-    ]
-    reusables = await _reusables(snap)
-    assets = []
-    for rec, name in await _assets(snap):
-        data = await blobs.get(rec["blob"])
-        assets.append(layout.Asset(rec["id"], name, data or b""))
-    return layout.Space(tuple(full), tuple(reusables), tuple(assets))
 
 
 def _fields(page: layout.Page) -> dict[str, Any]:
@@ -630,23 +592,35 @@ async def receive(
     async def apply(ref: bytes, old: bytes, new: bytes) -> str:
         async with unit_of_work(engine) as conn:
             ctx, space = await open_space(conn, state, base_url, authorization, org_id, space_id)
-            try:
-                return await _apply_ref(ctx, space, served_repo, ref, old, new)
-            except layout.LayoutError as exc:
-                raise GitRefusal(str(exc)) from None
-            except (BadRequest, Conflict, Forbidden, NotFound) as exc:
-                raise GitRefusal(exc.message) from None
+            return await apply_ref(ctx, space, served_repo, ref, old, new)
 
     repo.hooks["update"] = _UpdateHook(loop, apply)
     try:
         return await asyncio.to_thread(run_service, repo, RECEIVE, body)
     finally:
-        # The store is the space's kept history: what the push brought is not part of it (a
-        # revision the push made is built from the database, its own objects kept there).
-        store = repo.object_store
-        assert isinstance(store, MemoryObjectStore)
-        for sha in [sha for sha in store if sha not in served_repo.ours]:
-            del store[sha]
+        forget_pushed(served_repo)
+
+
+def forget_pushed(served_repo: Served) -> None:
+    """Drops from the space's kept history what a push or a pull brought (a revision made
+    from it is built from the database, the objects it needs kept there)."""
+    store = served_repo.repo.object_store
+    assert isinstance(store, MemoryObjectStore)
+    for sha in [sha for sha in store if sha not in served_repo.ours]:
+        del store[sha]
+
+
+async def apply_ref(
+    ctx: Ctx, space: SpaceAccess, served_repo: Served, ref: bytes, old: bytes, new: bytes
+) -> str:
+    """A pushed (or pulled) ref moved from `old` to `new`, applied in the caller's transaction
+    as a push to it is; GitRefusal, with the line git prints, when it is refused."""
+    try:
+        return await _apply_ref(ctx, space, served_repo, ref, old, new)
+    except layout.LayoutError as exc:
+        raise GitRefusal(str(exc)) from None
+    except (BadRequest, Conflict, Forbidden, NotFound) as exc:
+        raise GitRefusal(exc.message) from None
 
 
 def _chain(repo: MemoryRepo, new: bytes, stop: set[bytes]) -> list[Commit]:
@@ -756,21 +730,22 @@ async def _apply_push(
     start = served_repo.revision_of[chain[0].parents[0]]
     row = await content_repository.get(ctx.conn, space_id, start)
     assert row is not None
-    before = await space_of(content_repository.snapshot(ctx.conn, row), ctx.state.blobs)
     tip = chain[-1]
+    ours = await _tree_of(ctx, row)
+    # The start revision's blobs as made already (the store would hand out a copy of each).
+    kept: dict[bytes, Blob] = {b.id: b for b in ours.files.values() if isinstance(b, Blob)}
     ids: dict[str, bytes] = {}
     try:
-        files = git.files_of(lambda sha: repo.object_store[ObjectID(sha)], tip.tree, ids)
+        files = git.files_of(
+            lambda sha: kept.get(sha) or repo.object_store[ObjectID(sha)], tip.tree, ids
+        )
     except (ValueError, KeyError) as exc:
         raise GitRefusal(str(exc)) from None
+    same = _unchanged(ours, ids)
+    before = await _compared(ctx, row, ours, files, ids, same)
     # The files pushed as the start revision has them are its pages as they are: not read again.
-    ours = await _tree_of(ctx, row)
     by_id = {page.key: page for page in before.pages}
-    known = {}
-    for page_id, path in ours.paths.items():
-        blob = ours.files.get(path)
-        if page_id in by_id and isinstance(blob, Blob) and ids.get(path) == blob.id:
-            known[path] = by_id[page_id]
+    known = {ours.paths[page_id]: by_id[page_id] for page_id in same if page_id in by_id}
     after = layout.adopt(before, layout.parse(files, known))
     ops = layout.changes(before, after)
 
@@ -806,6 +781,55 @@ async def _apply_push(
             ctx.conn, space_id, _new_objects(repo, chain, served_repo.ours)
         )
     return made
+
+
+def _unchanged(ours: _Built, ids: Mapping[str, bytes]) -> set[str]:
+    """The pages whose file was pushed as the revision's tree has it (same path, same blob)."""
+    out = set()
+    for page_id, path in ours.paths.items():
+        blob = ours.files.get(path)
+        if isinstance(blob, Blob) and ids.get(path) == blob.id:
+            out.add(page_id)
+    return out
+
+
+async def _compared(
+    ctx: Ctx,
+    row: sa.RowMapping,
+    ours: _Built,
+    files: Mapping[str, bytes],
+    ids: Mapping[str, bytes],
+    same: set[str],
+) -> layout.Space:
+    """The revision a push starts from, as what the push is compared with: the bodies of the
+    pages whose file changed are read, and only those (the others are taken from the push as
+    they are, so their bodies compare equal whatever they hold); a file pushed as the tree has
+    it is the pushed bytes, others are read from the blob store. What the push costs follows
+    what it changes, not the size of the space."""
+    snap = content_repository.snapshot(ctx.conn, row)
+    pages = _walk(ours.records)
+    wanted = [
+        ours.records[p.key]["markdown"]
+        for p in pages
+        if p.key not in same and ours.records[p.key].get("markdown")
+    ]
+    texts = await snap.markdowns(wanted) if wanted else {}
+    full = tuple(
+        p
+        if p.key in same
+        else replace(p, markdown=texts.get(ours.records[p.key].get("markdown") or "", ""))
+        for p in pages
+    )
+    assets = []
+    for rec, name in await _assets(snap):
+        path = f"{layout.ASSETS}{name}"
+        blob = ours.files.get(path)
+        if isinstance(blob, Blob) and ids.get(path) == blob.id:
+            data = files[path]
+        else:
+            data = await ctx.state.blobs.get(rec["blob"]) or b""
+        assets.append(layout.Asset(rec["id"], name, data))
+    return layout.Space(full, tuple(await _reusables(snap)), tuple(assets))
 
 
 def _valid(model: Any, data: dict[str, Any], where: str) -> Any:
@@ -886,6 +910,17 @@ async def _run(editor: Editor, ops: list[dict[str, Any]]) -> None:
 
     for op in ops:
         where = _where(op)
+        if op["op"] in ("update_file", "delete_file"):
+            # Files by id, on the editor itself (the API's changes only add files).
+            await flush()
+            try:
+                if op["op"] == "update_file":
+                    await editor.replace_file(op["file"], op["data"], where)
+                else:
+                    await editor.remove_file(op["file"], where)
+            except BadRequest as exc:
+                raise GitRefusal(exc.message) from None
+            continue
         if op["op"] == "insert_page" and op["type"] != "document":
             await flush()
             await editor.import_page(

@@ -16,7 +16,7 @@ from docshelf.models.content import (
 from docshelf.models.custom_field import custom_field_values, custom_fields
 from docshelf.models.event import events, webhook_deliveries, webhooks
 from docshelf.models.export import pdf_exports
-from docshelf.models.gitsync import git_branches, git_commits, git_objects
+from docshelf.models.gitsync import git_branches, git_commits, git_objects, git_remotes
 from docshelf.models.identity import api_tokens, users
 from docshelf.models.import_run import import_runs
 from docshelf.models.job import job_tenants, jobs
@@ -73,6 +73,7 @@ __all__ = [
     "git_branches",
     "git_commits",
     "git_objects",
+    "git_remotes",
     "import_runs",
     "import_stages",
     "instance_settings",

@@ -1,6 +1,6 @@
 import sqlalchemy as sa
 
-from docshelf.kit.db import metadata
+from docshelf.kit.db import UTCDateTime, metadata
 
 # Git Sync (gitsync/): what a revision made by a git push keeps of the commit pushed, so the
 # commit the space serves for that revision is the very commit the writer pushed (same author,
@@ -57,4 +57,33 @@ git_branches = sa.Table(
         nullable=False,
         unique=True,
     ),
+)
+
+# A space's link to an outside git repository (gitsync/remote.py): main is pushed to `branch`
+# of `url` after each change and the branch pulled on a schedule or on demand, as the member
+# who linked it (`user_id`). `remote_commit` is the branch's commit as last seen by a sync,
+# `pulled` the last one applied from it (so a pull under merge rules opens one change request).
+git_remotes = sa.Table(
+    "git_remotes",
+    metadata,
+    sa.Column(
+        "space_id", sa.String(32), sa.ForeignKey("spaces.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("url", sa.Text(), nullable=False),
+    sa.Column("branch", sa.String(255), nullable=False),
+    sa.Column("username", sa.Text()),
+    sa.Column("token", sa.Text()),
+    sa.Column("user_id", sa.String(32), sa.ForeignKey("users.id", ondelete="SET NULL")),
+    # The last part of the link's webhook URL (`/git/hooks/<space>/<secret>`): a push to the
+    # remote can ask for a pull without an API token (git hosts' webhooks send none).
+    sa.Column("hook_secret", sa.String(64), nullable=False),
+    sa.Column("remote_commit", sa.String(40)),
+    sa.Column("pulled", sa.String(40)),
+    sa.Column("last_push_at", UTCDateTime()),
+    sa.Column("last_pull_at", UTCDateTime()),
+    sa.Column("last_sync_at", UTCDateTime()),
+    sa.Column("last_error", sa.Text()),
+    sa.Column("last_error_at", UTCDateTime()),
+    sa.Column("created_at", UTCDateTime(), nullable=False),
+    sa.Column("updated_at", UTCDateTime(), nullable=False),
 )

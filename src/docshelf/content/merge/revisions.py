@@ -263,8 +263,8 @@ def _differs(a: Record, b: Record) -> bool:
 
 
 async def _merge_files(base: Snapshot, ours: Snapshot, theirs: Snapshot) -> str | None:
-    """Files are never edited in place: keep ours, add what theirs added, drop what theirs
-    deleted."""
+    """Keep ours, with what theirs added, replaced (Git Sync changes a file's bytes in place,
+    keeping its id) or deleted; a file both sides changed is theirs."""
     if theirs.files_root in (base.files_root, ours.files_root):
         return ours.files_root
     if ours.files_root == base.files_root:

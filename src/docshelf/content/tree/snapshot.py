@@ -230,6 +230,10 @@ class Snapshot:
         self._files[record["id"]] = record
         self._dirty_files.add(record["id"])
 
+    def drop_file(self, file_id: str) -> None:
+        self._files[file_id] = None
+        self._dirty_files.add(file_id)
+
     def put_reusable(self, record: Record) -> None:
         self._reusables[record["id"]] = record
         self._dirty_reusables.add(record["id"])

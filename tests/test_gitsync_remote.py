@@ -1,0 +1,628 @@
+"""Git Sync with an outside repository: a space linked to a branch of a git server started
+here on loopback (Debian's `git http-backend` behind a small WSGI server, HTTP basic
+required), pushed to by the sync job after each change and pulled from on demand; Debian's
+git plays the writer on the other side."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from docshelf.config import Settings
+from docshelf.gitsync import remote
+from docshelf.kit.db import unit_of_work
+from docshelf.worker.queue import make_due
+from docshelf.worker.registry import JobEnv, schedule_key
+from docshelf.worker.runner import JobRunner
+from tests import factories
+from tests.conftest import FROZEN
+from tests.helpers import error
+
+GIT = shutil.which("git") or "git"
+USER, TOKEN = "writer", "s3cret-token"
+WHEN = FROZEN.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def git(*args: str, cwd: Path) -> str:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd),
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "Writer",
+        "GIT_AUTHOR_EMAIL": "writer@example.com",
+        "GIT_COMMITTER_NAME": "Writer",
+        "GIT_COMMITTER_EMAIL": "writer@example.com",
+    }
+    done = subprocess.run(
+        [GIT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, f"git {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout.strip()
+
+
+@dataclass
+class GitServer:
+    root: Path
+    url: str  # the server's base: a repository is <url>/<name>.git
+    requests: list[str]
+
+    def bare(self, name: str) -> Path:
+        path = self.root / f"{name}.git"
+        git("init", "--bare", "--initial-branch=main", str(path), cwd=self.root)
+        return path
+
+    def head(self, name: str, branch: str = "main") -> str:
+        return git("rev-parse", f"refs/heads/{branch}", cwd=self.root / f"{name}.git")
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def _backend(root: Path, requests: list[str]) -> Any:
+    """git http-backend as a WSGI app (CGI by hand), behind HTTP basic USER:TOKEN."""
+    expected = "Basic " + base64.b64encode(f"{USER}:{TOKEN}".encode()).decode()
+
+    def app(environ: dict[str, Any], start: Any) -> Iterable[bytes]:
+        requests.append(f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}")
+        if environ["PATH_INFO"].startswith("/moved/"):
+            # A repository that moved: git hosts answer a redirect (GitHub after a rename).
+            query = environ.get("QUERY_STRING")
+            target = environ["PATH_INFO"].removeprefix("/moved") + (f"?{query}" if query else "")
+            start("301 Moved Permanently", [("Location", target)])
+            return [b""]
+        if environ.get("HTTP_AUTHORIZATION") != expected:
+            start("401 Unauthorized", [("WWW-Authenticate", 'Basic realm="git"')])
+            return [b"credentials, please\n"]
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        cgi = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "GIT_PROJECT_ROOT": str(root),
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "REMOTE_USER": USER,
+            "REMOTE_ADDR": "127.0.0.1",
+            "REQUEST_METHOD": environ["REQUEST_METHOD"],
+            "PATH_INFO": environ["PATH_INFO"],
+            "QUERY_STRING": environ.get("QUERY_STRING", ""),
+            "CONTENT_TYPE": environ.get("CONTENT_TYPE", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "HOME": str(root),
+        }
+        if environ.get("HTTP_CONTENT_ENCODING"):
+            cgi["HTTP_CONTENT_ENCODING"] = environ["HTTP_CONTENT_ENCODING"]
+        if environ.get("HTTP_GIT_PROTOCOL"):
+            cgi["GIT_PROTOCOL"] = environ["HTTP_GIT_PROTOCOL"]
+        done = subprocess.run(
+            [GIT, "http-backend"], input=body, env=cgi, capture_output=True, timeout=60
+        )
+        head, _, out = done.stdout.partition(b"\r\n\r\n")
+        status = "200 OK"
+        headers = []
+        for line in head.decode("latin-1").split("\r\n"):
+            name, _, value = line.partition(":")
+            if name.lower() == "status":
+                status = value.strip()
+            elif name:
+                headers.append((name.strip(), value.strip()))
+        start(status, headers)
+        return [out]
+
+    return app
+
+
+@pytest.fixture
+def git_server(tmp_path: Path) -> Iterator[GitServer]:
+    root = tmp_path / "served"
+    root.mkdir()
+    requests: list[str] = []
+    server = make_server(
+        "127.0.0.1", 0, _backend(root, requests), server_class=WSGIServer, handler_class=_Quiet
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield GitServer(root, f"http://127.0.0.1:{server.server_port}", requests)
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def loopback(app: FastAPI, settings: Settings) -> Iterator[Settings]:
+    """Remotes on loopback are allowed, to the API's check and to the jobs (the `job_env`
+    fixture hands the jobs these settings)."""
+    allowed = settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1"})
+    app.state.settings = allowed
+    yield allowed
+    app.state.settings = settings
+
+
+async def run_jobs(db: AsyncEngine, job_env: JobEnv) -> None:
+    await JobRunner(db, job_env).drain()
+
+
+async def _space(client: httpx.AsyncClient, db: AsyncEngine) -> tuple[factories.Who, str, str]:
+    owner = await factories.user(db)
+    org = await factories.organization(db, owner=owner)
+    space = await factories.api_space(client, org, owner, title="Handbook", editMode="live")
+    change = {
+        "operation": "insert_page",
+        "ref": "g",
+        "title": "Guide",
+        "document": {"markdown": "Read me."},
+    }
+    r = await client.post(
+        f"/v1/spaces/{space['id']}/content", json={"changes": [change]}, headers=owner.headers
+    )
+    assert r.status_code == 200, r.text
+    return owner, space["id"], r.json()["changes"][0]["page"]["id"]
+
+
+def _status(space_id: str, url: str, **given: Any) -> dict[str, Any]:
+    return {
+        "object": "git-sync",
+        "space": space_id,
+        "url": url,
+        "branch": "main",
+        "hasCredentials": True,
+        "remoteCommit": None,
+        "lastPushAt": None,
+        "lastPullAt": None,
+        "lastSyncAt": None,
+        "error": None,
+        "errorAt": None,
+        "createdAt": WHEN,
+        "updatedAt": WHEN,
+        **given,
+    }
+
+
+async def _docshelf_main(client: httpx.AsyncClient, space_id: str, who: factories.Who) -> str:
+    r = await client.get(f"/v1/spaces/{space_id}", headers=who.headers)
+    org = r.json()["organization"]
+    r = await client.get(
+        f"/git/{org}/{space_id}.git/info/refs",
+        params={"service": "git-upload-pack"},
+        auth=("x", who.token),
+    )
+    found = re.search(rb"([0-9a-f]{40}) refs/heads/main", r.content)
+    assert found is not None, r.content
+    return found.group(1).decode()
+
+
+async def _markdown(
+    client: httpx.AsyncClient, space_id: str, page_id: str, who: factories.Who
+) -> str:
+    r = await client.get(
+        f"/v1/spaces/{space_id}/content/page/{page_id}",
+        params={"format": "markdown"},
+        headers=who.headers,
+    )
+    assert r.status_code == 200, r.text
+    return str(r.json()["markdown"])
+
+
+async def test_push_after_each_change_and_pull_on_demand(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+    tmp_path: Path,
+) -> None:
+    owner, space_id, page_id = await _space(client, db)
+    git_server.bare("handbook")
+    url = f"{git_server.url}/handbook.git"
+    link = {"url": url, "branch": "main", "username": USER, "token": TOKEN}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    hook = r.json()["webhookUrl"]
+    assert re.fullmatch(rf"http://testserver/git/hooks/{space_id}/[\w-]{{43}}", hook)
+    assert (r.status_code, r.json()) == (200, {**_status(space_id, url), "webhookUrl": hook})
+    assert TOKEN not in r.text
+
+    # The link's first sync pushes main to the empty remote: a clone shows the space.
+    await run_jobs(db, job_env)
+    main = await _docshelf_main(client, space_id, owner)
+    assert git_server.head("handbook") == main
+    pushed = _status(space_id, url, remoteCommit=main, lastPushAt=WHEN, lastSyncAt=WHEN)
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert (r.status_code, r.json()) == (200, pushed)
+    work = tmp_path / "work"
+    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    assert (
+        work / "README.md"
+    ).read_text() == f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nRead me."
+
+    # An edit through the API: its sync pushes it, a fast-forward of the remote.
+    edit = {"operation": "update_page", "page": page_id, "document": {"markdown": "Read it all."}}
+    r = await client.post(
+        f"/v1/spaces/{space_id}/content", json={"changes": [edit]}, headers=owner.headers
+    )
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    main = await _docshelf_main(client, space_id, owner)
+    assert git_server.head("handbook") == main
+    git("pull", "--ff-only", cwd=work)
+    assert (work / "README.md").read_text() == (
+        f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nRead it all."
+    )
+
+    # A writer pushes to the remote; a pull (a webhook's, a button's) brings it in.
+    (work / "README.md").write_text(
+        f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nWritten in git.\n"
+    )
+    git("commit", "-am", "Write in git", cwd=work)
+    git("push", str(git_server.root / "handbook.git"), "main", cwd=work)
+    theirs = git("rev-parse", "HEAD", cwd=work)
+    # (the git host's webhook: no token, the link's secret in the URL; a wrong one is nothing)
+    r = await client.post(hook.removesuffix(hook[-5:]) + "xxxxx", json={"ref": "refs/heads/main"})
+    assert (r.status_code, r.text) == (404, "Not found\n")
+    assert await _markdown(client, space_id, page_id, owner) == "Read it all."
+    r = await client.post(hook, json={"ref": "refs/heads/main"})
+    assert (r.status_code, r.text) == (202, "A sync is queued\n")
+    await run_jobs(db, job_env)
+    assert await _markdown(client, space_id, page_id, owner) == "Written in git.\n"
+    # The space's main is the writer's very commit: the remote and the space agree.
+    assert await _docshelf_main(client, space_id, owner) == theirs
+    assert git_server.head("handbook") == theirs
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(
+        space_id, url, remoteCommit=theirs, lastPushAt=WHEN, lastPullAt=WHEN, lastSyncAt=WHEN
+    )
+
+    # Both sides move: the sync refuses, records why, and neither side changes.
+    edit = {"operation": "update_page", "page": page_id, "document": {"markdown": "Docshelf's."}}
+    r = await client.post(
+        f"/v1/spaces/{space_id}/content", json={"changes": [edit]}, headers=owner.headers
+    )
+    assert r.status_code == 200, r.text
+    (work / "README.md").write_text(f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nGit's.\n")
+    git("commit", "-am", "Write in git again", cwd=work)
+    git("push", str(git_server.root / "handbook.git"), "main", cwd=work)
+    theirs_again = git("rev-parse", "HEAD", cwd=work)
+    await run_jobs(db, job_env)
+    assert await _markdown(client, space_id, page_id, owner) == "Docshelf's."
+    assert git_server.head("handbook") == theirs_again
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(
+        space_id,
+        url,
+        remoteCommit=theirs,
+        lastPushAt=WHEN,
+        lastPullAt=WHEN,
+        lastSyncAt=WHEN,
+        error=(
+            "the remote branch main and the space have both changed since they were last in"
+            " step: bring one up to date with the other (nothing was changed)"
+        ),
+        errorAt=WHEN,
+    )
+
+
+async def test_bad_credentials_are_a_clear_status(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+) -> None:
+    owner, space_id, _ = await _space(client, db)
+    git_server.bare("handbook")
+    url = f"{git_server.url}/handbook.git"
+    link = {"url": url, "username": USER, "token": "not-the-token"}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(
+        space_id,
+        url,
+        error="the remote refused the credentials (HTTP 401): check the username and token",
+        errorAt=WHEN,
+    )
+    assert "not-the-token" not in r.text
+    # Nothing reached the repository.
+    assert git("for-each-ref", cwd=git_server.root / "handbook.git") == ""
+
+    # No repository there: said as much.
+    link = {"url": f"{git_server.url}/nothing.git", "username": USER, "token": TOKEN}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert (r.json()["error"], r.json()["remoteCommit"]) == (
+        "no git repository at this URL (HTTP 404)",
+        None,
+    )
+
+
+async def test_a_private_address_is_refused(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    settings: Settings,
+) -> None:
+    owner, space_id, _ = await _space(client, db)
+    git_server.bare("handbook")
+    url = f"{git_server.url}/handbook.git"
+    link = {"url": url, "username": USER, "token": TOKEN}
+    # Loopback is not allowed (the default): refused before anything is kept.
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert (r.status_code, r.json()) == (
+        400,
+        error(400, "URL refused: 127.0.0.1 is a loopback address"),
+    )
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert (r.status_code, r.json()) == (404, error(404, "Git Sync not found"))
+
+    # Linked while allowed, then no longer: the sync's own requests are refused too.
+    app.state.settings = settings.model_copy(update={"fetch_allowed_hosts": "127.0.0.1"})
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    app.state.settings = settings
+    await run_jobs(db, job_env)
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(
+        space_id, url, error="URL refused: 127.0.0.1 is a loopback address", errorAt=WHEN
+    )
+    assert git_server.requests == []
+
+
+async def test_who_may_link_and_pull(
+    client: httpx.AsyncClient, db: AsyncEngine, loopback: Settings, git_server: GitServer
+) -> None:
+    owner, space_id, _ = await _space(client, db)
+    r = await client.get(f"/v1/spaces/{space_id}", headers=owner.headers)
+    org = r.json()["organization"]
+    editor, reader, stranger = [await factories.user(db) for _ in range(3)]
+    await factories.member(db, org=org, who=editor, role="edit")
+    await factories.member(db, org=org, who=reader, role="read")
+    url = f"{git_server.url}/handbook.git"
+    link = {"url": url, "token": TOKEN}
+    path = f"/v1/spaces/{space_id}/git-sync"
+
+    r = await client.put(path, json=link, headers=editor.headers)
+    assert (r.status_code, r.json()) == (
+        403,
+        error(403, "Only space admins can link a git remote"),
+    )
+    r = await client.put(path, json=link, headers=stranger.headers)
+    assert (r.status_code, r.json()) == (404, error(404, "Space not found"))
+    r = await client.put(
+        path, json={**link, "url": "ftp://example.com/x.git"}, headers=owner.headers
+    )
+    assert r.status_code == 400, r.text
+    r = await client.put(
+        path, json={**link, "url": "http://me:pw@127.0.0.1/x.git"}, headers=owner.headers
+    )
+    assert (r.status_code, r.json()) == (
+        400,
+        error(400, "url: give the credentials as username and token, not in the URL"),
+    )
+    r = await client.put(path, json={**link, "branch": "a..b"}, headers=owner.headers)
+    assert r.status_code == 400, r.text
+
+    r = await client.put(path, json=link, headers=owner.headers)
+    hook = r.json()["webhookUrl"]
+    assert (r.status_code, r.json()) == (200, {**_status(space_id, url), "webhookUrl": hook})
+    # Linked again (a new token): the webhook URL stays the one the git host was given.
+    r = await client.put(path, json={**link, "token": "rotated"}, headers=owner.headers)
+    assert (r.status_code, r.json()) == (200, {**_status(space_id, url), "webhookUrl": hook})
+    r = await client.get(path, headers=reader.headers)
+    assert (r.status_code, r.json()) == (200, _status(space_id, url))
+    assert TOKEN not in r.text
+    r = await client.post(f"{path}/pull", headers=reader.headers)
+    assert (r.status_code, r.json()) == (403, error(403, "You cannot sync this space"))
+    r = await client.post(f"{path}/pull", headers=editor.headers)
+    assert (r.status_code, r.json()) == (202, _status(space_id, url))
+    r = await client.delete(path, headers=editor.headers)
+    assert (r.status_code, r.json()) == (
+        403,
+        error(403, "Only space admins can link a git remote"),
+    )
+    r = await client.delete(path, headers=owner.headers)
+    assert r.status_code == 204
+    r = await client.get(path, headers=owner.headers)
+    assert (r.status_code, r.json()) == (404, error(404, "Git Sync not found"))
+    r = await client.post(hook)
+    assert r.status_code == 404
+
+
+async def _sweep(db: AsyncEngine, job_env: JobEnv) -> None:
+    """The periodic sweep, due now: every linked space's sync queued and run."""
+    async with unit_of_work(db) as conn:
+        await make_due(conn, remote.SWEEP, schedule_key(remote.SWEEP))
+    await run_jobs(db, job_env)
+
+
+async def test_the_sweep_pulls_into_a_change_request_under_merge_rules(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+    tmp_path: Path,
+) -> None:
+    owner, space_id, page_id = await _space(client, db)
+    git_server.bare("handbook")
+    url = f"{git_server.url}/handbook.git"
+    link = {"url": url, "username": USER, "token": TOKEN}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    main = await _docshelf_main(client, space_id, owner)
+    rules = {"type": "rules", "rules": [{"rule": "require_at_least_one_review"}]}
+    r = await client.patch(
+        f"/v1/spaces/{space_id}", json={"mergeRules": rules}, headers=owner.headers
+    )
+    assert r.status_code == 200, r.text
+
+    work = tmp_path / "work"
+    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    (work / "README.md").write_text(
+        f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nReviewed first.\n"
+    )
+    git("commit", "-am", "Propose a new guide", cwd=work)
+    git("push", "origin", "main", cwd=work)
+    theirs = git("rev-parse", "HEAD", cwd=work)
+    await _sweep(db, job_env)
+
+    # Main waits for review: the remote's commits are a change request.
+    assert await _markdown(client, space_id, page_id, owner) == "Read me."
+    r = await client.get(f"/v1/spaces/{space_id}/change-requests", headers=owner.headers)
+    crs = r.json()["items"]
+    assert [(cr["subject"], cr["status"]) for cr in crs] == [("Propose a new guide", "open")]
+    assert await _docshelf_main(client, space_id, owner) == main
+    expected = _status(
+        space_id, url, remoteCommit=theirs, lastPushAt=WHEN, lastPullAt=WHEN, lastSyncAt=WHEN
+    )
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == expected
+
+    # Swept again: the same commits open no second change request.
+    await _sweep(db, job_env)
+    r = await client.get(f"/v1/spaces/{space_id}/change-requests", headers=owner.headers)
+    assert len(r.json()["items"]) == 1
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == expected
+
+
+async def test_a_refused_pull_is_a_status_and_changes_nothing(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+    tmp_path: Path,
+) -> None:
+    owner, space_id, page_id = await _space(client, db)
+    git_server.bare("handbook")
+    url = f"{git_server.url}/handbook.git"
+    link = {"url": url, "username": USER, "token": TOKEN}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    main = await _docshelf_main(client, space_id, owner)
+    work = tmp_path / "work"
+    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    (work / "README.md").write_text(f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nNew.\n")
+    (work / "again.md").symlink_to("README.md")
+    git("add", "-A", cwd=work)
+    git("commit", "-m", "Write, and link a file", cwd=work)
+    git("push", "origin", "main", cwd=work)
+    r = await client.post(f"/v1/spaces/{space_id}/git-sync/pull", headers=owner.headers)
+    assert r.status_code == 202, r.text
+    await run_jobs(db, job_env)
+    assert await _markdown(client, space_id, page_id, owner) == "Read me."
+    assert await _docshelf_main(client, space_id, owner) == main
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(
+        space_id,
+        url,
+        remoteCommit=main,
+        lastPushAt=WHEN,
+        lastSyncAt=WHEN,
+        error=(
+            "the remote's commits were not applied:"
+            " again.md: symbolic links and submodules are not synced"
+        ),
+        errorAt=WHEN,
+    )
+
+
+async def test_what_the_space_adds_to_a_pull_is_pushed_back(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+    tmp_path: Path,
+) -> None:
+    owner, space_id, _ = await _space(client, db)
+    git_server.bare("handbook")
+    link = {"url": f"{git_server.url}/handbook.git", "username": USER, "token": TOKEN}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    work = tmp_path / "work"
+    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    # A new page without an id: the space gives it one, in a commit on top of the writer's.
+    (work / "setup.md").write_text("# Setup\n\nInstall it.\n")
+    summary = (work / "SUMMARY.md").read_text() + "* [Setup](setup.md)\n"
+    (work / "SUMMARY.md").write_text(summary)
+    git("add", "-A", cwd=work)
+    git("commit", "-m", "Add a setup page", cwd=work)
+    git("push", "origin", "main", cwd=work)
+    theirs = git("rev-parse", "HEAD", cwd=work)
+    r = await client.post(f"/v1/spaces/{space_id}/git-sync/pull", headers=owner.headers)
+    assert r.status_code == 202, r.text
+    await run_jobs(db, job_env)
+
+    r = await client.get(f"/v1/spaces/{space_id}/content", headers=owner.headers)
+    setup = next(p for p in r.json()["pages"] if p["title"] == "Setup")
+    main = await _docshelf_main(client, space_id, owner)
+    assert main != theirs
+    # The remote fast-forwarded to the space's commit, whose parent is the writer's.
+    assert git_server.head("handbook") == main
+    git("pull", "--ff-only", cwd=work)
+    assert git("rev-parse", "HEAD^", cwd=work) == theirs
+    assert (
+        work / "setup.md"
+    ).read_text() == f"---\nid: {setup['id']}\n---\n\n# Setup\n\nInstall it.\n"
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(
+        space_id,
+        link["url"],
+        remoteCommit=main,
+        lastPushAt=WHEN,
+        lastPullAt=WHEN,
+        lastSyncAt=WHEN,
+    )
+
+
+async def test_a_moved_repository_is_followed_through_the_guard(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+) -> None:
+    owner, space_id, _ = await _space(client, db)
+    git_server.bare("handbook")
+    url = f"{git_server.url}/moved/handbook.git"
+    link = {"url": url, "username": USER, "token": TOKEN}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    main = await _docshelf_main(client, space_id, owner)
+    assert git_server.head("handbook") == main
+    # Each exchange asks the old place first and is redirected; the client then goes on at
+    # the new place (same origin: the credentials went along, or nothing would have passed).
+    assert git_server.requests == [
+        "GET /moved/handbook.git/info/refs",
+        "GET /handbook.git/info/refs",
+        "POST /handbook.git/git-upload-pack",
+        "GET /moved/handbook.git/info/refs",
+        "GET /handbook.git/info/refs",
+        "POST /handbook.git/git-receive-pack",
+    ]
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(space_id, url, remoteCommit=main, lastPushAt=WHEN, lastSyncAt=WHEN)
