@@ -202,3 +202,58 @@ def test_a_one_page_merge_writes_a_handful_of_objects() -> None:
         assert store.writes <= 6
 
     asyncio.run(run())
+
+
+def _file(fid: str, blob: str) -> dict[str, Any]:
+    return {
+        "id": fid,
+        "name": f"{fid}.png",
+        "contentType": "image/png",
+        "size": 1,
+        "blob": blob,
+        "createdAt": "2026-01-01T00:00:00.000Z",
+    }
+
+
+# (ours, theirs) over a base file whose bytes are "b"; a blob, or None for deleted, or "" for
+# untouched; then the merged blob (None: gone) and whether a conflict is reported.
+FILE_CASES = [
+    ("", "t", "t", False),  # theirs changed
+    ("o", "", "o", False),  # ours changed
+    ("o", None, "o", False),  # a change beats a deletion
+    (None, "t", "t", False),
+    ("x", "x", "x", False),  # the same change on both sides
+    ("o", "t", "o", True),  # both changed: ours kept, reported
+    (None, None, None, False),
+    ("", None, None, False),
+]
+
+
+def test_files_merge_by_identity() -> None:
+    async def merge(
+        ours_blob: str | None, theirs_blob: str | None
+    ) -> tuple[threeway.Merged, dict[str, str]]:
+        store = MemoryStore()
+        base = Snapshot(store, None, None)  # type: ignore[arg-type]
+        base.put_file(_file("F", "b"))
+        await base.commit()
+        sides = []
+        for blob, added in ((ours_blob, "O"), (theirs_blob, "T")):
+            side = Snapshot(store, base.pages_root, base.files_root)  # type: ignore[arg-type]
+            if blob is None:
+                side.drop_file("F")
+            elif blob:
+                side.put_file(_file("F", blob))
+            side.put_file(_file(added, added))  # each side adds a file of its own
+            await side.commit()
+            sides.append(side)
+        merged = await threeway.merge_snapshots(base, *sides, now="2026-01-02T00:00:00.000Z")
+        out = Snapshot(store, merged.pages_root, merged.files_root)  # type: ignore[arg-type]
+        return merged, {fid: rec["blob"] for fid, rec in (await out.all_files()).items()}
+
+    for ours_blob, theirs_blob, expected, conflict in FILE_CASES:
+        case = (ours_blob, theirs_blob)
+        merged, blobs = asyncio.run(merge(ours_blob, theirs_blob))
+        assert blobs == {"O": "O", "T": "T", **({"F": expected} if expected else {})}, case
+        assert [c.kind for c in merged.file_conflicts] == (["content"] if conflict else []), case
+        assert merged.conflicts == () and merged.reusable_conflicts == (), case

@@ -1003,13 +1003,13 @@ async def write_edits(
 
 
 def _conflicts_out(
-    conflicts: Any, records: dict[str, Record], key: str = "page"
+    conflicts: Any, records: dict[str, Record], key: str = "page", label: str = "title"
 ) -> list[dict[str, Any]]:
     out = []
     for c in conflicts:
         item: dict[str, Any] = {key: c.page_id, "kind": c.kind}
         if c.page_id in records:
-            item["title"] = records[c.page_id]["title"]
+            item[label] = records[c.page_id][label]
         if c.field is not None:
             item["field"] = "document" if c.field == "markdown" else c.field
         if c.detail:
@@ -1060,7 +1060,7 @@ async def _three_way(
         created_at=now,
     )
     conflicts = None
-    if merged.conflicts or merged.reusable_conflicts:
+    if merged.conflicts or merged.reusable_conflicts or merged.file_conflicts:
         wanted = [c.page_id for c in merged.conflicts]
         records = {
             **await repository.snapshot(ctx.conn, main).pages(wanted),
@@ -1071,11 +1071,15 @@ async def _three_way(
             **await repository.snapshot(ctx.conn, main).reusables(rc_wanted),
             **await repository.snapshot(ctx.conn, head).reusables(rc_wanted),
         }
+        files = await repository.snapshot(ctx.conn, main).files(
+            [c.page_id for c in merged.file_conflicts]
+        )
         conflicts = {
             "revision": revision_id,
             "result": "conflicts",
             "conflicts": _conflicts_out(merged.conflicts, records)
-            + _conflicts_out(merged.reusable_conflicts, rc_records, key="reusableContent"),
+            + _conflicts_out(merged.reusable_conflicts, rc_records, key="reusableContent")
+            + _conflicts_out(merged.file_conflicts, files, key="file", label="name"),
         }
     store = repository.snapshot(ctx.conn, main).store
     after = Snapshot(store, merged.pages_root, merged.files_root, merged.reusable_root)

@@ -32,6 +32,8 @@ class Merged:
     reusable_root: str | None = None
     # Conflicts on reusable contents: `page_id` holds the reusable content's id.
     reusable_conflicts: tuple[MergeConflict, ...] = ()
+    # Files both sides changed: `page_id` holds the file's id.
+    file_conflicts: tuple[MergeConflict, ...] = ()
 
 
 def _tree(records: dict[str, Record], root: Record, texts: dict[str, str]) -> Tree:
@@ -99,12 +101,12 @@ async def merge_snapshots(base: Snapshot, ours: Snapshot, theirs: Snapshot, *, n
     Only what either side changed is loaded: a merge of a one-page change costs the same in a
     space of 100 or 10,000 pages. Should the merge's structural repairs reach a page outside
     that scope (an orphan moved up to an unchanged ancestor), it is redone over every page."""
-    files_root = await _merge_files(base, ours, theirs)
+    files_root, f_conflicts = await _merge_files(base, ours, theirs)
     rc_root, rc_conflicts = await _merge_reusables(base, ours, theirs, now=now)
     if theirs.pages_root == base.pages_root or theirs.pages_root == ours.pages_root:
-        return Merged(ours.pages_root, files_root, (), rc_root, rc_conflicts)
+        return Merged(ours.pages_root, files_root, (), rc_root, rc_conflicts, f_conflicts)
     if ours.pages_root == base.pages_root:
-        return Merged(theirs.pages_root, files_root, (), rc_root, rc_conflicts)
+        return Merged(theirs.pages_root, files_root, (), rc_root, rc_conflicts, f_conflicts)
     changed = set(await hamt.diff(base.store, base.pages_root, ours.pages_root))
     changed |= set(await hamt.diff(base.store, base.pages_root, theirs.pages_root))
     sides = await _scope((base, ours, theirs), changed)
@@ -115,7 +117,7 @@ async def merge_snapshots(base: Snapshot, ours: Snapshot, theirs: Snapshot, *, n
         assert merged is not None
     pages_root, conflicts = merged
     await _check_depth(ours, Snapshot(ours.store, pages_root, files_root))
-    return Merged(pages_root, files_root, conflicts, rc_root, rc_conflicts)
+    return Merged(pages_root, files_root, conflicts, rc_root, rc_conflicts, f_conflicts)
 
 
 async def _check_depth(ours: Snapshot, result: Snapshot) -> None:
@@ -262,19 +264,31 @@ def _differs(a: Record, b: Record) -> bool:
     return any(a.get(k) != b.get(k) for k in a.keys() | b.keys() if k not in skip)
 
 
-async def _merge_files(base: Snapshot, ours: Snapshot, theirs: Snapshot) -> str | None:
-    """Keep ours, with what theirs added, replaced (Git Sync changes a file's bytes in place,
-    keeping its id) or deleted; a file both sides changed is theirs."""
+async def _merge_files(
+    base: Snapshot, ours: Snapshot, theirs: Snapshot
+) -> tuple[str | None, tuple[MergeConflict, ...]]:
+    """Files merge by identity: one side's addition, change (Git Sync replaces a file's bytes
+    in place, keeping its id) or deletion is taken; a change beats a deletion, as for pages;
+    a file both sides changed differently keeps ours and is reported (`content`)."""
     if theirs.files_root in (base.files_root, ours.files_root):
-        return ours.files_root
+        return ours.files_root, ()
     if ours.files_root == base.files_root:
-        return theirs.files_root
-    changes = await hamt.diff(base.store, base.files_root, theirs.files_root)
-    root, objects = await hamt.update(
-        ours.store, ours.files_root, {fid: after for fid, (_, after) in changes.items()}
-    )
+        return theirs.files_root, ()
+    mine = await hamt.diff(base.store, base.files_root, ours.files_root)
+    other = await hamt.diff(base.store, base.files_root, theirs.files_root)
+    direct: dict[str, str | None] = {}
+    conflicts: list[MergeConflict] = []
+    for fid, (before, after) in other.items():
+        ours_hash = mine[fid][1] if fid in mine else before
+        if ours_hash == before or ours_hash is None:
+            direct[fid] = after
+        elif after is not None and ours_hash != after:
+            conflicts.append(
+                MergeConflict(fid, "content", None, before, ours_hash, after, ours_hash)
+            )
+    root, objects = await hamt.update(ours.store, ours.files_root, direct)
     await ours.store.put_many(objects)
-    return root
+    return root, tuple(conflicts)
 
 
 async def _merge_reusables(
