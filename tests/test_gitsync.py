@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,9 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.gitcli import GIT, git
 from tests.test_journeys import Product, _postgres, start_product
-
-GIT = "/usr/bin/git"
 
 
 @pytest.fixture(scope="module")
@@ -32,25 +30,6 @@ def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
         started.stop()
         if url:
             _postgres(url, name, create=False)
-
-
-def git(*args: str, cwd: Path, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(cwd),
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "Writer",
-        "GIT_AUTHOR_EMAIL": "writer@example.com",
-        "GIT_COMMITTER_NAME": "Writer",
-        "GIT_COMMITTER_EMAIL": "writer@example.com",
-    }
-    done = subprocess.run(
-        [GIT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
-    if ok:
-        assert done.returncode == 0, f"git {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-    return done
 
 
 def _remote(product: Product, org: str, space: str, token: str | None = None) -> str:

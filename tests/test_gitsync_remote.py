@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import os
 import re
-import shutil
 import subprocess
 import threading
 from collections.abc import Iterable, Iterator
@@ -30,29 +29,12 @@ from docshelf.worker.registry import JobEnv, schedule_key
 from docshelf.worker.runner import JobRunner
 from tests import factories
 from tests.conftest import FROZEN
+from tests.gitcli import GIT
+from tests.gitcli import git_text as git
 from tests.helpers import error
 
-GIT = shutil.which("git") or "git"
 USER, TOKEN = "writer", "s3cret-token"
 WHEN = FROZEN.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def git(*args: str, cwd: Path) -> str:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(cwd),
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "Writer",
-        "GIT_AUTHOR_EMAIL": "writer@example.com",
-        "GIT_COMMITTER_NAME": "Writer",
-        "GIT_COMMITTER_EMAIL": "writer@example.com",
-    }
-    done = subprocess.run(
-        [GIT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, f"git {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout.strip()
 
 
 @dataclass
@@ -216,6 +198,26 @@ async def _markdown(
     )
     assert r.status_code == 200, r.text
     return str(r.json()["markdown"])
+
+
+async def _linked(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    space_id: str,
+    owner: factories.Who,
+    at: str = "",
+) -> str:
+    """The space linked to a new empty repository `handbook` (at `at` on the server), and the
+    first sync run; the remote's URL."""
+    git_server.bare("handbook")
+    url = f"{git_server.url}/{at}handbook.git"
+    link = {"url": url, "username": USER, "token": TOKEN}
+    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await run_jobs(db, job_env)
+    return url
 
 
 async def test_push_after_each_change_and_pull_on_demand(
@@ -462,12 +464,7 @@ async def test_the_sweep_pulls_into_a_change_request_under_merge_rules(
     tmp_path: Path,
 ) -> None:
     owner, space_id, page_id = await _space(client, db)
-    git_server.bare("handbook")
-    url = f"{git_server.url}/handbook.git"
-    link = {"url": url, "username": USER, "token": TOKEN}
-    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
-    assert r.status_code == 200, r.text
-    await run_jobs(db, job_env)
+    url = await _linked(client, db, job_env, git_server, space_id, owner)
     main = await _docshelf_main(client, space_id, owner)
     rules = {"type": "rules", "rules": [{"rule": "require_at_least_one_review"}]}
     r = await client.patch(
@@ -514,12 +511,7 @@ async def test_a_refused_pull_is_a_status_and_changes_nothing(
     tmp_path: Path,
 ) -> None:
     owner, space_id, page_id = await _space(client, db)
-    git_server.bare("handbook")
-    url = f"{git_server.url}/handbook.git"
-    link = {"url": url, "username": USER, "token": TOKEN}
-    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
-    assert r.status_code == 200, r.text
-    await run_jobs(db, job_env)
+    url = await _linked(client, db, job_env, git_server, space_id, owner)
     main = await _docshelf_main(client, space_id, owner)
     work = tmp_path / "work"
     git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
@@ -557,11 +549,7 @@ async def test_what_the_space_adds_to_a_pull_is_pushed_back(
     tmp_path: Path,
 ) -> None:
     owner, space_id, _ = await _space(client, db)
-    git_server.bare("handbook")
-    link = {"url": f"{git_server.url}/handbook.git", "username": USER, "token": TOKEN}
-    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
-    assert r.status_code == 200, r.text
-    await run_jobs(db, job_env)
+    url = await _linked(client, db, job_env, git_server, space_id, owner)
     work = tmp_path / "work"
     git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
     # A new page without an id: the space gives it one, in a commit on top of the writer's.
@@ -590,7 +578,7 @@ async def test_what_the_space_adds_to_a_pull_is_pushed_back(
     r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
     assert r.json() == _status(
         space_id,
-        link["url"],
+        url,
         remoteCommit=main,
         lastPushAt=WHEN,
         lastPullAt=WHEN,
@@ -606,12 +594,7 @@ async def test_a_moved_repository_is_followed_through_the_guard(
     loopback: Settings,
 ) -> None:
     owner, space_id, _ = await _space(client, db)
-    git_server.bare("handbook")
-    url = f"{git_server.url}/moved/handbook.git"
-    link = {"url": url, "username": USER, "token": TOKEN}
-    r = await client.put(f"/v1/spaces/{space_id}/git-sync", json=link, headers=owner.headers)
-    assert r.status_code == 200, r.text
-    await run_jobs(db, job_env)
+    url = await _linked(client, db, job_env, git_server, space_id, owner, at="moved/")
     main = await _docshelf_main(client, space_id, owner)
     assert git_server.head("handbook") == main
     # Each exchange asks the old place first and is redirected; the client then goes on at
