@@ -264,6 +264,23 @@ def _differs(a: Record, b: Record) -> bool:
     return any(a.get(k) != b.get(k) for k in a.keys() | b.keys() if k not in skip)
 
 
+Diff = dict[str, tuple[str | None, str | None]]
+
+
+def _by_identity(mine: Diff, other: Diff) -> tuple[dict[str, str | None], list[str]]:
+    """Of the records theirs changed: those ours left alone (theirs taken as they are), and
+    those both sides changed differently (for the caller to settle)."""
+    direct: dict[str, str | None] = {}
+    both: list[str] = []
+    for key, (before, after) in other.items():
+        ours_hash = mine[key][1] if key in mine else before
+        if ours_hash == before:
+            direct[key] = after
+        elif ours_hash != after:
+            both.append(key)
+    return direct, both
+
+
 async def _merge_files(
     base: Snapshot, ours: Snapshot, theirs: Snapshot
 ) -> tuple[str | None, tuple[MergeConflict, ...]]:
@@ -276,13 +293,14 @@ async def _merge_files(
         return theirs.files_root, ()
     mine = await hamt.diff(base.store, base.files_root, ours.files_root)
     other = await hamt.diff(base.store, base.files_root, theirs.files_root)
-    direct: dict[str, str | None] = {}
+    direct, both = _by_identity(mine, other)
     conflicts: list[MergeConflict] = []
-    for fid, (before, after) in other.items():
-        ours_hash = mine[fid][1] if fid in mine else before
-        if ours_hash == before or ours_hash is None:
+    for fid in both:
+        before, after = other[fid]
+        ours_hash = mine[fid][1]
+        if ours_hash is None:
             direct[fid] = after
-        elif after is not None and ours_hash != after:
+        elif after is not None:
             conflicts.append(
                 MergeConflict(fid, "content", None, before, ours_hash, after, ours_hash)
             )
@@ -303,14 +321,7 @@ async def _merge_reusables(
         return theirs.reusable_root, ()
     mine = await hamt.diff(base.store, base.reusable_root, ours.reusable_root)
     other = await hamt.diff(base.store, base.reusable_root, theirs.reusable_root)
-    direct: dict[str, str | None] = {}
-    both: list[str] = []
-    for rid, (before, after) in other.items():
-        ours_hash = mine[rid][1] if rid in mine else before
-        if ours_hash == before:
-            direct[rid] = after
-        elif ours_hash != after:
-            both.append(rid)
+    direct, both = _by_identity(mine, other)
     root, nodes = await hamt.update(ours.store, ours.reusable_root, direct)
     await ours.store.put_many(nodes)
     if not both:
