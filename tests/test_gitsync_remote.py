@@ -10,7 +10,7 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,8 @@ class GitServer:
     root: Path
     url: str  # the server's base: a repository is <url>/<name>.git
     requests: list[str]
+    # Called with each request's "METHOD /path?query" before it is answered.
+    before: list[Callable[[str], None]]
 
     def bare(self, name: str) -> Path:
         path = self.root / f"{name}.git"
@@ -57,12 +59,14 @@ class _Quiet(WSGIRequestHandler):
         pass
 
 
-def _backend(root: Path, requests: list[str]) -> Any:
+def _backend(root: Path, requests: list[str], before: list[Callable[[str], None]]) -> Any:
     """git http-backend as a WSGI app (CGI by hand), behind HTTP basic USER:TOKEN."""
     expected = "Basic " + base64.b64encode(f"{USER}:{TOKEN}".encode()).decode()
 
     def app(environ: dict[str, Any], start: Any) -> Iterable[bytes]:
         requests.append(f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}")
+        for call in before:
+            call(f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}?{environ['QUERY_STRING']}")
         if environ["PATH_INFO"].startswith("/moved/"):
             # A repository that moved: git hosts answer a redirect (GitHub after a rename).
             query = environ.get("QUERY_STRING")
@@ -115,12 +119,17 @@ def git_server(tmp_path: Path) -> Iterator[GitServer]:
     root = tmp_path / "served"
     root.mkdir()
     requests: list[str] = []
+    before: list[Callable[[str], None]] = []
     server = make_server(
-        "127.0.0.1", 0, _backend(root, requests), server_class=WSGIServer, handler_class=_Quiet
+        "127.0.0.1",
+        0,
+        _backend(root, requests, before),
+        server_class=WSGIServer,
+        handler_class=_Quiet,
     )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield GitServer(root, f"http://127.0.0.1:{server.server_port}", requests)
+    yield GitServer(root, f"http://127.0.0.1:{server.server_port}", requests, before)
     server.shutdown()
     server.server_close()
 
@@ -609,3 +618,43 @@ async def test_a_moved_repository_is_followed_through_the_guard(
     ]
     r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
     assert r.json() == _status(space_id, url, remoteCommit=main, lastPushAt=WHEN, lastSyncAt=WHEN)
+
+
+async def test_a_remote_that_moves_during_a_push_is_not_overwritten(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+    tmp_path: Path,
+) -> None:
+    owner, space_id, page_id = await _space(client, db)
+    url = await _linked(client, db, job_env, git_server, space_id, owner)
+    work = tmp_path / "work"
+    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    (work / "notes.md").write_text("# Notes\n\nA writer's.\n")
+    git("add", "-A", cwd=work)
+    git("commit", "-m", "A writer's notes", cwd=work)
+
+    # An edit's sync reads the remote, then, as its push begins, the writer's push lands.
+    def writer_first(request: str) -> None:
+        if request == "GET /handbook.git/info/refs?service=git-receive-pack":
+            git_server.before.clear()
+            git("push", str(git_server.root / "handbook.git"), "main", cwd=work)
+
+    git_server.before.append(writer_first)
+    edit = {"operation": "update_page", "page": page_id, "document": {"markdown": "Edited."}}
+    r = await client.post(
+        f"/v1/spaces/{space_id}/content", json={"changes": [edit]}, headers=owner.headers
+    )
+    assert r.status_code == 200, r.text
+    theirs = git("rev-parse", "HEAD", cwd=work)
+    await run_jobs(db, job_env)
+    # The writer's commit is still the remote's head: nothing was forced over it. The sync
+    # after found both sides moved, and says so.
+    assert git_server.head("handbook") == theirs
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    status = r.json()
+    assert "have both changed since they were last in step" in status["error"], status
+    assert await _markdown(client, space_id, page_id, owner) == "Edited."
+    assert url == status["url"]

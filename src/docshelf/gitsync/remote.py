@@ -195,6 +195,8 @@ class _Plan:
     head: bytes | None = None  # the remote branch after the step
     served: service.Served | None = None
     error: str | None = None
+    # Something moved under this run: another sync is queued after it.
+    again: bool = False
 
 
 async def _as_linker(
@@ -251,11 +253,25 @@ def _exchange(
         plan.action, plan.head = "none", head
         return plan
     if head is None or _reaches(store, ours, head):
+        moved: list[bytes | None] = []
+
+        def update(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
+            # Only over the head this sync read: a branch that moved meanwhile is never
+            # overwritten; nothing is pushed and the next sync brings in what arrived.
+            if refs.get(ref) != head:
+                moved.append(refs.get(ref))
+                return dict(refs)
+            return {ref: ObjectID(ours)}
+
         result = git.send_pack(
             "",
-            lambda _refs: {ref: ours},
+            update,
             lambda have, want, **kw: served.repo.generate_pack_data(have, want, **kw),
         )
+        if moved:
+            plan.action, plan.again = "error", True
+            plan.error = f"the remote branch {remote['branch']} moved during the sync: synced again"
+            return plan
         refused = (result.ref_status or {}).get(ref)
         if refused:
             raise GitProtocolError(f"the remote refused the push: {refused}")
@@ -304,12 +320,11 @@ async def _prepare(engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv)
     try:
         loop = asyncio.get_running_loop()
         return await asyncio.to_thread(_exchange, plan, remote, env.settings, loop)
-    except (DocshelfError, GitProtocolError, NotGitRepository, HTTPUnauthorized) as exc:
+    except Exception as exc:  # whatever the remote or the client did, it is the link's status
         plan.action, plan.error = "error", _say(exc)
-    except HTTPProxyUnauthorized as exc:
-        plan.action, plan.error = "error", _say(exc)
-    if plan.served is not None:
-        service.forget_pushed(plan.served)
+    finally:
+        if plan.served is not None and plan.action == "error":
+            service.forget_pushed(plan.served)
     return plan
 
 
@@ -320,9 +335,12 @@ async def sync(
     if plan is None:
         return
     space_id = payload["space"]
-    remote = await repository.remote_of(conn, space_id)
+    # Locked: two syncs of one space (a follow-up beside a sweep's) settle one after the other.
+    remote = await repository.remote_of(conn, space_id, lock=True)
     if remote is None or (remote["url"], remote["branch"]) != (plan.url, plan.branch):
         return  # unlinked or relinked meanwhile: what was found is of another link
+    if plan.action == "pull" and plan.head is not None and remote["pulled"] == plan.head.decode():
+        plan.action = "none"  # another sync pulled these very commits meanwhile
     now = utcnow()
     try:
         if plan.action == "pull":
@@ -337,7 +355,18 @@ async def sync(
         await repository.update_remote(
             conn, space_id, {"last_error": error, "last_error_at": now, "updated_at": now}
         )
-        return
+    else:
+        await _synced(conn, space_id, plan, now)
+    head = await repository.main_of(conn, space_id)
+    if plan.again or (head is not None and plan.main is not None and head != plan.main):
+        # Main moved since this run read it (by a change whose own sync this run kept out, or
+        # by the pull itself, which the remote may then need on top of its commits), or the
+        # remote did: one more run, whether this one succeeded or not (this job holds the
+        # dedupe key until it ends, so the changes' own requests were dropped).
+        await enqueue(conn, SYNC, {"space": space_id}, space=space_id)
+
+
+async def _synced(conn: AsyncConnection, space_id: str, plan: _Plan, now: Any) -> None:
     assert plan.head is not None
     values: dict[str, Any] = {
         "remote_commit": plan.head.decode(),
@@ -351,11 +380,6 @@ async def sync(
     elif plan.action == "pull":
         values.update(last_pull_at=now, pulled=plan.head.decode())
     await repository.update_remote(conn, space_id, values)
-    head = await repository.main_of(conn, space_id)
-    if head is not None and head != plan.main:
-        # Main moved since this run read it (by a change whose own sync this run kept out, or
-        # by the pull itself, which the remote may then need on top of its commits).
-        await enqueue(conn, SYNC, {"space": space_id}, space=space_id)
 
 
 async def _pull(conn: AsyncConnection, env: JobEnv, remote: sa.RowMapping, plan: _Plan) -> None:

@@ -114,8 +114,12 @@ async def keep_objects(conn: AsyncConnection, space_id: str, rows: list[dict[str
 # An outside remote (remote.py)
 
 
-async def remote_of(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:
+async def remote_of(
+    conn: AsyncConnection, space_id: str, *, lock: bool = False
+) -> sa.RowMapping | None:
     stmt = sa.select(git_remotes).where(git_remotes.c.space_id == space_id)
+    if lock:
+        stmt = stmt.with_for_update()
     return (await conn.execute(stmt)).mappings().first()
 
 

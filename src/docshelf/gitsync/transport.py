@@ -13,9 +13,15 @@ import io
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
+import httpx
 from dulwich.client import HttpGitClient
 
 from docshelf.fetch import Fetched, Fetcher
+
+
+def _origin(url: str) -> str:
+    parsed = httpx.URL(url)
+    return f"{parsed.scheme}://{parsed.host}:{parsed.port}"
 
 
 class _Headers:
@@ -56,9 +62,10 @@ class GuardedPool:
     """The pool manager dulwich's client is given: requests made by the fetcher, on `loop`
     (the client must run in another thread)."""
 
-    def __init__(self, fetcher: Fetcher, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, fetcher: Fetcher, loop: asyncio.AbstractEventLoop, origin: str) -> None:
         self._fetcher = fetcher
         self._loop = loop
+        self._origin = origin
         # Headers the client adds to every request (it reads and updates them).
         self.headers: dict[str, str] = {}
 
@@ -73,6 +80,10 @@ class GuardedPool:
     ) -> _Response:
         data = body if body is None or isinstance(body, bytes) else b"".join(body)
         sent = {**self.headers, **(headers or {})}
+        if _origin(url) != self._origin:
+            # Wherever the client goes next (a redirect it followed), the link's credentials
+            # stay with the link's own host, whatever the dulwich release does with them.
+            sent = {k: v for k, v in sent.items() if k.lower() != "authorization"}
         made = self._fetcher.request(method, url, data, sent)
         return _Response(asyncio.run_coroutine_threadsafe(made, self._loop).result())
 
@@ -89,5 +100,5 @@ def client(
         # Hosts take a token as the password of any user name (GitHub, GitLab, Gitea).
         username = "git"
     # Typed as urllib3's pool manager; the client uses only `headers` and `request`.
-    pool = cast(Any, GuardedPool(fetcher, loop))
+    pool = cast(Any, GuardedPool(fetcher, loop, _origin(url)))
     return HttpGitClient(url, pool_manager=pool, username=username, password=password)
