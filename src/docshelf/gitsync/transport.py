@@ -12,16 +12,18 @@ import asyncio
 import io
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
+from urllib.parse import urlsplit
 
-import httpx
 from dulwich.client import HttpGitClient
 
 from docshelf.fetch import Fetched, Fetcher
 
 
 def _origin(url: str) -> str:
-    parsed = httpx.URL(url)
-    return f"{parsed.scheme}://{parsed.host}:{parsed.port}"
+    # urllib, not httpx: the API process loads httpx only on its first fetch.
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
 
 
 class _Headers:
