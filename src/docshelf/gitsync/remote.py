@@ -39,8 +39,9 @@ from docshelf.config import Settings
 from docshelf.content.signals import MainMoved
 from docshelf.fetch import Fetcher, check_url, parse_allowed_hosts, system_resolver
 from docshelf.gitsync import repository, service, transport
+from docshelf.gitsync.presenter import present
 from docshelf.gitsync.schemas import LinkRemote
-from docshelf.kit.clock import isoformat, utcnow
+from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx, Staged
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import BadRequest, DocshelfError
@@ -62,24 +63,6 @@ _MAX_ERROR = 500
 
 
 # The link, on the API
-
-
-def present(row: sa.RowMapping) -> dict[str, Any]:
-    return {
-        "object": "git-sync",
-        "space": row["space_id"],
-        "url": row["url"],
-        "branch": row["branch"],
-        "hasCredentials": row["token"] is not None or row["username"] is not None,
-        "remoteCommit": row["remote_commit"],
-        "lastPushAt": isoformat(row["last_push_at"]),
-        "lastPullAt": isoformat(row["last_pull_at"]),
-        "lastSyncAt": isoformat(row["last_sync_at"]),
-        "error": row["last_error"],
-        "errorAt": isoformat(row["last_error_at"]),
-        "createdAt": isoformat(row["created_at"]),
-        "updatedAt": isoformat(row["updated_at"]),
-    }
 
 
 async def _linked(ctx: Ctx, space_id: str) -> tuple[SpaceAccess, sa.RowMapping]:
