@@ -32,6 +32,7 @@ from docshelf.config import Settings, get_settings
 from docshelf.fetch import Fetcher
 from docshelf.gitsync.endpoints import mount_git
 from docshelf.kit import lifeline, logs, metrics, offload
+from docshelf.kit.admission import AdmissionMiddleware
 from docshelf.kit.db import create_engine, is_busy_error
 from docshelf.kit.errors import DocshelfError, error_body
 from docshelf.kit.http import JSON
@@ -320,6 +321,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Inside the edge (size caps, rate limits): published pages under DOCSHELF_PUBLIC_URL.
     app.add_middleware(ReaderMiddleware)
     app.add_middleware(EdgeMiddleware, max_body=settings.max_body_bytes)
+    app.add_middleware(
+        AdmissionMiddleware,
+        per_turn=settings.reads_per_turn,
+        in_flight=settings.reads_in_flight,
+    )
     # Outermost (added last): it sees every answer, the edge's refusals included.
     app.add_middleware(ObserveMiddleware, access_log_enabled=settings.access_log)
     mount_v1(app)

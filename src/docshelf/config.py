@@ -44,6 +44,13 @@ class Settings(BaseSettings):
     anonymous_rate_limit: int = Field(default=1200, ge=0)
     # API processes sharing the limit, across every host. 0 means DOCSHELF_WORKERS.
     rate_limit_processes: int = Field(default=0, ge=0, le=10_000)
+    # GET/HEAD requests an API process begins per turn of its event loop (kit/admission.py);
+    # the others begin in later turns, so that a write under a heavy read load is answered
+    # in milliseconds, not seconds (benchmarks/RESULTS.md: 1 served the mix best). 0: no bound.
+    reads_per_turn: int = Field(default=1, ge=0, le=10_000)
+    # ... and works on at most this many at once (0: no bound). SQLite's reads never yield, so
+    # only PostgreSQL's reach it.
+    reads_in_flight: int = Field(default=4, ge=0, le=10_000)
     # Run the job runner inside `serve`; turn off when `docshelf worker` runs separately.
     run_jobs_in_server: bool = True
     # Seconds a write waits for a lock (SQLite's write lock, a PostgreSQL row lock) or for a
