@@ -221,7 +221,7 @@ def _reaches(store: Any, start: bytes | None, wanted: bytes) -> bool:
 
 def _exchange(plan: _Plan, remote: sa.RowMapping, pool: transport.GuardedPool) -> _Plan:
     """The network step, blocking (in a thread): dulwich's client, its requests made through
-    `pool` on the event loop."""
+    `pool` on the event loop. What a fetch brings goes to the sync's own store (`served`)."""
     served = plan.served
     assert served is not None and plan.main is not None
     git = transport.client(remote["url"], pool, remote["username"], remote["token"])
@@ -309,8 +309,6 @@ async def _prepare(engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv)
         # However the wait ended (the job's time limit or the worker's stop cancels it), the
         # thread sends and reads nothing more: no push starts after the job gave up.
         pool.stop()
-        if plan.served is not None and plan.action == "error":
-            service.forget_pushed(plan.served)
     return plan
 
 
@@ -333,9 +331,6 @@ async def sync(
             await _pull(conn, env, remote, plan)
     except service.GitRefusal as exc:
         plan.action, plan.error = "error", f"the remote's commits were not applied: {exc}"
-    finally:
-        if plan.served is not None:
-            service.forget_pushed(plan.served)
     if plan.action == "error":
         error = (plan.error or "failed")[:_MAX_ERROR]
         await repository.update_remote(
