@@ -5,13 +5,14 @@ git plays the writer on the other side."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import re
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -22,7 +23,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.config import Settings
-from docshelf.gitsync import remote
+from docshelf.gitsync import remote, repository
 from docshelf.kit.db import unit_of_work
 from docshelf.worker.queue import make_due
 from docshelf.worker.registry import JobEnv, schedule_key
@@ -658,3 +659,160 @@ async def test_a_remote_that_moves_during_a_push_is_not_overwritten(
     assert "have both changed since they were last in step" in status["error"], status
     assert await _markdown(client, space_id, page_id, owner) == "Edited."
     assert url == status["url"]
+
+
+def _stall(git_server: GitServer, request: str) -> tuple[threading.Event, threading.Event]:
+    """The remote holds its answer to `request` (once) until released (at most 10 s): the
+    events say it was reached, and release it."""
+    reached, release = threading.Event(), threading.Event()
+
+    def hold(seen: str) -> None:
+        if seen == request:
+            git_server.before.clear()
+            reached.set()
+            release.wait(10)
+
+    git_server.before.append(hold)
+    return reached, release
+
+
+async def test_a_remote_that_stalls_past_the_deadline_gets_nothing_after_it(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+) -> None:
+    owner, space_id, page_id = await _space(client, db)
+    url = await _linked(client, db, job_env, git_server, space_id, owner)
+    first = git_server.head("handbook")
+    edit = {"operation": "update_page", "page": page_id, "document": {"markdown": "Edited."}}
+    r = await client.post(
+        f"/v1/spaces/{space_id}/content", json={"changes": [edit]}, headers=owner.headers
+    )
+    assert r.status_code == 200, r.text
+    # The edit's sync reads the remote, then the remote sits on the push's first request
+    # past the exchange's deadline (1.5 s here, from the settings).
+    _, release = _stall(git_server, "GET /handbook.git/info/refs?service=git-receive-pack")
+    quick = replace(job_env, settings=loopback.model_copy(update={"gitsync_timeout": 1.5}))
+    del git_server.requests[:]
+    try:
+        await run_jobs(db, quick)
+    finally:
+        release.set()
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(
+        space_id,
+        url,
+        remoteCommit=first,
+        lastPushAt=WHEN,
+        lastSyncAt=WHEN,
+        error="the exchange with the remote ran longer than 1.5 s and was stopped",
+        errorAt=WHEN,
+    )
+    # The sync ended with its thread: nothing was pushed, then or after.
+    assert git_server.requests == [
+        "GET /handbook.git/info/refs",
+        "POST /handbook.git/git-upload-pack",
+        "GET /handbook.git/info/refs",
+    ]
+    assert git_server.head("handbook") == first
+
+
+async def test_a_sync_stopped_with_its_worker_pushes_nothing_after(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+) -> None:
+    owner, space_id, page_id = await _space(client, db)
+    await _linked(client, db, job_env, git_server, space_id, owner)
+    first = git_server.head("handbook")
+    edit = {"operation": "update_page", "page": page_id, "document": {"markdown": "Edited."}}
+    r = await client.post(
+        f"/v1/spaces/{space_id}/content", json={"changes": [edit]}, headers=owner.headers
+    )
+    assert r.status_code == 200, r.text
+    reached, release = _stall(git_server, "GET /handbook.git/info/refs?service=git-receive-pack")
+    del git_server.requests[:]
+    runner = JobRunner(db, job_env, poll_interval=0.05)
+    running = asyncio.create_task(runner.run_forever())
+    try:
+        assert await asyncio.to_thread(reached.wait, 10)
+        # The worker stops at once (a shutdown, or the job's own time limit): it no longer
+        # waits for the exchange, which must not go on by itself.
+        runner.stop(now=True)
+        await running
+    finally:
+        release.set()
+    # The remote answers at last: no push follows (one would come within milliseconds).
+    for _ in range(20):
+        await asyncio.sleep(0.05)
+        assert "POST /handbook.git/git-receive-pack" not in git_server.requests
+    assert git_server.head("handbook") == first
+
+
+async def test_what_a_sync_fetched_is_its_own_until_applied(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    job_env: JobEnv,
+    git_server: GitServer,
+    loopback: Settings,
+    tmp_path: Path,
+) -> None:
+    owner, space_id, page_id = await _space(client, db)
+    url = await _linked(client, db, job_env, git_server, space_id, owner)
+    r = await client.get(f"/v1/spaces/{space_id}", headers=owner.headers)
+    org = r.json()["organization"]
+    work = tmp_path / "work"
+    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    (work / "README.md").write_text(f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nNew.\n")
+    git("commit", "-am", "Write in git", cwd=work)
+    git("push", "origin", "main", cwd=work)
+    theirs = git("rev-parse", "HEAD", cwd=work)
+    r = await client.post(f"/v1/spaces/{space_id}/git-sync/pull", headers=owner.headers)
+    assert r.status_code == 202, r.text
+
+    # The pull fetches the writer's commit, then waits to apply it (the link's row is held)
+    # while the space's own git endpoint answers a push of nothing: each keeps to its own
+    # objects, and the pull applies the commit it fetched.
+    reached, release = _stall(git_server, "GET /handbook.git/info/refs?service=git-upload-pack")
+    del git_server.requests[:]
+    pulling = asyncio.create_task(run_jobs(db, job_env))
+    try:
+        assert await asyncio.to_thread(reached.wait, 10)
+        async with unit_of_work(db) as conn:
+            assert await repository.remote_of(conn, space_id, lock=True) is not None
+            release.set()
+            for _ in range(200):
+                if len(git_server.requests) == 5:  # the refs read, then the fetch's requests
+                    break
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.3)  # the fetched pack taken in, the sync waits for the row
+            r = await client.post(
+                f"/git/{org}/{space_id}.git/git-receive-pack",
+                content=b"0000",
+                headers={"content-type": "application/x-git-receive-pack-request"},
+                auth=("x", owner.token),
+            )
+            assert r.status_code == 200, r.text
+    finally:
+        release.set()
+        await pulling
+    # (a sync after the pull finds both sides in step)
+    assert git_server.requests == [
+        "GET /handbook.git/info/refs",
+        "POST /handbook.git/git-upload-pack",
+        "GET /handbook.git/info/refs",
+        "POST /handbook.git/git-upload-pack",
+        "POST /handbook.git/git-upload-pack",
+        "GET /handbook.git/info/refs",
+        "POST /handbook.git/git-upload-pack",
+    ]
+    assert await _markdown(client, space_id, page_id, owner) == "New.\n"
+    assert await _docshelf_main(client, space_id, owner) == theirs
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == _status(
+        space_id, url, remoteCommit=theirs, lastPushAt=WHEN, lastPullAt=WHEN, lastSyncAt=WHEN
+    )

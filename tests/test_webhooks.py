@@ -19,11 +19,12 @@ from standardwebhooks import Webhook
 
 from docshelf.change_request import service as change_request_service
 from docshelf.config import Settings
+from docshelf.events import outbox
 from docshelf.kit.clock import clock
 from docshelf.kit.db import unit_of_work
 from docshelf.models import events, jobs, webhook_deliveries
 from docshelf.webhooks import delivery
-from docshelf.worker.queue import make_due
+from docshelf.worker.queue import enqueue, make_due
 from docshelf.worker.registry import JobEnv
 from docshelf.worker.runner import JobRunner
 from tests import factories
@@ -358,6 +359,50 @@ async def test_a_burst_of_events_is_sent_in_batches_whose_posts_overlap(
     assert 1 < in_flight["most"] <= delivery.BATCH
     sent = await deliveries(client, org_id, hook["id"], admin)
     assert [d["status"] for d in sent] == ["delivered"] * count
+
+
+async def test_a_dispatch_adds_its_deliveries_in_one_statement_and_once(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    loopback: Settings,
+    receiver: Callable[[Behaviour], Receiver],
+    job_env: JobEnv,
+) -> None:
+    org_id, (admin,) = await factories.org_with_members(db)
+    got = receiver(ok)
+    hooks = [
+        await create_hook(client, org_id, admin, url=got.url, events=["space_created"])
+        for _ in range(2)
+    ]
+    for _ in range(3):
+        await new_space(client, org_id, admin)
+    inserts: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO WEBHOOK_DELIVERIES"):
+            inserts.append(statement)
+
+    async def dispatched() -> None:
+        """The queued dispatch and the deliveries it queues, run (INSERTs counted)."""
+        sa.event.listen(sa.Engine, "before_cursor_execute", seen)
+        try:
+            await run_jobs(db, job_env=job_env)
+        finally:
+            sa.event.remove(sa.Engine, "before_cursor_execute", seen)
+
+    # Three events, two hooks: six deliveries, written at once.
+    await dispatched()
+    assert (len(inserts), len(got.got)) == (1, 6)
+    # The same events dispatched again (a second dispatch that read them before the first
+    # committed): no second delivery, nothing more queued or sent.
+    async with unit_of_work(db) as conn:
+        await conn.execute(sa.update(events).values(dispatched=sa.false()))
+        await enqueue(conn, outbox.DISPATCH, {})
+    await dispatched()
+    assert (len(inserts), len(got.got)) == (2, 6)
+    for hook in hooks:
+        sent = await deliveries(client, org_id, hook["id"], admin)
+        assert [d["status"] for d in sent] == ["delivered"] * 3
 
 
 async def test_delivery_is_signed_per_standard_webhooks(
@@ -718,8 +763,6 @@ async def test_a_committed_event_survives_a_worker_that_died(
 async def test_retention_prunes_old_events(
     client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, job_env: JobEnv
 ) -> None:
-    from docshelf.events import outbox
-
     org_id, (admin,) = await factories.org_with_members(db)
     await create_hook(client, org_id, admin, url="http://127.0.0.1:9/in")
     await new_space(client, org_id, admin)

@@ -95,6 +95,10 @@ class Settings(BaseSettings):
     fetch_allowed_hosts: str = ""
     # A webhook delivery (one POST, redirects included) gives up after this many seconds.
     webhook_timeout: float = Field(default=10, gt=0, le=60)
+    # A Git Sync's whole exchange with its remote (every request of one sync, answers read)
+    # is stopped after this many seconds: under the sync job's own limit (240 s), which also
+    # covers building the space's history before and applying a pull after.
+    gitsync_timeout: float = Field(default=180, gt=0, le=200)
     # Events older than this many days leave the audit log (a scheduled job prunes them).
     audit_retention_days: int = Field(default=365, ge=1, le=36500)
     # OpenAPI specs with a URL source are fetched again this often (hours), and every fetch of

@@ -35,7 +35,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docshelf.auth.service import Actor
 from docshelf.authz.guard import not_found, require
-from docshelf.config import Settings
 from docshelf.content.signals import MainMoved
 from docshelf.fetch import Fetcher, check_url, parse_allowed_hosts, system_resolver
 from docshelf.gitsync import repository, service, transport
@@ -54,7 +53,8 @@ SYNC = "gitsync.sync"
 SWEEP = "gitsync.sweep"
 # How often every linked space's remote is read (pulls without a webhook).
 PULL_EVERY = timedelta(minutes=10)
-# A pack fetched or a remote's answer, at most; the whole exchange, at most.
+# A pack fetched or a remote's answer, at most; one request, at most (the whole exchange:
+# settings.gitsync_timeout).
 MAX_BYTES = 256 * 1024 * 1024
 TIMEOUT = 120.0
 # Commits walked looking for one in the other side's history.
@@ -219,15 +219,12 @@ def _reaches(store: Any, start: bytes | None, wanted: bytes) -> bool:
     return False
 
 
-def _exchange(
-    plan: _Plan, remote: sa.RowMapping, settings: Settings, loop: asyncio.AbstractEventLoop
-) -> _Plan:
-    """The network step, blocking (in a thread): dulwich's client, its requests made by the
-    guarded fetcher on the event loop."""
+def _exchange(plan: _Plan, remote: sa.RowMapping, pool: transport.GuardedPool) -> _Plan:
+    """The network step, blocking (in a thread): dulwich's client, its requests made through
+    `pool` on the event loop. What a fetch brings goes to the sync's own store (`served`)."""
     served = plan.served
     assert served is not None and plan.main is not None
-    fetcher = Fetcher.from_settings(settings, max_bytes=MAX_BYTES, timeout=TIMEOUT)
-    git = transport.client(remote["url"], fetcher, loop, remote["username"], remote["token"])
+    git = transport.client(remote["url"], pool, remote["username"], remote["token"])
     ref = Ref(f"refs/heads/{remote['branch']}".encode())
     head = git.get_refs("").refs.get(ref)
     ours = served.commit_of[plan.main]
@@ -300,14 +297,18 @@ async def _prepare(engine: AsyncEngine, payload: dict[str, Any], *, env: JobEnv)
         except DocshelfError as exc:
             plan.error = _say(exc)
             return plan
+    fetcher = Fetcher.from_settings(env.settings, max_bytes=MAX_BYTES, timeout=TIMEOUT)
+    pool = transport.GuardedPool(
+        fetcher, asyncio.get_running_loop(), remote["url"], seconds=env.settings.gitsync_timeout
+    )
     try:
-        loop = asyncio.get_running_loop()
-        return await asyncio.to_thread(_exchange, plan, remote, env.settings, loop)
+        return await asyncio.to_thread(_exchange, plan, remote, pool)
     except Exception as exc:  # whatever the remote or the client did, it is the link's status
         plan.action, plan.error = "error", _say(exc)
     finally:
-        if plan.served is not None and plan.action == "error":
-            service.forget_pushed(plan.served)
+        # However the wait ended (the job's time limit or the worker's stop cancels it), the
+        # thread sends and reads nothing more: no push starts after the job gave up.
+        pool.stop()
     return plan
 
 
@@ -330,9 +331,6 @@ async def sync(
             await _pull(conn, env, remote, plan)
     except service.GitRefusal as exc:
         plan.action, plan.error = "error", f"the remote's commits were not applied: {exc}"
-    finally:
-        if plan.served is not None:
-            service.forget_pushed(plan.served)
     if plan.action == "error":
         error = (plan.error or "failed")[:_MAX_ERROR]
         await repository.update_remote(

@@ -14,7 +14,15 @@ import binascii
 import io
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field, replace
 from datetime import UTC
 from typing import Any
@@ -24,7 +32,7 @@ import sqlalchemy as sa
 from dulwich.errors import HookError
 from dulwich.hooks import Hook
 from dulwich.object_store import MemoryObjectStore
-from dulwich.objects import Blob, Commit, ObjectID, ShaFile
+from dulwich.objects import Blob, Commit, ObjectID, RawObjectID, ShaFile
 from dulwich.protocol import ReceivableProtocol
 from dulwich.refs import Ref
 from dulwich.repo import MemoryRepo
@@ -370,6 +378,31 @@ class _History:
             self.size += obj.raw_length() + 200  # the object's bytes and its parsed form
 
 
+class _Layer(MemoryObjectStore):
+    """A request's store: its own objects over the process's kept history. What a push or a
+    fetch brings (in the protocol's thread) is added here, to be dropped with the request; the
+    history, shared by the requests and syncs of the space, is only read through it."""
+
+    def __init__(self, base: MemoryObjectStore) -> None:
+        super().__init__(object_format=base.object_format)
+        self.base = base
+
+    def contains_loose(self, sha: ObjectID) -> bool:
+        return super().contains_loose(sha) or self.base.contains_loose(sha)
+
+    def __getitem__(self, name: ObjectID | RawObjectID) -> ShaFile:
+        # get_raw, and so every read of the store, comes here.
+        try:
+            return super().__getitem__(name)
+        except KeyError:
+            return self.base[name]
+
+    def __iter__(self) -> Iterator[ObjectID]:
+        own = set(super().__iter__())
+        yield from own
+        yield from (sha for sha in self.base if sha not in own)
+
+
 # By space, bounded by the bytes of the objects held (a history larger than the whole budget
 # is built for its request and not kept).
 _HISTORIES: SizedLRU[str, _History] = SizedLRU(256 * 1024 * 1024, lambda h: h.size)
@@ -421,7 +454,7 @@ async def served(ctx: Ctx, space: SpaceAccess) -> Served:
             stack.append((rid, True))
             stack += [(p, False) for p in reversed(rows[rid]["parents"]) if p not in seen]
     history = _HISTORIES.get(space_id) or _History(MemoryObjectStore())
-    repo.object_store = history.store
+    repo.object_store = _Layer(history.store)
     for kept in await repository.objects_of(ctx.conn, space_id):
         if kept["sha"].encode() not in history.ours:
             history.add(ShaFile.from_raw_string(kept["type_num"], kept["data"]))
@@ -595,19 +628,9 @@ async def receive(
             return await apply_ref(ctx, space, served_repo, ref, old, new)
 
     repo.hooks["update"] = _UpdateHook(loop, apply)
-    try:
-        return await asyncio.to_thread(run_service, repo, RECEIVE, body)
-    finally:
-        forget_pushed(served_repo)
-
-
-def forget_pushed(served_repo: Served) -> None:
-    """Drops from the space's kept history what a push or a pull brought (a revision made
-    from it is built from the database, the objects it needs kept there)."""
-    store = served_repo.repo.object_store
-    assert isinstance(store, MemoryObjectStore)
-    for sha in [sha for sha in store if sha not in served_repo.ours]:
-        del store[sha]
+    # What the push brings stays in the request's own store (a revision made from it is built
+    # from the database, the objects it needs kept there).
+    return await asyncio.to_thread(run_service, repo, RECEIVE, body)
 
 
 async def apply_ref(

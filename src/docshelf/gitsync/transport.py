@@ -4,13 +4,21 @@ dulwich's client is blocking code that asks a urllib3-style pool manager for eac
 takes any object with that face (`pool_manager=`). `GuardedPool` is one: every request, and
 each redirect of it, is made by `fetch.Fetcher` on the event loop (every hop's address checked,
 the connection pinned to it, size and time bounded), while the client runs in a thread.
+
+The pool also bounds the whole exchange, which the fetcher's own deadline (one request's) does
+not: past the pool's deadline, or once `stop` was called by the side awaiting the thread (which
+no longer waits for it), no request is made, the one under way is cancelled and no answer is
+read further, so a thread left behind cannot push.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import io
-from collections.abc import Iterable, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -39,7 +47,8 @@ class _Headers:
 class _Response:
     """A fetched answer with the face of a urllib3 response that dulwich reads."""
 
-    def __init__(self, fetched: Fetched) -> None:
+    def __init__(self, fetched: Fetched, check: Callable[[], None]) -> None:
+        self._check = check
         self.status = fetched.status
         self.headers = _Headers(
             {"content-type": fetched.content_type} if fetched.content_type else {}
@@ -54,22 +63,66 @@ class _Response:
         return self._url
 
     def read(self, size: int | None = -1) -> bytes:
+        self._check()
         return self._body.read(-1 if size is None else size)
 
     def close(self) -> None:
         self._body.close()
 
 
+class Stopped(Exception):
+    """The exchange was stopped: past its deadline, or given up by the side awaiting it."""
+
+
 class GuardedPool:
     """The pool manager dulwich's client is given: requests made by the fetcher, on `loop`
-    (the client must run in another thread)."""
+    (the client must run in another thread), all of them within `seconds` of its making."""
 
-    def __init__(self, fetcher: Fetcher, loop: asyncio.AbstractEventLoop, origin: str) -> None:
+    def __init__(
+        self, fetcher: Fetcher, loop: asyncio.AbstractEventLoop, url: str, *, seconds: float
+    ) -> None:
         self._fetcher = fetcher
         self._loop = loop
-        self._origin = origin
+        self._origin = _origin(url)
+        self._seconds = seconds
+        self._deadline = time.monotonic() + seconds
+        self._stopped = threading.Event()
+        # Guards `_pending` between the client's thread and the one calling `stop`.
+        self._lock = threading.Lock()
+        self._pending: concurrent.futures.Future[Fetched] | None = None
         # Headers the client adds to every request (it reads and updates them).
         self.headers: dict[str, str] = {}
+
+    def stop(self) -> None:
+        """From any thread: nothing more is sent or read; a request under way is cancelled."""
+        with self._lock:
+            self._stopped.set()
+            pending = self._pending
+        if pending is not None:
+            pending.cancel()
+
+    def _check(self) -> None:
+        if self._stopped.is_set():
+            raise Stopped("the sync was stopped before its exchange with the remote ended")
+        if time.monotonic() >= self._deadline:
+            raise self._late()
+
+    def _late(self) -> Stopped:
+        return Stopped(
+            f"the exchange with the remote ran longer than {self._seconds:g} s and was stopped"
+        )
+
+    async def _bounded(
+        self, method: str, url: str, data: bytes | None, sent: Mapping[str, str]
+    ) -> Fetched:
+        deadline = asyncio.timeout(self._deadline - time.monotonic())
+        try:
+            async with deadline:
+                return await self._fetcher.request(method, url, data, sent)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise self._late() from None
 
     def request(
         self,
@@ -86,21 +139,31 @@ class GuardedPool:
             # Wherever the client goes next (a redirect it followed), the link's credentials
             # stay with the link's own host, whatever the dulwich release does with them.
             sent = {k: v for k, v in sent.items() if k.lower() != "authorization"}
-        made = self._fetcher.request(method, url, data, sent)
-        return _Response(asyncio.run_coroutine_threadsafe(made, self._loop).result())
+        with self._lock:
+            # Checked under the lock: a `stop` now or later cancels what is scheduled here.
+            self._check()
+            pending = asyncio.run_coroutine_threadsafe(
+                self._bounded(method, url, data, sent), self._loop
+            )
+            self._pending = pending
+        try:
+            fetched = pending.result()
+        except concurrent.futures.CancelledError:
+            self._check()
+            raise
+        finally:
+            with self._lock:
+                self._pending = None
+        return _Response(fetched, self._check)
 
 
 def client(
-    url: str,
-    fetcher: Fetcher,
-    loop: asyncio.AbstractEventLoop,
-    username: str | None,
-    password: str | None,
+    url: str, pool: GuardedPool, username: str | None, password: str | None
 ) -> HttpGitClient:
-    """A client of the repository at `url` (its credentials sent to its origin only)."""
+    """A client of the repository at `url` through `pool` (made for `url`: the credentials
+    are sent to its origin only)."""
     if password is not None and username is None:
         # Hosts take a token as the password of any user name (GitHub, GitLab, Gitea).
         username = "git"
     # Typed as urllib3's pool manager; the client uses only `headers` and `request`.
-    pool = cast(Any, GuardedPool(fetcher, loop, _origin(url)))
-    return HttpGitClient(url, pool_manager=pool, username=username, password=password)
+    return HttpGitClient(url, pool_manager=cast(Any, pool), username=username, password=password)

@@ -65,19 +65,19 @@ BATCH = 16
 async def fan_out(conn: AsyncConnection, events: Sequence[Event]) -> None:
     """A delivery for every hook that hears each event, queued in jobs of BATCH deliveries of
     one organization."""
-    now = utcnow()
     hooks = await repository.subscribed(conn, (event.organization_id for event in events))
+    wanted = [
+        (new_id(), hook["id"], event) for event in events for hook in hooks if _hears(hook, event)
+    ]
+    if not wanted:
+        return
+    added = await repository.add_deliveries(
+        conn, [(d, hook_id, event.id) for d, hook_id, event in wanted], now=utcnow()
+    )
     queued: dict[str, list[str]] = {}
-    for event in events:
-        for hook in hooks:
-            if not _hears(hook, event):
-                continue
-            delivery_id = new_id()
-            added = await repository.add_delivery(
-                conn, id=delivery_id, webhook_id=hook["id"], event_id=event.id, now=now
-            )
-            if added:
-                queued.setdefault(event.organization_id, []).append(delivery_id)
+    for delivery_id, _, event in wanted:  # in the events' order (RETURNING's is not set)
+        if delivery_id in added:
+            queued.setdefault(event.organization_id, []).append(delivery_id)
     for org, ids in queued.items():
         for start in range(0, len(ids), BATCH):
             payload = {"deliveries": ids[start : start + BATCH], "organization": org}

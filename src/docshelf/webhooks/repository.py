@@ -82,24 +82,38 @@ async def subscribed(conn: AsyncConnection, org_ids: Iterable[str]) -> Sequence[
     return (await conn.execute(stmt)).mappings().all()
 
 
-async def add_delivery(
-    conn: AsyncConnection, *, id: str, webhook_id: str, event_id: str, now: datetime
-) -> bool:
-    """False when the hook already has a delivery of this event (a dispatch run again)."""
-    stmt = (
-        upsert_insert(conn, webhook_deliveries)
-        .values(
-            id=id,
-            webhook_id=webhook_id,
-            event_id=event_id,
-            status="pending",
-            attempts=0,
-            created_at=now,
-            next_attempt_at=now,
+# Rows of one INSERT at most: 7 parameters each, well under both engines' limits (32,766).
+_ROWS_PER_INSERT = 1000
+
+
+async def add_deliveries(
+    conn: AsyncConnection, deliveries: Sequence[tuple[str, str, str]], *, now: datetime
+) -> set[str]:
+    """Pending deliveries (id, hook, event), in one statement per _ROWS_PER_INSERT; the ids of
+    those added (a hook that already has a delivery of the event gets none: a dispatch run
+    again)."""
+    added: set[str] = set()
+    for start in range(0, len(deliveries), _ROWS_PER_INSERT):
+        rows = [
+            {
+                "id": delivery_id,
+                "webhook_id": webhook_id,
+                "event_id": event_id,
+                "status": "pending",
+                "attempts": 0,
+                "created_at": now,
+                "next_attempt_at": now,
+            }
+            for delivery_id, webhook_id, event_id in deliveries[start : start + _ROWS_PER_INSERT]
+        ]
+        stmt = (
+            upsert_insert(conn, webhook_deliveries)
+            .values(rows)
+            .on_conflict_do_nothing()
+            .returning(webhook_deliveries.c.id)
         )
-        .on_conflict_do_nothing()
-    )
-    return bool((await conn.execute(stmt)).rowcount)
+        added.update((await conn.execute(stmt)).scalars())
+    return added
 
 
 async def for_sending(conn: AsyncConnection, delivery_ids: Sequence[str]) -> dict[str, Any]:
