@@ -411,6 +411,33 @@ async def test_count_is_exact_up_to_the_candidates_and_an_estimate_past_them(
     assert (found.count, found.exact, [h.page_id for h in found.hits]) == (1, True, ["rare"])
 
 
+async def test_a_word_broad_only_as_a_prefix_is_ranked_as_broad_and_exact_otherwise(
+    db: AsyncEngine,
+) -> None:
+    """The last word is tried as typed, then as a prefix: ranked at once while its matches
+    are within CANDIDATES, as a broad query past them, the same at any offset."""
+    (sid,) = await make_spaces(db, "Docs")
+    n = engine.CANDIDATES
+    await index(db, sid, {"exact": page("Exact", (None, "deploy here"))})
+    others = {f"p{i:04}": page("Page", (None, f"deployment {i}")) for i in range(n - 1)}
+    await index(db, sid, others)
+    # deploy* matches exactly CANDIDATES sections: every one ranked, the count exact.
+    found = await search(db, "deploy", sid)
+    assert (found.count, found.exact, found.ranked, len(found.hits)) == (n, True, n, n)
+    assert found.hits[0].page_id == "exact"  # the word itself weighs more than a longer one
+    hits, total = await find(db, "deploy", [sid], limit=5, offset=n + 10)
+    assert (hits, total) == ([], n)
+    hits, total = await find(db, "deploy", [sid], limit=0)
+    assert (hits, total) == ([], n)
+    assert await find(db, "deplorable", [sid]) == ([], 0)
+    # One more: broad, though the word as typed matches one section.
+    await index(db, sid, {"last": page("Page", (None, "deployments"))})
+    found = await search(db, "deploy", sid)
+    assert (found.exact, found.ranked) == (False, n)
+    later, _ = await find(db, "deploy", [sid], limit=5, offset=n + 10)
+    assert later == []
+
+
 async def test_a_broad_query_keeps_title_matches_first_and_pages_without_overlap(
     db: AsyncEngine,
 ) -> None:
