@@ -76,6 +76,14 @@ def in_ids(column: sa.ColumnElement[Any], ids: Collection[str]) -> sa.ColumnElem
     return _InIds(column, ids) if ids else sa.false()
 
 
+# Every read of an organization's content runs these: built once, their cache keys with them.
+_ROLE = sa.select(members.c.role).where(
+    members.c.organization_id == sa.bindparam("oid"), members.c.user_id == sa.bindparam("uid")
+)
+_TREE = sa.select(collections.c.id, collections.c.parent_id, collections.c.default_level).where(
+    collections.c.organization_id == sa.bindparam("oid")
+)
+
 # Every space read by a member below organization admin runs it.
 _MY_GRANTS = sa.select(
     content_grants.c.target_type, content_grants.c.target_id, content_grants.c.role
@@ -125,11 +133,7 @@ class ContentScope:
     async def load(cls, conn: AsyncConnection, org_id: str, user_id: str) -> ContentScope:
         """With the organization's whole collection tree: for listings across it."""
         scope = await cls._for(conn, org_id, user_id)
-        rows = await conn.execute(
-            sa.select(collections.c.id, collections.c.parent_id, collections.c.default_level).where(
-                collections.c.organization_id == org_id
-            )
-        )
+        rows = await conn.execute(_TREE, {"oid": org_id})
         scope.tree = {r.id: (r.parent_id or ROOT, r.default_level) for r in rows}
         return scope
 
@@ -220,13 +224,7 @@ class ContentScope:
 
     @classmethod
     async def _for(cls, conn: AsyncConnection, org_id: str, user_id: str) -> ContentScope:
-        role_row = (
-            await conn.execute(
-                sa.select(members.c.role).where(
-                    members.c.organization_id == org_id, members.c.user_id == user_id
-                )
-            )
-        ).first()
+        role_row = (await conn.execute(_ROLE, {"oid": org_id, "uid": user_id})).first()
         scope = cls(
             org_id=org_id,
             user_id=user_id,

@@ -23,12 +23,14 @@ from docshelf.models import (
     spaces,
 )
 
+# Most content reads run it: built once, its cache key with it.
+_REVISION = sa.select(revisions).where(
+    revisions.c.id == sa.bindparam("rid"), revisions.c.space_id == sa.bindparam("sid")
+)
+
 
 async def get(conn: AsyncConnection, space_id: str, revision_id: str) -> sa.RowMapping | None:
-    stmt = sa.select(revisions).where(
-        revisions.c.id == revision_id, revisions.c.space_id == space_id
-    )
-    return (await conn.execute(stmt)).mappings().first()
+    return (await conn.execute(_REVISION, {"rid": revision_id, "sid": space_id})).mappings().first()
 
 
 def snapshot(conn: AsyncConnection, row: sa.RowMapping) -> Snapshot:

@@ -10,10 +10,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.kit.db import upsert_insert
 from docshelf.models import instance_settings
 
+_VALUE = sa.select(instance_settings.c.value).where(instance_settings.c.key == sa.bindparam("k"))
+
 
 async def get(conn: AsyncConnection, key: str) -> str | None:
-    stmt = sa.select(instance_settings.c.value).where(instance_settings.c.key == key)
-    return (await conn.execute(stmt)).scalar_one_or_none()
+    return (await conn.execute(_VALUE, {"k": key})).scalar_one_or_none()
 
 
 async def claim(conn: AsyncConnection, key: str, value: str) -> bool:
