@@ -210,6 +210,17 @@ async def _markdown(
     return str(r.json()["markdown"])
 
 
+async def _edit(
+    client: httpx.AsyncClient, space_id: str, page_id: str, who: factories.Who, markdown: str
+) -> None:
+    """Main's page `page_id` edited through the API (which queues the link's sync)."""
+    edit = {"operation": "update_page", "page": page_id, "document": {"markdown": markdown}}
+    r = await client.post(
+        f"/v1/spaces/{space_id}/content", json={"changes": [edit]}, headers=who.headers
+    )
+    assert r.status_code == 200, r.text
+
+
 async def _linked(
     client: httpx.AsyncClient,
     db: AsyncEngine,
@@ -262,11 +273,7 @@ async def test_push_after_each_change_and_pull_on_demand(
     ).read_text() == f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nRead me."
 
     # An edit through the API: its sync pushes it, a fast-forward of the remote.
-    edit = {"operation": "update_page", "page": page_id, "document": {"markdown": "Read it all."}}
-    r = await client.post(
-        f"/v1/spaces/{space_id}/content", json={"changes": [edit]}, headers=owner.headers
-    )
-    assert r.status_code == 200, r.text
+    await _edit(client, space_id, page_id, owner, "Read it all.")
     await run_jobs(db, job_env)
     main = await _docshelf_main(client, space_id, owner)
     assert git_server.head("handbook") == main
@@ -299,11 +306,7 @@ async def test_push_after_each_change_and_pull_on_demand(
     )
 
     # Both sides move: the sync refuses, records why, and neither side changes.
-    edit = {"operation": "update_page", "page": page_id, "document": {"markdown": "Docshelf's."}}
-    r = await client.post(
-        f"/v1/spaces/{space_id}/content", json={"changes": [edit]}, headers=owner.headers
-    )
-    assert r.status_code == 200, r.text
+    await _edit(client, space_id, page_id, owner, "Docshelf's.")
     (work / "README.md").write_text(f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nGit's.\n")
     git("commit", "-am", "Write in git again", cwd=work)
     git("push", str(git_server.root / "handbook.git"), "main", cwd=work)
@@ -644,11 +647,7 @@ async def test_a_remote_that_moves_during_a_push_is_not_overwritten(
             git("push", str(git_server.root / "handbook.git"), "main", cwd=work)
 
     git_server.before.append(writer_first)
-    edit = {"operation": "update_page", "page": page_id, "document": {"markdown": "Edited."}}
-    r = await client.post(
-        f"/v1/spaces/{space_id}/content", json={"changes": [edit]}, headers=owner.headers
-    )
-    assert r.status_code == 200, r.text
+    await _edit(client, space_id, page_id, owner, "Edited.")
     theirs = git("rev-parse", "HEAD", cwd=work)
     await run_jobs(db, job_env)
     # The writer's commit is still the remote's head: nothing was forced over it. The sync
@@ -686,11 +685,7 @@ async def test_a_remote_that_stalls_past_the_deadline_gets_nothing_after_it(
     owner, space_id, page_id = await _space(client, db)
     url = await _linked(client, db, job_env, git_server, space_id, owner)
     first = git_server.head("handbook")
-    edit = {"operation": "update_page", "page": page_id, "document": {"markdown": "Edited."}}
-    r = await client.post(
-        f"/v1/spaces/{space_id}/content", json={"changes": [edit]}, headers=owner.headers
-    )
-    assert r.status_code == 200, r.text
+    await _edit(client, space_id, page_id, owner, "Edited.")
     # The edit's sync reads the remote, then the remote sits on the push's first request
     # past the exchange's deadline (1.5 s here, from the settings).
     _, release = _stall(git_server, "GET /handbook.git/info/refs?service=git-receive-pack")
@@ -729,11 +724,7 @@ async def test_a_sync_stopped_with_its_worker_pushes_nothing_after(
     owner, space_id, page_id = await _space(client, db)
     await _linked(client, db, job_env, git_server, space_id, owner)
     first = git_server.head("handbook")
-    edit = {"operation": "update_page", "page": page_id, "document": {"markdown": "Edited."}}
-    r = await client.post(
-        f"/v1/spaces/{space_id}/content", json={"changes": [edit]}, headers=owner.headers
-    )
-    assert r.status_code == 200, r.text
+    await _edit(client, space_id, page_id, owner, "Edited.")
     reached, release = _stall(git_server, "GET /handbook.git/info/refs?service=git-receive-pack")
     del git_server.requests[:]
     runner = JobRunner(db, job_env, poll_interval=0.05)
