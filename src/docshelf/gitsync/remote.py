@@ -46,7 +46,7 @@ from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import BadRequest, DocshelfError
 from docshelf.space import policy as space_policy
 from docshelf.space.policy import SpaceAccess
-from docshelf.worker.queue import enqueue
+from docshelf.worker.queue import Queued, enqueue, enqueue_many
 from docshelf.worker.registry import JobEnv, task
 
 SYNC = "gitsync.sync"
@@ -150,7 +150,11 @@ async def hooked(engine: AsyncEngine, space_id: str, secret: str) -> bool:
 async def queue_sync(conn: AsyncConnection, space_id: str) -> None:
     """One pending sync a space (a change made while one runs is seen by the sweep, or by the
     run itself, which queues another when main moved under it)."""
-    await enqueue(conn, SYNC, {"space": space_id}, dedupe_key=f"{SYNC}:{space_id}", space=space_id)
+    await enqueue(conn, SYNC, {"space": space_id}, dedupe_key=_dedupe(space_id), space=space_id)
+
+
+def _dedupe(space_id: str) -> str:
+    return f"{SYNC}:{space_id}"
 
 
 async def main_moved(conn: AsyncConnection, event: MainMoved) -> None:
@@ -160,8 +164,11 @@ async def main_moved(conn: AsyncConnection, event: MainMoved) -> None:
 
 @task(SWEEP, every=PULL_EVERY)
 async def sweep(conn: AsyncConnection, payload: dict[str, Any], *, env: JobEnv) -> None:
-    for space_id in await repository.linked_spaces(conn):
-        await queue_sync(conn, space_id)
+    jobs = [
+        Queued({"space": space_id}, organization=org_id, dedupe_key=_dedupe(space_id))
+        for space_id, org_id in await repository.linked_spaces(conn)
+    ]
+    await enqueue_many(conn, SYNC, jobs)
 
 
 # The sync

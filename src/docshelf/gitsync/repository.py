@@ -123,8 +123,12 @@ async def remote_of(
     return (await conn.execute(stmt)).mappings().first()
 
 
-async def linked_spaces(conn: AsyncConnection) -> list[str]:
-    return list((await conn.execute(sa.select(git_remotes.c.space_id))).scalars())
+async def linked_spaces(conn: AsyncConnection) -> list[tuple[str, str]]:
+    """(space, its organization) of every link."""
+    stmt = sa.select(git_remotes.c.space_id, spaces.c.organization_id).join(
+        spaces, spaces.c.id == git_remotes.c.space_id
+    )
+    return [(r.space_id, r.organization_id) for r in await conn.execute(stmt)]
 
 
 async def put_remote(conn: AsyncConnection, space_id: str, values: dict[str, Any]) -> None:

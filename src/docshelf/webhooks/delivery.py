@@ -33,7 +33,7 @@ from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.ids import new_id
 from docshelf.webhooks import repository
-from docshelf.worker.queue import enqueue
+from docshelf.worker.queue import Queued, enqueue, enqueue_many
 from docshelf.worker.registry import JobEnv, task
 
 DELIVER = "webhooks.deliver"
@@ -78,10 +78,12 @@ async def fan_out(conn: AsyncConnection, events: Sequence[Event]) -> None:
     for delivery_id, _, event in wanted:  # in the events' order (RETURNING's is not set)
         if delivery_id in added:
             queued.setdefault(event.organization_id, []).append(delivery_id)
-    for org, ids in queued.items():
-        for start in range(0, len(ids), BATCH):
-            payload = {"deliveries": ids[start : start + BATCH], "organization": org}
-            await enqueue(conn, DELIVER, payload, organization=org)
+    jobs = [
+        Queued({"deliveries": ids[start : start + BATCH], "organization": org}, organization=org)
+        for org, ids in queued.items()
+        for start in range(0, len(ids), BATCH)
+    ]
+    await enqueue_many(conn, DELIVER, jobs)
 
 
 def _hears(hook: Any, event: Event) -> bool:

@@ -3,6 +3,8 @@ is dispatched after its request commits and vanishes with it on rollback."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -31,29 +33,62 @@ async def enqueue(
     `organization` (or `space`, whose organization is read in the same statement) names whose
     work the job is, for the runner's fair share; neither: the install's own upkeep."""
     now = utcnow()
-    job_id = new_id()
     tenant: Any = organization
     if tenant is None and space is not None:
         tenant = sa.select(spaces.c.organization_id).where(spaces.c.id == space).scalar_subquery()
-    stmt = (
-        upsert_insert(conn, jobs)
-        .values(
-            id=job_id,
-            kind=kind,
-            # The request id rides along, so the job's log lines name the request behind it.
-            payload=job_payload(payload),
-            status="queued",
-            attempts=0,
-            max_attempts=max_attempts,
-            run_at=run_at or now,
-            dedupe_key=dedupe_key,
-            created_at=now,
-            organization_id=tenant,
-        )
-        .on_conflict_do_nothing()
-    )
-    result = await conn.execute(stmt)
-    return job_id if result.rowcount == 1 else None
+    row = _row(kind, payload, tenant, dedupe_key, now, run_at=run_at, max_attempts=max_attempts)
+    result = await conn.execute(upsert_insert(conn, jobs).values(row).on_conflict_do_nothing())
+    return str(row["id"]) if result.rowcount == 1 else None
+
+
+def _row(
+    kind: str,
+    payload: dict[str, Any] | None,
+    organization: Any,
+    dedupe_key: str | None,
+    now: datetime,
+    *,
+    run_at: datetime | None = None,
+    max_attempts: int = 5,
+) -> dict[str, Any]:
+    return {
+        "id": new_id(),
+        "kind": kind,
+        # The request id rides along, so the job's log lines name the request behind it.
+        "payload": job_payload(payload),
+        "status": "queued",
+        "attempts": 0,
+        "max_attempts": max_attempts,
+        "run_at": run_at or now,
+        "dedupe_key": dedupe_key,
+        "created_at": now,
+        "organization_id": organization,
+    }
+
+
+@dataclass(frozen=True)
+class Queued:
+    """One job of an `enqueue_many`."""
+
+    payload: dict[str, Any]
+    organization: str | None = None
+    dedupe_key: str | None = None
+
+
+# Rows of one INSERT at most: 10 parameters each, well under both engines' limits (32,766).
+_ROWS_PER_INSERT = 1000
+
+
+async def enqueue_many(conn: AsyncConnection, kind: str, queued: Sequence[Queued]) -> None:
+    """Jobs of one kind, as `enqueue` queues each, in one statement per _ROWS_PER_INSERT (a
+    job whose dedupe key is pending already is left out)."""
+    now = utcnow()
+    for start in range(0, len(queued), _ROWS_PER_INSERT):
+        rows = [
+            _row(kind, q.payload, q.organization, q.dedupe_key, now)
+            for q in queued[start : start + _ROWS_PER_INSERT]
+        ]
+        await conn.execute(upsert_insert(conn, jobs).values(rows).on_conflict_do_nothing())
 
 
 async def make_due(conn: AsyncConnection, kind: str, dedupe_key: str | None = None) -> int:
