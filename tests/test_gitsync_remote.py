@@ -210,6 +210,27 @@ async def _markdown(
     return str(r.json()["markdown"])
 
 
+def _clone(git_server: GitServer, tmp_path: Path) -> Path:
+    """A writer's clone of the remote."""
+    work = tmp_path / "work"
+    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    return work
+
+
+def _commit(work: Path, message: str, *, push: bool = True) -> str:
+    """Everything in the writer's clone committed (and pushed to the remote): the commit."""
+    git("add", "-A", cwd=work)
+    git("commit", "-m", message, cwd=work)
+    if push:
+        git("push", "origin", "main", cwd=work)
+    return git("rev-parse", "HEAD", cwd=work)
+
+
+async def _pull(client: httpx.AsyncClient, space_id: str, who: factories.Who) -> None:
+    r = await client.post(f"/v1/spaces/{space_id}/git-sync/pull", headers=who.headers)
+    assert r.status_code == 202, r.text
+
+
 async def _edit(
     client: httpx.AsyncClient, space_id: str, page_id: str, who: factories.Who, markdown: str
 ) -> None:
@@ -266,8 +287,7 @@ async def test_push_after_each_change_and_pull_on_demand(
     pushed = _status(space_id, url, remoteCommit=main, lastPushAt=WHEN, lastSyncAt=WHEN)
     r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
     assert (r.status_code, r.json()) == (200, pushed)
-    work = tmp_path / "work"
-    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    work = _clone(git_server, tmp_path)
     assert (
         work / "README.md"
     ).read_text() == f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nRead me."
@@ -286,9 +306,7 @@ async def test_push_after_each_change_and_pull_on_demand(
     (work / "README.md").write_text(
         f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nWritten in git.\n"
     )
-    git("commit", "-am", "Write in git", cwd=work)
-    git("push", str(git_server.root / "handbook.git"), "main", cwd=work)
-    theirs = git("rev-parse", "HEAD", cwd=work)
+    theirs = _commit(work, "Write in git")
     # (the git host's webhook: no token, the link's secret in the URL; a wrong one is nothing)
     r = await client.post(hook.removesuffix(hook[-5:]) + "xxxxx", json={"ref": "refs/heads/main"})
     assert (r.status_code, r.text) == (404, "Not found\n")
@@ -308,9 +326,7 @@ async def test_push_after_each_change_and_pull_on_demand(
     # Both sides move: the sync refuses, records why, and neither side changes.
     await _edit(client, space_id, page_id, owner, "Docshelf's.")
     (work / "README.md").write_text(f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nGit's.\n")
-    git("commit", "-am", "Write in git again", cwd=work)
-    git("push", str(git_server.root / "handbook.git"), "main", cwd=work)
-    theirs_again = git("rev-parse", "HEAD", cwd=work)
+    theirs_again = _commit(work, "Write in git again")
     await run_jobs(db, job_env)
     assert await _markdown(client, space_id, page_id, owner) == "Docshelf's."
     assert git_server.head("handbook") == theirs_again
@@ -485,14 +501,11 @@ async def test_the_sweep_pulls_into_a_change_request_under_merge_rules(
     )
     assert r.status_code == 200, r.text
 
-    work = tmp_path / "work"
-    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    work = _clone(git_server, tmp_path)
     (work / "README.md").write_text(
         f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nReviewed first.\n"
     )
-    git("commit", "-am", "Propose a new guide", cwd=work)
-    git("push", "origin", "main", cwd=work)
-    theirs = git("rev-parse", "HEAD", cwd=work)
+    theirs = _commit(work, "Propose a new guide")
     await _sweep(db, job_env)
 
     # Main waits for review: the remote's commits are a change request.
@@ -526,15 +539,11 @@ async def test_a_refused_pull_is_a_status_and_changes_nothing(
     owner, space_id, page_id = await _space(client, db)
     url = await _linked(client, db, job_env, git_server, space_id, owner)
     main = await _docshelf_main(client, space_id, owner)
-    work = tmp_path / "work"
-    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    work = _clone(git_server, tmp_path)
     (work / "README.md").write_text(f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nNew.\n")
     (work / "again.md").symlink_to("README.md")
-    git("add", "-A", cwd=work)
-    git("commit", "-m", "Write, and link a file", cwd=work)
-    git("push", "origin", "main", cwd=work)
-    r = await client.post(f"/v1/spaces/{space_id}/git-sync/pull", headers=owner.headers)
-    assert r.status_code == 202, r.text
+    _commit(work, "Write, and link a file")
+    await _pull(client, space_id, owner)
     await run_jobs(db, job_env)
     assert await _markdown(client, space_id, page_id, owner) == "Read me."
     assert await _docshelf_main(client, space_id, owner) == main
@@ -563,18 +572,13 @@ async def test_what_the_space_adds_to_a_pull_is_pushed_back(
 ) -> None:
     owner, space_id, _ = await _space(client, db)
     url = await _linked(client, db, job_env, git_server, space_id, owner)
-    work = tmp_path / "work"
-    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    work = _clone(git_server, tmp_path)
     # A new page without an id: the space gives it one, in a commit on top of the writer's.
     (work / "setup.md").write_text("# Setup\n\nInstall it.\n")
     summary = (work / "SUMMARY.md").read_text() + "* [Setup](setup.md)\n"
     (work / "SUMMARY.md").write_text(summary)
-    git("add", "-A", cwd=work)
-    git("commit", "-m", "Add a setup page", cwd=work)
-    git("push", "origin", "main", cwd=work)
-    theirs = git("rev-parse", "HEAD", cwd=work)
-    r = await client.post(f"/v1/spaces/{space_id}/git-sync/pull", headers=owner.headers)
-    assert r.status_code == 202, r.text
+    theirs = _commit(work, "Add a setup page")
+    await _pull(client, space_id, owner)
     await run_jobs(db, job_env)
 
     r = await client.get(f"/v1/spaces/{space_id}/content", headers=owner.headers)
@@ -634,11 +638,9 @@ async def test_a_remote_that_moves_during_a_push_is_not_overwritten(
 ) -> None:
     owner, space_id, page_id = await _space(client, db)
     url = await _linked(client, db, job_env, git_server, space_id, owner)
-    work = tmp_path / "work"
-    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    work = _clone(git_server, tmp_path)
     (work / "notes.md").write_text("# Notes\n\nA writer's.\n")
-    git("add", "-A", cwd=work)
-    git("commit", "-m", "A writer's notes", cwd=work)
+    _commit(work, "A writer's notes", push=False)
 
     # An edit's sync reads the remote, then, as its push begins, the writer's push lands.
     def writer_first(request: str) -> None:
@@ -756,14 +758,10 @@ async def test_what_a_sync_fetched_is_its_own_until_applied(
     url = await _linked(client, db, job_env, git_server, space_id, owner)
     r = await client.get(f"/v1/spaces/{space_id}", headers=owner.headers)
     org = r.json()["organization"]
-    work = tmp_path / "work"
-    git("clone", str(git_server.root / "handbook.git"), str(work), cwd=tmp_path)
+    work = _clone(git_server, tmp_path)
     (work / "README.md").write_text(f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nNew.\n")
-    git("commit", "-am", "Write in git", cwd=work)
-    git("push", "origin", "main", cwd=work)
-    theirs = git("rev-parse", "HEAD", cwd=work)
-    r = await client.post(f"/v1/spaces/{space_id}/git-sync/pull", headers=owner.headers)
-    assert r.status_code == 202, r.text
+    theirs = _commit(work, "Write in git")
+    await _pull(client, space_id, owner)
 
     # The pull fetches the writer's commit, then waits to apply it (the link's row is held)
     # while the space's own git endpoint answers a push of nothing: each keeps to its own
