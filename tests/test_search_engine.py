@@ -194,7 +194,7 @@ def test_postgresql_marks_the_first_token_that_is_a_word_of_the_query() -> None:
         ("zyzzyva", "nothing here", None),
     ]
     for query, text, token in cases:
-        plan = engine._Postgres(engine._terms(query))
+        plan = engine._Postgres(engine._terms(query), [])
         marked = plan.marked(pad + text)
         if token is None:
             assert marked == pad + text, query
@@ -202,14 +202,14 @@ def test_postgresql_marks_the_first_token_that_is_a_word_of_the_query() -> None:
             assert f"\x02{token}\x03" in marked, (query, marked[-40:])
             assert marked.replace("\x02", "").replace("\x03", "") == pad + text
     short = "a webhook"
-    assert engine._Postgres(engine._terms("webhook")).marked(short) == short
+    assert engine._Postgres(engine._terms("webhook"), []).marked(short) == short
     # Token by token (lexemes too long for one expression) marks the same tokens.
     for query, text, _ in cases:
-        plan = engine._Postgres(engine._terms(query))
+        plan = engine._Postgres(engine._terms(query), [])
         if text.isascii():
             assert plan._marked_token_by_token(pad + text) == plan.marked(pad + text), query
     long_word = "a" * 300
-    plan = engine._Postgres(engine._terms(f"x {long_word}"))
+    plan = engine._Postgres(engine._terms(f"x {long_word}"), [])
     assert plan._lexemes is None
     text = "b" * 5000 + " " + "a" * 299 + " " + long_word + "aa"
     assert plan.marked(text) == text.replace(long_word + "aa", f"\x02{long_word}aa\x03")
@@ -346,6 +346,33 @@ async def test_pagination_with_total_and_stable_ties(db: AsyncEngine) -> None:
     assert await find(db, "same", [sid], limit=2, offset=10) == ([], 5)
     assert await find(db, "same", [sid], limit=0, offset=0) == ([], 5)
     assert await find(db, "missing", [sid], limit=2, offset=4) == ([], 0)
+
+
+async def test_a_statement_is_built_once_per_shape_and_run_with_each_querys_values(
+    db: AsyncEngine,
+) -> None:
+    a, b = await make_spaces(db, "A", "B")
+    await index(db, a, {"pa": page("Alpha", ("Fruit", "red apples"))})
+    await index(db, b, {"pb": page("Beta", ("Fruit", "green pears"))})
+    engine._BUILT.clear()
+    hits, _ = await find(db, "apples", [a])
+    assert [(h.page_id, h.sections) for h in hits] == [
+        ("pa", (SectionHit("fruit", "Fruit", "red apples"),))
+    ]
+    built = dict(engine._BUILT)
+    assert built
+    # The same shape (one word, one space): the statements already built, with this query's
+    # words, spaces and pages.
+    hits, _ = await find(db, "pears", [b])
+    assert [(h.page_id, h.sections) for h in hits] == [
+        ("pb", (SectionHit("fruit", "Fruit", "green pears"),))
+    ]
+    assert await found(db, "apples", [b]) == []
+    assert engine._BUILT.keys() == built.keys()
+    assert all(engine._BUILT[k] is v for k, v in built.items())
+    # Two words are another shape.
+    assert await found(db, "red apples", [a, b]) == ["pa"]
+    assert len(engine._BUILT) > len(built)
 
 
 async def test_a_huge_section_is_indexed_in_part_never_refused(db: AsyncEngine) -> None:

@@ -28,11 +28,11 @@ import json
 import operator
 import re
 import unicodedata
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import reduce
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
@@ -78,6 +78,7 @@ _WORD = re.compile(r"[^\W_]")
 _TOKEN = re.compile(r"[^\W_]+")
 
 _t = search_sections
+_S = TypeVar("_S")
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,31 @@ async def drop_space(conn: AsyncConnection, space_id: str) -> None:
 # -- searching -------------------------------------------------------------------------------------
 
 
+# A statement is built once for a query's shape (its engine, its words' number and kinds, how
+# its spaces are found) and run with the query's values as parameters (_Plan.values): building
+# one and walking it for its cache key cost ~2.4 ms of a space search's ~12. Bounded: shapes
+# are few (at most _MAX_WORDS words), but nothing here trusts that.
+_BUILT: dict[tuple[Any, ...], Any] = {}
+_BUILT_MAX = 1024
+_IN_SPACES = _t.c.space_id.in_(sa.bindparam("spaces", expanding=True))
+_LIMIT = sa.bindparam("limit", type_=sa.BigInteger)
+_OFFSET = sa.bindparam("offset", type_=sa.BigInteger)
+
+
+def _built(plan: _Plan, key: tuple[Any, ...], build: Callable[[], _S]) -> _S:
+    """The statement `build` makes for `plan`'s shape, built once. A plan without a shape
+    (its spaces a SELECT, part of the statement) has its own."""
+    if plan.shape is None:
+        return build()
+    full = (*plan.shape, *key)
+    stmt = _BUILT.get(full)
+    if stmt is None:
+        if len(_BUILT) >= _BUILT_MAX:
+            _BUILT.clear()
+        stmt = _BUILT[full] = build()
+    return stmt
+
+
 @dataclass(frozen=True)
 class Results:
     hits: list[Hit]
@@ -266,7 +292,7 @@ async def _search(
     count: bool,
     sections: bool,
 ) -> Results:
-    in_scope = _t.c.space_id.in_(space_ids)
+    in_scope = _IN_SPACES if isinstance(space_ids, list) else _t.c.space_id.in_(space_ids)
     # PostgreSQL, a broad query's title tier over a SELECT of spaces: `IN (SELECT ...)` left
     # the planner knowing neither which spaces nor their order, and it joined the spaces with
     # every title match of the table (all organizations': 13 ms for `chapter` in the
@@ -281,13 +307,13 @@ async def _search(
     )
 
     def plan_of(terms: list[_Term]) -> _Plan:
-        return _Postgres(terms) if is_postgres(conn) else _Fts5(terms, space_ids)
+        return _Postgres(terms, space_ids) if is_postgres(conn) else _Fts5(terms, space_ids)
 
     # Broad or not is decided with the last word as typed first: as a prefix, a common word
     # would cost the whole of its matches (FTS5 merges every term it prefixes before reading
     # one row), and a broad query then does without the prefix.
     plan = plan_of([_Term(t.word, False) for t in terms])
-    first = (await conn.execute(plan.candidates(in_scope, title=False))).all()
+    first = (await conn.execute(plan.candidates(in_scope, title=False), plan.values)).all()
     if len(first) <= CANDIDATES and terms[-1].prefix:
         plan = plan_of(terms)
         # Ranked at once from the first CANDIDATES + 1 matches, which are all of them unless
@@ -296,7 +322,7 @@ async def _search(
         found = await _search_all(conn, plan, in_scope, limit, offset, bounded=True)
         if found is not None:
             return await with_sections(conn, found, found.hits) if sections else found
-        first = (await conn.execute(plan.candidates(in_scope, title=False))).all()
+        first = (await conn.execute(plan.candidates(in_scope, title=False), plan.values)).all()
     if not first:
         return Results([], 0, True, 0)
     if len(first) <= CANDIDATES:
@@ -305,7 +331,7 @@ async def _search(
         return await with_sections(conn, found, found.hits) if sections else found
     plan.broad = True
     first = first[:CANDIDATES]
-    titled = (await conn.execute(plan.candidates(title_scope, title=True))).all()
+    titled = (await conn.execute(plan.candidates(title_scope, title=True), plan.values)).all()
     best: dict[tuple[str, str], float] = {}
     # A row found by both tiers scores the same twice: no need to tell them apart.
     for space_id, page_id, _, page_title, section_title in (*first, *titled):
@@ -356,26 +382,32 @@ async def _search_all(
     """Every match ranked. `bounded`: only the first CANDIDATES + 1 matches in the order
     `candidates` reads them, and None when there are more (a broad query) or when this page
     of the results is empty and so cannot tell."""
-    scored = sa.select(_t.c.space_id, _t.c.page_id, plan.score().label("score")).where(
-        plan.matches(), in_scope
-    )
-    if bounded:
-        scored = scored.order_by(*plan.scan_order()).limit(CANDIDATES + 1)
-    rows = scored.cte("matches")
-    if plan.materialized:
-        rows = rows.prefix_with("MATERIALIZED")
-    score = sa.func.max(rows.c.score).label("score")
-    stmt = (
-        sa.select(rows.c.space_id, rows.c.page_id, score, sa.func.count().over().label("total"))
-        .group_by(rows.c.space_id, rows.c.page_id)
-        .order_by(score.desc(), plan.in_order(rows.c.page_id), plan.in_order(rows.c.space_id))
-        .limit(max(limit, 0))
-        .offset(max(offset, 0))
-    )
-    if bounded:
-        sections = sa.select(sa.func.count()).select_from(rows).scalar_subquery()
-        stmt = stmt.add_columns(sections.label("sections"))
-    pages = (await conn.execute(stmt)).all() if limit > 0 else []
+
+    def build() -> sa.Select[Any]:
+        scored = sa.select(_t.c.space_id, _t.c.page_id, plan.score().label("score")).where(
+            plan.matches(), in_scope
+        )
+        if bounded:
+            scored = scored.order_by(*plan.scan_order()).limit(CANDIDATES + 1)
+        rows = scored.cte("matches")
+        if plan.materialized:
+            rows = rows.prefix_with("MATERIALIZED")
+        score = sa.func.max(rows.c.score).label("score")
+        stmt = (
+            sa.select(rows.c.space_id, rows.c.page_id, score, sa.func.count().over().label("total"))
+            .group_by(rows.c.space_id, rows.c.page_id)
+            .order_by(score.desc(), plan.in_order(rows.c.page_id), plan.in_order(rows.c.space_id))
+            .limit(_LIMIT)
+            .offset(_OFFSET)
+        )
+        if bounded:
+            sections = sa.select(sa.func.count()).select_from(rows).scalar_subquery()
+            stmt = stmt.add_columns(sections.label("sections"))
+        return stmt
+
+    stmt = _built(plan, ("ranked", bounded), build)
+    values = {**plan.values, "limit": max(limit, 0), "offset": max(offset, 0)}
+    pages = (await conn.execute(stmt, values)).all() if limit > 0 else []
     if bounded and (not pages or pages[0].sections > CANDIDATES):
         return Results([], 0, True, 0) if limit > 0 and offset <= 0 and not pages else None
     hits = [Hit(r.space_id, r.page_id, float(r.score), ()) for r in pages]
@@ -385,7 +417,8 @@ async def _search_all(
         matching = (
             sa.select(_t.c.space_id, _t.c.page_id).where(plan.matches(), in_scope).distinct()
         ).subquery()
-        total = int((await conn.execute(sa.select(sa.func.count()).select_from(matching))).one()[0])
+        count = sa.select(sa.func.count()).select_from(matching)
+        total = int((await conn.execute(count, plan.values)).one()[0])
     return Results(hits, total, True, total, plan)
 
 
@@ -393,9 +426,9 @@ async def _sections(
     conn: AsyncConnection, plan: _Plan, pages: Sequence[tuple[str, str]]
 ) -> dict[tuple[str, str], tuple[SectionHit, ...]]:
     found: dict[tuple[str, str], list[Any]] = {}
-    for start in range(0, len(pages), _BATCH):
-        batch = pages[start : start + _BATCH]
-        stmt = sa.select(
+
+    def build() -> sa.Select[Any]:
+        return sa.select(
             _t.c.space_id,
             _t.c.page_id,
             _t.c.position,
@@ -403,10 +436,15 @@ async def _sections(
             _t.c.section_title,
             # A broad query's sections are scored here, as its candidates were (see rescore):
             # in SQL, the section title's share is a second MATCH of these pages' rows.
-            (sa.literal(0.0) if plan.broad else plan.section_score(batch)).label("score"),
+            (sa.literal(0.0) if plan.broad else plan.section_score()).label("score"),
             plan.snippet().label("snippet"),
-        ).where(plan.section_matches(batch), plan.of_pages(batch))
-        for row in await conn.execute(stmt):
+        ).where(plan.section_matches(), plan.of_pages())
+
+    stmt = _built(plan, ("sections", plan.broad), build)
+    for start in range(0, len(pages), _BATCH):
+        batch = pages[start : start + _BATCH]
+        values = {**plan.values, **plan.of_pages_values(batch)}
+        for row in await conn.execute(stmt, values):
             found.setdefault((row.space_id, row.page_id), []).append(row)
 
     def score(row: Any) -> float:
@@ -481,11 +519,19 @@ class _Plan:
     phrases = False
     strip_diacritics = False
 
-    def __init__(self, terms: list[_Term]) -> None:
+    def __init__(self, terms: list[_Term], space_ids: sa.Select[Any] | list[str]) -> None:
         # Set for a broad query: sections are then ranked without the engine's relevance.
         self.broad = False
         self.words = [(_tokens(t.word, self.strip_diacritics), t.prefix) for t in terms]
         self._seen: dict[str | None, int] = {}
+        # The statements' parameters (see _built): the query's words as each engine reads
+        # them, and the spaces when they are a list (a SELECT of them is part of the
+        # statement, which is then built for this query only).
+        self.values: dict[str, Any] = {}
+        self.shape: tuple[Any, ...] | None = None
+        if isinstance(space_ids, list):
+            self.values["spaces"] = space_ids
+            self.shape = (type(self).__name__, tuple(t.prefix for t in terms))
 
     def _held(self, text: str | None) -> int:
         """How many of the query's words `text` holds."""
@@ -552,17 +598,22 @@ class _Plan:
     def score(self) -> sa.ColumnElement[float]:
         raise NotImplementedError
 
-    def section_matches(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[bool]:
-        """Rows of these pages that match and hold a word of the query in their own text."""
+    def section_matches(self) -> sa.ColumnElement[bool]:
+        """Rows of the pages (of_pages) that match and hold a word of the query in their own
+        text."""
         raise NotImplementedError
 
-    def section_score(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[float]:
+    def section_score(self) -> sa.ColumnElement[float]:
         """The score without the page title's part, which is the same for every section."""
         raise NotImplementedError
 
-    def of_pages(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[bool]:
-        """Rows of these (space, page) pairs."""
-        return sa.tuple_(_t.c.space_id, _t.c.page_id).in_(pages)
+    def of_pages(self) -> sa.ColumnElement[bool]:
+        """Rows of the (space, page) pairs of_pages_values gives."""
+        return sa.tuple_(_t.c.space_id, _t.c.page_id).in_(sa.bindparam("pages", expanding=True))
+
+    def of_pages_values(self, pages: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        """The parameters of of_pages, section_matches and section_score for these pages."""
+        return {"pages": list(pages)}
 
     def snippet(self) -> sa.ColumnElement[str]:
         """The section's body, or an excerpt of it, with its matches between _OPEN and
@@ -627,13 +678,20 @@ def _fts_match(*parts: str) -> sa.ColumnElement[bool]:
     )
 
 
+def _fts_matches(name: str) -> sa.ColumnElement[bool]:
+    """MATCH the query string of the plan's parameter `name`."""
+    return sa.literal_column("search_sections").op("MATCH", return_type=sa.Boolean)(
+        sa.bindparam(name, type_=sa.Text)
+    )
+
+
 class _Fts5(_Plan):
     materialized = True
     phrases = True
     strip_diacritics = True
 
     def __init__(self, terms: list[_Term], space_ids: sa.Select[Any] | list[str]) -> None:
-        super().__init__(terms)
+        super().__init__(terms, space_ids)
         self.quoted = [_fts_quote(t.word) + ("*" if t.prefix else "") for t in terms]
         self.all = "(" + " ".join(self.quoted) + ")"
         # The spaces are found through the index rather than filtered out of every space's
@@ -641,21 +699,35 @@ class _Fts5(_Plan):
         self.scope: list[str] = []
         if isinstance(space_ids, list) and len(space_ids) <= _SCOPE_MAX:
             self.scope = _fts_any_of({"space_id": space_ids})
+        if self.shape is not None:
+            self.shape = (*self.shape, bool(self.scope))
+        text = f"{_TEXT} : {self.all}"
+        self.values["text"] = " AND ".join([*self.scope, text])
+        # Every word in the page title is a match of the whole query.
+        self.values["title"] = " AND ".join([*self.scope, f"{{page_title}} : {self.all}"])
+        for column in ("page_title", "section_title"):
+            for i, phrase in enumerate(self.quoted):
+                # The rows of the whole query only: the word alone may be on most rows.
+                self.values[f"text_{column}_{i}"] = " AND ".join(
+                    [*self.scope, text, f"{{{column}}} : {phrase}"]
+                )
 
     def candidates(self, in_scope: sa.ColumnElement[bool], *, title: bool) -> sa.Select[Any]:
-        # Every word in the page title is a match of the whole query.
-        parts = [*self.scope, f"{{page_title}} : {self.all}" if title else f"{_TEXT} : {self.all}"]
-        return (
-            sa.select(
-                _t.c.space_id,
-                _t.c.page_id,
-                _t.c.position,
-                _t.c.page_title,
-                _t.c.section_title,
-            )
-            .where(_fts_match(*parts), in_scope)
-            .order_by(*self.scan_order())
-            .limit(CANDIDATES + 1)
+        return _built(
+            self,
+            ("candidates", title),
+            lambda: (
+                sa.select(
+                    _t.c.space_id,
+                    _t.c.page_id,
+                    _t.c.position,
+                    _t.c.page_title,
+                    _t.c.section_title,
+                )
+                .where(_fts_matches("title" if title else "text"), in_scope)
+                .order_by(*self.scan_order())
+                .limit(CANDIDATES + 1)
+            ),
         )
 
     def scan_order(self) -> list[sa.ColumnElement[Any]]:
@@ -664,40 +736,39 @@ class _Fts5(_Plan):
 
     async def count_sections(self, conn: AsyncConnection, in_scope: sa.ColumnElement[bool]) -> int:
         # Counted up to COUNT_SECTIONS: FTS5 reads only rowids for this (27,000 in ~2 ms).
-        rows = (
-            sa.select(_ROWID)
-            .select_from(_t)
-            .where(_fts_match(*self.scope, f"{_TEXT} : {self.all}"))
-        )
-        if not self.scope:
-            rows = rows.where(in_scope)
-        # With the index's scope the exact comparison of space ids (which reads every row)
-        # is left out: ids differing only in case would both be counted, in an estimate.
-        stmt = sa.select(sa.func.count()).select_from(rows.limit(COUNT_SECTIONS).subquery())
-        return int((await conn.execute(stmt)).scalar_one())
+
+        def build() -> sa.Select[Any]:
+            rows = sa.select(_ROWID).select_from(_t).where(self.matches())
+            if not self.scope:
+                rows = rows.where(in_scope)
+            # With the index's scope the exact comparison of space ids (which reads every row)
+            # is left out: ids differing only in case would both be counted, in an estimate.
+            return sa.select(sa.func.count()).select_from(rows.limit(COUNT_SECTIONS).subquery())
+
+        stmt = _built(self, ("count",), build)
+        return int((await conn.execute(stmt, self.values)).scalar_one())
 
     def matches(self) -> sa.ColumnElement[bool]:
-        return _fts_match(*self.scope, f"{_TEXT} : {self.all}")
+        return _fts_matches("text")
 
-    def _share(self, weight: float, column: str, scope: list[str]) -> sa.ColumnElement[float]:
+    def _share(self, weight: float, rows: str) -> sa.ColumnElement[float]:
+        """The share of the query's words in a column: each word's MATCH (`rows`_i) is of the
+        whole query's rows and that word in the column."""
         each = weight / len(self.quoted)
-        # The rows of the whole query only: the word alone may be on most rows.
         found = [
             sa.case(
                 (
                     _ROWID.in_(
                         sa.select(sa.literal_column("rowid"))
                         .select_from(_t)
-                        .where(
-                            _fts_match(*scope, f"{_TEXT} : {self.all}", f"{{{column}}} : {phrase}")
-                        )
+                        .where(_fts_matches(f"{rows}_{i}"))
                         .correlate(None)
                     ),
                     each,
                 ),
                 else_=0.0,
             )
-            for phrase in self.quoted
+            for i in range(len(self.quoted))
         ]
         return reduce(operator.add, found)
 
@@ -707,8 +778,8 @@ class _Fts5(_Plan):
 
     def score(self) -> sa.ColumnElement[float]:
         return (
-            self._share(_TITLE_WEIGHT, "page_title", self.scope)
-            + self._share(_SECTION_WEIGHT, "section_title", self.scope)
+            self._share(_TITLE_WEIGHT, "text_page_title")
+            + self._share(_SECTION_WEIGHT, "text_section_title")
             + self._relevance()
         )
 
@@ -719,15 +790,24 @@ class _Fts5(_Plan):
         weighs on every row (50 pages: 5 ms against 1)."""
         return self.scope if self.scope and not self.broad else _fts_pages(pages)
 
-    def section_matches(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[bool]:
+    def of_pages_values(self, pages: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        found = [*self._found_by(pages), f"{_TEXT} : {self.all}"]
         held = "(" + " OR ".join(self.quoted) + ")"
-        return _fts_match(
-            *self._found_by(pages), f"{_TEXT} : {self.all}", f"{{section_title body}} : {held}"
-        )
+        values = {
+            **super().of_pages_values(pages),
+            "sections": " AND ".join([*found, f"{{section_title body}} : {held}"]),
+        }
+        for i, phrase in enumerate(self.quoted):
+            values[f"sections_section_title_{i}"] = " AND ".join(
+                [*found, f"{{section_title}} : {phrase}"]
+            )
+        return values
 
-    def section_score(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[float]:
-        share = self._share(_SECTION_WEIGHT, "section_title", self._found_by(pages))
-        return share + self._relevance()
+    def section_matches(self) -> sa.ColumnElement[bool]:
+        return _fts_matches("sections")
+
+    def section_score(self) -> sa.ColumnElement[float]:
+        return self._share(_SECTION_WEIGHT, "sections_section_title") + self._relevance()
 
     def snippet(self) -> sa.ColumnElement[str]:
         # A short body is its own snippet (and spared the engine's cutting at words).
@@ -750,10 +830,10 @@ _WEIGHTS: sa.ColumnElement[Any] = sa.literal_column("'{0, 0.1, 0.4, 1.0}'::float
 _SECTION_WEIGHTS: sa.ColumnElement[Any] = sa.literal_column("'{b,c}'::\"char\"[]")
 
 
-def _tsquery(word: str, prefix: bool) -> sa.ColumnElement[Any]:
+def _tsquery(name: str, prefix: bool) -> sa.ColumnElement[Any]:
     # plainto_tsquery reads any text as plain words; the prefix mark goes on its last lexeme
     # through the tsquery's text form, which ends with that lexeme quoted.
-    plain = sa.func.plainto_tsquery(_CONFIG, sa.literal(word, sa.Text), type_=TSQUERY)
+    plain = sa.func.plainto_tsquery(_CONFIG, sa.bindparam(name, type_=sa.Text), type_=TSQUERY)
     if not prefix:
         return plain
     text = sa.cast(plain, sa.Text)
@@ -768,9 +848,10 @@ def _matches(vector: sa.ColumnElement[Any], query: sa.ColumnElement[Any]) -> sa.
 
 
 class _Postgres(_Plan):
-    def __init__(self, terms: list[_Term]) -> None:
-        super().__init__(terms)
-        self.terms = [_tsquery(t.word, t.prefix) for t in terms]
+    def __init__(self, terms: list[_Term], space_ids: sa.Select[Any] | list[str]) -> None:
+        super().__init__(terms, space_ids)
+        self.values.update({f"word_{i}": t.word for i, t in enumerate(terms)})
+        self.terms = [_tsquery(f"word_{i}", t.prefix) for i, t in enumerate(terms)]
         self.all = reduce(lambda a, b: a.op("&&", return_type=TSQUERY)(b), self.terms)
         self.any = reduce(lambda a, b: a.op("||", return_type=TSQUERY)(b), self.terms)
 
@@ -782,15 +863,23 @@ class _Postgres(_Plan):
         # stored: the planner reads rows in primary-key order until enough hold the words, and
         # computing it for each row read was most of the cost (4,700 rows, 12.7 ms).
         title_vector = _t.c.title_vector
-        stmt = sa.select(
-            _t.c.space_id,
-            _t.c.page_id,
-            _t.c.position,
-            _t.c.page_title,
-            _t.c.section_title,
-        ).where(_matches(title_vector, self.all) if title else self.matches(), in_scope)
-        # The primary key's order: read through its index, the LIMIT stops early.
-        return stmt.order_by(*self.scan_order()).limit(CANDIDATES + 1)
+        return _built(
+            self,
+            ("candidates", title),
+            lambda: (
+                sa.select(
+                    _t.c.space_id,
+                    _t.c.page_id,
+                    _t.c.position,
+                    _t.c.page_title,
+                    _t.c.section_title,
+                )
+                .where(_matches(title_vector, self.all) if title else self.matches(), in_scope)
+                # The primary key's order: read through its index, the LIMIT stops early.
+                .order_by(*self.scan_order())
+                .limit(CANDIDATES + 1)
+            ),
+        )
 
     def scan_order(self) -> list[sa.ColumnElement[Any]]:
         return [_t.c.space_id, _t.c.page_id, _t.c.position]
@@ -799,7 +888,7 @@ class _Postgres(_Plan):
         # The planner's estimate (the GIN statistics of the words): counting means visiting
         # every matching row of the heap (57 ms for 16,000 rows), the cost a broad query must
         # not have.
-        stmt = sa.select(sa.literal(1)).where(self.matches(), in_scope)
+        stmt = sa.select(sa.literal(1)).where(self.matches(), in_scope).params(self.values)
         compiled = stmt.compile(
             dialect=PGDialect(paramstyle="named"),  # type: ignore[no-untyped-call]
             compile_kwargs={"render_postcompile": True},
@@ -823,24 +912,24 @@ class _Postgres(_Plan):
         return rank / (1.0 + rank)
 
     def score(self) -> sa.ColumnElement[float]:
-        return self._share(_TITLE_WEIGHT, _t.c.title_vector) + self.section_score([])
+        return self._share(_TITLE_WEIGHT, _t.c.title_vector) + self.section_score()
 
-    def section_matches(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[bool]:
+    def section_matches(self) -> sa.ColumnElement[bool]:
         own = sa.func.ts_filter(_t.c.document, _SECTION_WEIGHTS)
         return sa.and_(self.matches(), _matches(own, self.any))
 
-    def section_score(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[float]:
+    def section_score(self) -> sa.ColumnElement[float]:
         section_title = sa.func.coalesce(_t.c.section_title, "")
         share = self._share(_SECTION_WEIGHT, sa.func.to_tsvector(_CONFIG, section_title))
         return share + self._relevance()
 
-    def of_pages(self, pages: Sequence[tuple[str, str]]) -> sa.ColumnElement[bool]:
+    def of_pages(self) -> sa.ColumnElement[bool]:
         # Two array parameters rather than a pair of parameters per page: PostgreSQL planned
         # the pairs as an OR of one index scan each (~1 ms of planning for 50 pages), and
         # each parameter costs compiling and sending.
         pairs = (
             sa.func.unnest(
-                sa.literal([s for s, _ in pages], _TEXTS), sa.literal([p for _, p in pages], _TEXTS)
+                sa.bindparam("page_spaces", type_=_TEXTS), sa.bindparam("page_ids", type_=_TEXTS)
             )
             .table_valued("space_id", "page_id")
             .render_derived()
@@ -848,6 +937,9 @@ class _Postgres(_Plan):
         return sa.tuple_(_t.c.space_id, _t.c.page_id).in_(
             sa.select(pairs.c.space_id, pairs.c.page_id)
         )
+
+    def of_pages_values(self, pages: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        return {"page_spaces": [s for s, _ in pages], "page_ids": [p for _, p in pages]}
 
     def snippet(self) -> sa.ColumnElement[str]:
         # The body, marked here (`marked`): ts_headline parsed every body again and weighed
