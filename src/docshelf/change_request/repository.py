@@ -29,7 +29,7 @@ COLUMNS = (
 )
 
 
-def in_space(space_id: str) -> sa.Select[Any]:
+def in_space(space_id: str | sa.BindParameter[str]) -> sa.Select[Any]:
     return (
         sa.select(*COLUMNS)
         .join(spaces, spaces.c.id == change_requests.c.space_id)
@@ -39,14 +39,18 @@ def in_space(space_id: str) -> sa.Select[Any]:
     )
 
 
+# Every route of a change request reads it: built once, with their cache keys.
+_BY_ID = in_space(sa.bindparam("sid")).where(change_requests.c.id == sa.bindparam("ref"))
+_BY_NUMBER = in_space(sa.bindparam("sid")).where(change_requests.c.number == sa.bindparam("ref"))
+
+
 async def get(conn: AsyncConnection, space_id: str, ref: str) -> sa.RowMapping | None:
     """By id, or by number in the space when `ref` is all digits."""
-    stmt = in_space(space_id)
     if ref.isascii() and ref.isdigit() and not ref.startswith("0") and len(ref) < 10:
-        stmt = stmt.where(change_requests.c.number == int(ref))
+        stmt, values = _BY_NUMBER, {"sid": space_id, "ref": int(ref)}
     else:
-        stmt = stmt.where(change_requests.c.id == ref)
-    return (await conn.execute(stmt)).mappings().first()
+        stmt, values = _BY_ID, {"sid": space_id, "ref": ref}
+    return (await conn.execute(stmt, values)).mappings().first()
 
 
 async def next_number(conn: AsyncConnection, space_id: str) -> int:

@@ -30,7 +30,9 @@ def _user_columns(alias: Any, prefix: str) -> tuple[Any, ...]:
     )
 
 
-def in_thread(space_id: str, change_request_id: str | None) -> sa.Select[Any]:
+def in_thread(
+    space_id: str | sa.BindParameter[str], change_request_id: str | sa.BindParameter[str] | None
+) -> sa.Select[Any]:
     """The comments of main (no change request) or of one change request, with their poster and
     resolver."""
     cr = (
@@ -50,11 +52,20 @@ def in_thread(space_id: str, change_request_id: str | None) -> sa.Select[Any]:
     )
 
 
+# A comment's routes, and its replies', read it: built once per kind of thread, with their
+# cache keys.
+_IN_MAIN = in_thread(sa.bindparam("sid"), None).where(comments.c.id == sa.bindparam("cid"))
+_IN_CHANGE_REQUEST = in_thread(sa.bindparam("sid"), sa.bindparam("crid")).where(
+    comments.c.id == sa.bindparam("cid")
+)
+
+
 async def get(
     conn: AsyncConnection, space_id: str, change_request_id: str | None, comment_id: str
 ) -> sa.RowMapping | None:
-    stmt = in_thread(space_id, change_request_id).where(comments.c.id == comment_id)
-    return (await conn.execute(stmt)).mappings().first()
+    values = {"sid": space_id, "crid": change_request_id, "cid": comment_id}
+    stmt = _IN_MAIN if change_request_id is None else _IN_CHANGE_REQUEST
+    return (await conn.execute(stmt, values)).mappings().first()
 
 
 def replies_of(comment_id: str) -> sa.Select[Any]:
@@ -195,22 +206,44 @@ async def distinct_emojis(conn: AsyncConnection, subject_id: str) -> int:
     return int((await conn.execute(stmt)).scalar_one())
 
 
+# Every listing of comments or replies runs both: built once, with their cache keys.
+_REACTIONS = (
+    sa.select(
+        comment_reactions.c.subject_id,
+        comment_reactions.c.emoji,
+        comment_reactions.c.user_id,
+        comment_reactions.c.reacted_at,
+        *_user_columns(users, ""),
+    )
+    .join(users, users.c.id == comment_reactions.c.user_id)
+    .where(comment_reactions.c.subject_id.in_(sa.bindparam("ids", expanding=True)))
+)
+_REPLIERS = (
+    sa.select(
+        comment_replies.c.comment_id,
+        comment_replies.c.posted_by,
+        sa.func.count().label("count"),
+        sa.func.max(comment_replies.c.posted_at).label("updated_at"),
+        *_user_columns(_poster, "poster_"),
+    )
+    .outerjoin(_poster, _poster.c.id == comment_replies.c.posted_by)
+    .where(comment_replies.c.comment_id.in_(sa.bindparam("ids", expanding=True)))
+    .group_by(
+        comment_replies.c.comment_id,
+        comment_replies.c.posted_by,
+        _poster.c.email,
+        _poster.c.display_name,
+        _poster.c.photo_url,
+    )
+    .order_by(comment_replies.c.comment_id, sa.func.min(comment_replies.c.posted_at))
+)
+
+
 async def reactions(conn: AsyncConnection, subject_ids: Collection[str]) -> list[sa.RowMapping]:
     """Every reaction to these comments or replies, with its user."""
     if not subject_ids:
         return []
-    stmt = (
-        sa.select(
-            comment_reactions.c.subject_id,
-            comment_reactions.c.emoji,
-            comment_reactions.c.user_id,
-            comment_reactions.c.reacted_at,
-            *_user_columns(users, ""),
-        )
-        .join(users, users.c.id == comment_reactions.c.user_id)
-        .where(comment_reactions.c.subject_id.in_(list(subject_ids)))
-    )
-    return list((await conn.execute(stmt)).mappings().all())
+    return list((await conn.execute(_REACTIONS, {"ids": list(subject_ids)})).mappings().all())
 
 
 async def repliers(conn: AsyncConnection, comment_ids: Collection[str]) -> list[sa.RowMapping]:
@@ -218,26 +251,7 @@ async def repliers(conn: AsyncConnection, comment_ids: Collection[str]) -> list[
     replies count under a null id)."""
     if not comment_ids:
         return []
-    stmt = (
-        sa.select(
-            comment_replies.c.comment_id,
-            comment_replies.c.posted_by,
-            sa.func.count().label("count"),
-            sa.func.max(comment_replies.c.posted_at).label("updated_at"),
-            *_user_columns(_poster, "poster_"),
-        )
-        .outerjoin(_poster, _poster.c.id == comment_replies.c.posted_by)
-        .where(comment_replies.c.comment_id.in_(list(comment_ids)))
-        .group_by(
-            comment_replies.c.comment_id,
-            comment_replies.c.posted_by,
-            _poster.c.email,
-            _poster.c.display_name,
-            _poster.c.photo_url,
-        )
-        .order_by(comment_replies.c.comment_id, sa.func.min(comment_replies.c.posted_at))
-    )
-    return list((await conn.execute(stmt)).mappings().all())
+    return list((await conn.execute(_REPLIERS, {"ids": list(comment_ids)})).mappings().all())
 
 
 def commenters(space_id: str, change_request_id: str | None) -> sa.ColumnElement[bool]:

@@ -81,14 +81,20 @@ def in_organization(
     return stmt
 
 
+# Every route of a site reads it: built once, with its cache key.
+_SITE = _site_select().where(
+    sites.c.id == sa.bindparam("site_id"), sites.c.organization_id == sa.bindparam("org_id")
+)
+
+
 async def get_site(
     conn: AsyncConnection, site_id: str, org_id: str, *, lock: bool = False
 ) -> sa.RowMapping | None:
     if lock:
         # The row lock alone (the presented row is read again after the write).
         await conn.execute(sa.select(sites.c.id).where(sites.c.id == site_id).with_for_update())
-    stmt = _site_select().where(sites.c.id == site_id, sites.c.organization_id == org_id)
-    return (await conn.execute(stmt)).mappings().first()
+    values = {"site_id": site_id, "org_id": org_id}
+    return (await conn.execute(_SITE, values)).mappings().first()
 
 
 async def insert_site(conn: AsyncConnection, values: dict[str, Any]) -> None:
