@@ -52,6 +52,36 @@ async def test_count_is_taken_on_the_first_page_and_carried(
     assert await snapshot(db) == before
 
 
+async def test_a_first_page_holding_the_whole_listing_is_counted_without_a_statement(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    org_id, (admin, *_) = await factories.org_with_members(db, "read", "read")
+    url = f"/v1/orgs/{org_id}/members"
+    counts: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT COUNT(*)"):
+            counts.append(statement)
+
+    sa.event.listen(sa.Engine, "before_cursor_execute", seen)
+    try:
+        # The whole listing on its first page, exactly full, past it, and asked for none.
+        pages = [
+            (await client.get(url, params=p, headers=admin.headers)).json()
+            for p in ({}, {"limit": 3}, {"limit": 2}, {"limit": 0})
+        ]
+    finally:
+        sa.event.remove(sa.Engine, "before_cursor_execute", seen)
+    assert [(len(p["items"]), p["count"], "next" in p) for p in pages] == [
+        (3, 3, False),
+        (3, 3, False),
+        (2, 3, True),
+        (0, 3, False),
+    ]
+    # Counted apart only where the page could not tell: past it, and when asked for none.
+    assert len(counts) == 2
+
+
 def _statement(clause: sa.ColumnElement[bool]) -> sa.Select[Any]:
     table = collections if "collections" in str(clause) else spaces
     return sa.select(sa.func.count()).select_from(table).where(clause)

@@ -199,9 +199,11 @@ async def paginate(
     """`stmt` selects the visible rows, unordered; `keys` end with a unique column so the order
     is total. The count is of every row `stmt` selects: counted when the first page is read and
     carried in the cursor, so later pages cost one index range scan each (a listing that changes
-    while it is paged shows the count it had when paging began)."""
+    while it is paged shows the count it had when paging began). A first page that holds the
+    whole listing counts it itself: only a longer one is counted by a statement of its own."""
     columns = [k.column for k in keys]
     after: list[Any] | None = None
+    count: int | None = None
     if params.page is not None:
         fingerprint = _fingerprint(keys, descending) + _listing_identity(stmt)
         *after, count = decode_cursor(params.page, fingerprint, len(keys) + 1)
@@ -210,10 +212,9 @@ async def paginate(
         for value, column in zip(after, columns, strict=True):
             if not isinstance(value, _python_type(column)):
                 raise BadRequest(_BAD_CURSOR)
-    else:
-        count_stmt = sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery())
-        count = (await conn.execute(count_stmt)).scalar_one()
     if params.limit == 0:
+        if count is None:
+            count = await _count(conn, stmt)
         return Page(rows=[], count=count, next_page=None)
 
     page_stmt = stmt
@@ -226,6 +227,8 @@ async def paginate(
     order = [c.desc() if descending else c.asc() for c in columns]
     page_stmt = page_stmt.order_by(*order).limit(params.limit + 1)
     rows = (await conn.execute(page_stmt)).mappings().all()
+    if count is None:
+        count = len(rows) if len(rows) <= params.limit else await _count(conn, stmt)
     next_page = None
     if len(rows) > params.limit:
         rows = rows[: params.limit]
@@ -234,6 +237,11 @@ async def paginate(
         fingerprint = _fingerprint(keys, descending) + _listing_identity(stmt)
         next_page = encode_cursor([*(last[k.name] for k in keys), count], fingerprint)
     return Page(rows=rows, count=count, next_page=next_page)
+
+
+async def _count(conn: AsyncConnection, stmt: sa.Select[Any]) -> int:
+    count_stmt = sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery())
+    return int((await conn.execute(count_stmt)).scalar_one())
 
 
 Paging = Annotated[PageParams, Depends(page_params)]
