@@ -538,3 +538,18 @@ async def test_postgresql_plans_searches_for_their_words_and_resets_after(db: As
         if conn.dialect.name == "postgresql":
             mode = (await conn.execute(sa.text("SHOW plan_cache_mode"))).scalar_one()
             assert mode == "auto"
+
+
+def test_a_statement_is_kept_only_for_a_list_of_spaces_given_as_the_parameter() -> None:
+    engine._BUILT.clear()
+    plan = engine._Fts5(engine._terms("word"), ["space"])
+    other = engine._t.c.space_id == "space"
+    first = engine._built(plan, ("probe",), lambda: sa.select(sa.literal(1)), other)
+    assert engine._built(plan, ("probe",), lambda: sa.select(sa.literal(1)), other) is not first
+    kept = engine._built(plan, ("probe",), lambda: sa.select(sa.literal(1)), engine._IN_SPACES)
+    assert (
+        engine._built(plan, ("probe",), lambda: sa.select(sa.literal(2)), engine._IN_SPACES) is kept
+    )
+    selected = engine._Fts5(engine._terms("word"), sa.select(sa.literal("space")))
+    made = engine._built(selected, ("probe",), lambda: sa.select(sa.literal(1)))
+    assert engine._built(selected, ("probe",), lambda: sa.select(sa.literal(1))) is not made

@@ -200,7 +200,8 @@ async def paginate(
     is total. The count is of every row `stmt` selects: counted when the first page is read and
     carried in the cursor, so later pages cost one index range scan each (a listing that changes
     while it is paged shows the count it had when paging began). A first page that holds the
-    whole listing counts it itself: only a longer one is counted by a statement of its own."""
+    whole listing counts it itself: only a longer one, or a page of none, is counted by a
+    statement of its own."""
     columns = [k.column for k in keys]
     after: list[Any] | None = None
     count: int | None = None

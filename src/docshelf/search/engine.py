@@ -186,10 +186,16 @@ _LIMIT = sa.bindparam("limit", type_=sa.BigInteger)
 _OFFSET = sa.bindparam("offset", type_=sa.BigInteger)
 
 
-def _built(plan: _Plan, key: tuple[Any, ...], build: Callable[[], _S]) -> _S:
+def _built(
+    plan: _Plan,
+    key: tuple[Any, ...],
+    build: Callable[[], _S],
+    in_scope: sa.ColumnElement[bool] | None = None,
+) -> _S:
     """The statement `build` makes for `plan`'s shape, built once. A plan without a shape
-    (its spaces a SELECT, part of the statement) has its own."""
-    if plan.shape is None:
+    (its spaces a SELECT, part of the statement), or a statement scoped otherwise than by the
+    spaces parameter, has its own."""
+    if plan.shape is None or (in_scope is not None and in_scope is not _IN_SPACES):
         return build()
     full = (*plan.shape, *key)
     stmt = _BUILT.get(full)
@@ -405,7 +411,7 @@ async def _search_all(
             stmt = stmt.add_columns(sections.label("sections"))
         return stmt
 
-    stmt = _built(plan, ("ranked", bounded), build)
+    stmt = _built(plan, ("ranked", bounded), build, in_scope)
     values = {**plan.values, "limit": max(limit, 0), "offset": max(offset, 0)}
     pages = (await conn.execute(stmt, values)).all() if limit > 0 else []
     if bounded and (not pages or pages[0].sections > CANDIDATES):
@@ -728,6 +734,7 @@ class _Fts5(_Plan):
                 .order_by(*self.scan_order())
                 .limit(CANDIDATES + 1)
             ),
+            in_scope,
         )
 
     def scan_order(self) -> list[sa.ColumnElement[Any]]:
@@ -745,7 +752,7 @@ class _Fts5(_Plan):
             # is left out: ids differing only in case would both be counted, in an estimate.
             return sa.select(sa.func.count()).select_from(rows.limit(COUNT_SECTIONS).subquery())
 
-        stmt = _built(self, ("count",), build)
+        stmt = _built(self, ("count",), build, in_scope)
         return int((await conn.execute(stmt, self.values)).scalar_one())
 
     def matches(self) -> sa.ColumnElement[bool]:
@@ -785,7 +792,7 @@ class _Fts5(_Plan):
 
     def _found_by(self, pages: Sequence[tuple[str, str]]) -> list[str]:
         """MATCH terms finding these pages' rows through the index. A query that is not
-        broad has at most CANDIDATES + 1 matches in its spaces: found through the spaces
+        broad has at most CANDIDATES matches in its spaces: found through the spaces
         (the caller keeps the pages' rows), they cost less than a term per page, which bm25
         weighs on every row (50 pages: 5 ms against 1)."""
         return self.scope if self.scope and not self.broad else _fts_pages(pages)
@@ -879,6 +886,7 @@ class _Postgres(_Plan):
                 .order_by(*self.scan_order())
                 .limit(CANDIDATES + 1)
             ),
+            in_scope,
         )
 
     def scan_order(self) -> list[sa.ColumnElement[Any]]:
