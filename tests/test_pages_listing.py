@@ -49,8 +49,22 @@ async def listing(client: httpx.AsyncClient, url: str, who: Who) -> bytes:
 
 
 async def built_fresh(client: httpx.AsyncClient, url: str, who: Who) -> bytes:
-    """The listing as the revision read builds it, tree and all, on every request."""
-    r = await client.get(url, headers=who.headers)
+    """The listing as the revision read gives it, built from the revision's pages alone: no
+    kept listing, pieces or stored pieces to start from. (That the pieces encode what the
+    presenter nests: test_pieces_encode_what_the_presenter_nests, and through HTTP, a
+    visitor's listing, built for them, in tests/test_site_tokens.py.)"""
+    content_service._listings.clear()
+    content_service._pieces.clear()
+    keeps = stored_listing.keeps_stored_pieces
+
+    async def none_stored(_snap: Any) -> bool:
+        return False
+
+    stored_listing.keeps_stored_pieces = none_stored  # type: ignore[assignment]
+    try:
+        r = await client.get(url, headers=who.headers)
+    finally:
+        stored_listing.keeps_stored_pieces = keeps  # type: ignore[assignment]
     assert r.status_code == 200, r.text
     return orjson.dumps({"pages": r.json()["pages"]})
 
@@ -368,8 +382,8 @@ async def first_listing(
     _new_process()
     before = _builds()
     listed = await listing(client, f"{content_url}/pages", who)
-    assert listed == await built_fresh(client, content_url, who)
     assert _builds() == {**before, start: before[start] + 1}
+    assert listed == await built_fresh(client, content_url, who)
     return listed
 
 

@@ -112,6 +112,13 @@ async def test_the_token_reads_what_the_site_shows(
     hb = _as(beta["apiToken"])
     r = await client.get(f"{base}/{ids['Beta child']}/document", headers=hb)
     assert r.status_code == 200, r.text
+    # Shown every page, that visitor's listing (built for them, from the presenter) is the
+    # one kept for the space's members (encoded from its pieces).
+    listing = f"/v1/spaces/{space}/revisions/{revision}/pages"
+    built = await client.get(listing, headers=hb)
+    kept = await client.get(listing, headers=b.admin.headers)
+    assert built.json() == kept.json()
+    assert len(kept.json()["pages"]) == 2
     # Search finds only what the visitor is shown.
     search = f"/v1/orgs/{b.org}/sites/{b.site['id']}/search"
     r = await client.post(search, json={"query": "beta", "scope": {"mode": "all"}}, headers=h)

@@ -136,7 +136,8 @@ def present_file(rec: Record, download_url: str) -> dict[str, Any]:
 def present_revision(
     row: Any,
     *,
-    pages: list[dict[str, Any]],
+    # A kept listing comes encoded (content.service._pages).
+    pages: list[dict[str, Any]] | orjson.Fragment,
     files: list[dict[str, Any]],
     app_url: str,
     merged_from: dict[str, Any] | None,

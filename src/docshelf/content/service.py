@@ -165,12 +165,11 @@ async def merged_from_of(ctx: Ctx, space_id: str, row: sa.RowMapping) -> dict[st
 
 async def get_revision(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
     t = await target(ctx, space_id, where)
-    records = _shown(ctx, await t.snap.all_pages())
     files = await t.snap.all_files()
     reusables = await t.snap.all_reusables()
     return present_revision(
         t.revision,
-        pages=_nest(ctx, space_id, records, await t.snap.root()),
+        pages=await _pages(ctx, space_id, t.snap),
         files=await _files_out(ctx, space_id, list(files.values())),
         reusable_contents=[reusable.present(reusables[r]) for r in sorted(reusables)],
         app_url=ctx.app_url(f"s/{space_id}/revisions/{t.revision['id']}"),
@@ -247,11 +246,16 @@ def _collector_paused() -> Iterator[None]:
 
 async def list_pages(ctx: Ctx, space_id: str, where: Where) -> dict[str, Any]:
     t = await target(ctx, space_id, where)
-    if ctx.actor.reads is not None:
-        # A visitor's listing depends on their claims: built for them, never kept.
-        records = _shown(ctx, await t.snap.all_pages())
-        return {"pages": _nest(ctx, space_id, records, await t.snap.root())}
-    return {"pages": orjson.Fragment(await _pages_json(ctx, space_id, t.snap))}
+    return {"pages": await _pages(ctx, space_id, t.snap)}
+
+
+async def _pages(ctx: Ctx, space_id: str, snap: Snapshot) -> list[dict[str, Any]] | orjson.Fragment:
+    """A revision's pages as listed (a listing's, a revision's): the kept listing, except for a
+    visitor, whose listing depends on their claims (built for them, never kept)."""
+    if ctx.actor.reads is None:
+        return orjson.Fragment(await _pages_json(ctx, space_id, snap))
+    records = _shown(ctx, await snap.all_pages())
+    return _nest(ctx, space_id, records, await snap.root())
 
 
 async def list_files(ctx: Ctx, space_id: str, where: Where, params: PageParams) -> dict[str, Any]:
