@@ -154,13 +154,20 @@ async def bump_structure(conn: AsyncConnection, site_id: str | sa.ScalarSelect[A
 # -- sections and groups --
 
 
-def sections_of(site_id: str) -> sa.Select[Any]:
+def sections_of(site_id: str | sa.BindParameter[str]) -> sa.Select[Any]:
     return sa.select(site_sections).where(site_sections.c.site_id == site_id)
 
 
+# A site's structure (its sections, groups, site spaces and their spaces) is read by most of
+# its routes and by every published page: these statements are built once, with their cache
+# keys.
+_SECTIONS = sections_of(sa.bindparam("site_id")).order_by(
+    site_sections.c.position, site_sections.c.id
+)
+
+
 async def sections(conn: AsyncConnection, site_id: str) -> list[sa.RowMapping]:
-    stmt = sections_of(site_id).order_by(site_sections.c.position, site_sections.c.id)
-    return list((await conn.execute(stmt)).mappings().all())
+    return list((await conn.execute(_SECTIONS, {"site_id": site_id})).mappings().all())
 
 
 async def get_section(conn: AsyncConnection, site_id: str, section_id: str) -> sa.RowMapping | None:
@@ -186,13 +193,17 @@ async def delete_section(conn: AsyncConnection, section_id: str) -> None:
     await conn.execute(sa.delete(site_sections).where(site_sections.c.id == section_id))
 
 
-def groups_of(site_id: str) -> sa.Select[Any]:
+def groups_of(site_id: str | sa.BindParameter[str]) -> sa.Select[Any]:
     return sa.select(site_section_groups).where(site_section_groups.c.site_id == site_id)
 
 
+_GROUPS = groups_of(sa.bindparam("site_id")).order_by(
+    site_section_groups.c.position, site_section_groups.c.id
+)
+
+
 async def groups(conn: AsyncConnection, site_id: str) -> list[sa.RowMapping]:
-    stmt = groups_of(site_id).order_by(site_section_groups.c.position, site_section_groups.c.id)
-    return list((await conn.execute(stmt)).mappings().all())
+    return list((await conn.execute(_GROUPS, {"site_id": site_id})).mappings().all())
 
 
 async def get_group(conn: AsyncConnection, site_id: str, group_id: str) -> sa.RowMapping | None:
@@ -238,13 +249,17 @@ async def set_positions(conn: AsyncConnection, kinds: dict[str, str], new: dict[
 # -- site spaces --
 
 
-def site_spaces_of(site_id: str) -> sa.Select[Any]:
+def site_spaces_of(site_id: str | sa.BindParameter[str]) -> sa.Select[Any]:
     return sa.select(site_spaces).where(site_spaces.c.site_id == site_id)
 
 
+_SITE_SPACES = site_spaces_of(sa.bindparam("site_id")).order_by(
+    site_spaces.c.position, site_spaces.c.id
+)
+
+
 async def all_site_spaces(conn: AsyncConnection, site_id: str) -> list[sa.RowMapping]:
-    stmt = site_spaces_of(site_id).order_by(site_spaces.c.position, site_spaces.c.id)
-    return list((await conn.execute(stmt)).mappings().all())
+    return list((await conn.execute(_SITE_SPACES, {"site_id": site_id})).mappings().all())
 
 
 async def get_site_space(
@@ -273,12 +288,17 @@ async def delete_site_space(conn: AsyncConnection, site_space_id: str) -> None:
     await conn.execute(sa.delete(site_spaces).where(site_spaces.c.id == site_space_id))
 
 
+_SPACES_OF_SITE = sa.select(spaces).where(
+    spaces.c.id.in_(
+        sa.select(site_spaces.c.space_id).where(site_spaces.c.site_id == sa.bindparam("site_id"))
+    )
+)
+
+
 async def spaces_of_site(conn: AsyncConnection, site_id: str) -> dict[str, sa.RowMapping]:
     """The spaces the site shows, by id: one statement, whatever their number."""
-    stmt = sa.select(spaces).where(
-        spaces.c.id.in_(sa.select(site_spaces.c.space_id).where(site_spaces.c.site_id == site_id))
-    )
-    return {r["id"]: r for r in (await conn.execute(stmt)).mappings().all()}
+    rows = (await conn.execute(_SPACES_OF_SITE, {"site_id": site_id})).mappings().all()
+    return {r["id"]: r for r in rows}
 
 
 async def sites_showing(conn: AsyncConnection, space_ids: Sequence[str]) -> list[str]:
