@@ -499,9 +499,11 @@ async def test_a_cursor_only_continues_its_own_listing(
 ) -> None:
     org_a, (admin_a,) = await factories.org_with_members(db)
     org_b, (admin_b,) = await factories.org_with_members(db)
+    made: dict[str, list[str]] = {}
     for org, admin in ((org_a, admin_a), (org_b, admin_b)):
         for title in ("One", "Two"):
-            await factories.api_space(client, org, admin, title=title)
+            space = await factories.api_space(client, org, admin, title=title)
+            made.setdefault(org, []).append(space["id"])
     await factories.member(db, org=org_b, who=admin_a, role="admin")
     first = await client.get(f"/v1/orgs/{org_a}/spaces?limit=1", headers=admin_a.headers)
     cursor = first.json()["next"]["page"]
@@ -512,6 +514,21 @@ async def test_a_cursor_only_continues_its_own_listing(
     other = await client.get(
         f"/v1/orgs/{org_b}/spaces?limit=1&page={cursor}", headers=admin_a.headers
     )
+    assert (other.status_code, other.json()) == (
+        400,
+        error(400, "Invalid query parameter 'page': not a cursor returned by this listing"),
+    )
+
+    # A listing built once with named parameters (the members' roles on a space): its values
+    # are its identity, so a cursor of one space's does not continue another's.
+    one, two = (f"/v1/spaces/{sid}/permissions/aggregate?limit=1" for sid in made[org_b])
+    first = await client.get(one, headers=admin_a.headers)
+    assert first.json()["count"] == 2
+    cursor = first.json()["next"]["page"]
+    same = await client.get(f"{one}&page={cursor}", headers=admin_a.headers)
+    assert same.status_code == 200 and same.json()["count"] == 2
+    assert same.json()["items"] != first.json()["items"]
+    other = await client.get(f"{two}&page={cursor}", headers=admin_a.headers)
     assert (other.status_code, other.json()) == (
         400,
         error(400, "Invalid query parameter 'page': not a cursor returned by this listing"),

@@ -12,7 +12,7 @@ import binascii
 import hashlib
 import hmac
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -179,13 +179,18 @@ def decode_cursor(page: str, fingerprint: str, size: int) -> list[Any]:
         raise BadRequest(_BAD_CURSOR) from exc
 
 
-def _listing_identity(stmt: sa.Select[Any]) -> str:
+def _listing_identity(stmt: sa.Select[Any], values: Mapping[str, Any] | None) -> str:
     """What the listing selects (its filter values: the space, the status asked for...), so a
     cursor, which carries the first page's count, only continues the listing it came from."""
     # The bound values in statement order: a walk of the expression, ~40 us, where compiling
     # the statement only to read its parameters cost ~200 us on every listing request.
-    values = [e.effective_value for e in visitors.iterate(stmt) if isinstance(e, BindParameter)]
-    return hashlib.sha256(orjson.dumps(values, default=str)).hexdigest()[:8]
+    bound: list[Any] = [
+        e.effective_value for e in visitors.iterate(stmt) if isinstance(e, BindParameter)
+    ]
+    if values:
+        # A statement built once takes its values as parameters: they are its identity.
+        bound.append(sorted(values.items()))
+    return hashlib.sha256(orjson.dumps(bound, default=str)).hexdigest()[:8]
 
 
 async def paginate(
@@ -195,18 +200,20 @@ async def paginate(
     keys: Sequence[SortKey],
     params: PageParams,
     descending: bool = False,
+    values: Mapping[str, Any] | None = None,
 ) -> Page:
     """`stmt` selects the visible rows, unordered; `keys` end with a unique column so the order
     is total. The count is of every row `stmt` selects: counted when the first page is read and
     carried in the cursor, so later pages cost one index range scan each (a listing that changes
-    while it is paged shows the count it had when paging began). A first page that holds the
+    while it is paged shows the count it had when paging began). `values`: the parameters of a
+    statement built once with named ones. A first page that holds the
     whole listing counts it itself: only a longer one, or a page of none, is counted by a
     statement of its own."""
     columns = [k.column for k in keys]
     after: list[Any] | None = None
     count: int | None = None
     if params.page is not None:
-        fingerprint = _fingerprint(keys, descending) + _listing_identity(stmt)
+        fingerprint = _fingerprint(keys, descending) + _listing_identity(stmt, values)
         *after, count = decode_cursor(params.page, fingerprint, len(keys) + 1)
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise BadRequest(_BAD_CURSOR)
@@ -215,7 +222,7 @@ async def paginate(
                 raise BadRequest(_BAD_CURSOR)
     if params.limit == 0:
         if count is None:
-            count = await _count(conn, stmt)
+            count = await _count(conn, stmt, values)
         return Page(rows=[], count=count, next_page=None)
 
     page_stmt = stmt
@@ -227,22 +234,24 @@ async def paginate(
         page_stmt = page_stmt.where(left < right if descending else left > right)
     order = [c.desc() if descending else c.asc() for c in columns]
     page_stmt = page_stmt.order_by(*order).limit(params.limit + 1)
-    rows = (await conn.execute(page_stmt)).mappings().all()
+    rows = (await conn.execute(page_stmt, values)).mappings().all()
     if count is None:
-        count = len(rows) if len(rows) <= params.limit else await _count(conn, stmt)
+        count = len(rows) if len(rows) <= params.limit else await _count(conn, stmt, values)
     next_page = None
     if len(rows) > params.limit:
         rows = rows[: params.limit]
         last = rows[-1]
         # Only a listing with a next page or asked with a cursor walks its statement for it.
-        fingerprint = _fingerprint(keys, descending) + _listing_identity(stmt)
+        fingerprint = _fingerprint(keys, descending) + _listing_identity(stmt, values)
         next_page = encode_cursor([*(last[k.name] for k in keys), count], fingerprint)
     return Page(rows=rows, count=count, next_page=next_page)
 
 
-async def _count(conn: AsyncConnection, stmt: sa.Select[Any]) -> int:
+async def _count(
+    conn: AsyncConnection, stmt: sa.Select[Any], values: Mapping[str, Any] | None
+) -> int:
     count_stmt = sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery())
-    return int((await conn.execute(count_stmt)).scalar_one())
+    return int((await conn.execute(count_stmt, values)).scalar_one())
 
 
 Paging = Annotated[PageParams, Depends(page_params)]

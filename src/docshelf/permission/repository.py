@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sqlalchemy as sa
@@ -99,17 +100,35 @@ def aggregate(
     targets: list[tuple[str, str]],
     inherited: dict[str | None, int],
     only_rank: int | None,
-) -> sa.Select[Any]:
+) -> tuple[sa.Select[Any], dict[str, Any]]:
     """Members with the rank of their effective role on content whose grant chain is
     `targets` (the content and the collections above it): the higher of what their organization
     role gives there (`inherited`, resolved in Python by the same rules as every check) and the
-    best grant they or their teams hold on the chain. One statement, paged like any list."""
+    best grant they or their teams hold on the chain. One statement, paged like any list, and
+    its parameters."""
+    values: dict[str, Any] = {"org_id": org_id, "from_none": inherited.get(None, 0)}
+    for i, (kind, target_id) in enumerate(targets):
+        values[f"kind_{i}"], values[f"target_{i}"] = kind, target_id
+    values.update({f"from_{r}": inherited.get(r, 0) for r in ROLES})
+    if only_rank is not None:
+        values["only_rank"] = only_rank
+    return _aggregate(len(targets), only_rank is not None), values
+
+
+@functools.lru_cache(maxsize=64)
+def _aggregate(links: int, filtered: bool) -> sa.Select[Any]:
+    """aggregate's statement for a chain of `links`, built once (the chain is as deep as the
+    collections above the content)."""
     on_chain = sa.or_(
         *[
-            sa.and_(content_grants.c.target_type == kind, content_grants.c.target_id == tid)
-            for kind, tid in targets
+            sa.and_(
+                content_grants.c.target_type == sa.bindparam(f"kind_{i}"),
+                content_grants.c.target_id == sa.bindparam(f"target_{i}"),
+            )
+            for i in range(links)
         ]
     )
+    org_id: sa.BindParameter[str] = sa.bindparam("org_id")
     direct = sa.select(
         content_grants.c.principal_id.label("user_id"), _rank(content_grants.c.role).label("r")
     ).where(on_chain, content_grants.c.principal_type == "user")
@@ -131,8 +150,8 @@ def aggregate(
         .subquery()
     )
     from_org = sa.case(
-        *[(members.c.role == r, n) for r, n in inherited.items() if r is not None],
-        else_=inherited.get(None, 0),
+        *[(members.c.role == r, sa.bindparam(f"from_{r}", type_=sa.Integer)) for r in ROLES],
+        else_=sa.bindparam("from_none", type_=sa.Integer),
     )
     effective = _larger(from_org, sa.func.coalesce(best.c.r, 0))
     stmt = (
@@ -148,8 +167,8 @@ def aggregate(
         .outerjoin(best, best.c.user_id == members.c.user_id)
         .where(members.c.organization_id == org_id)
     )
-    if only_rank is not None:
-        return stmt.where(effective == only_rank)
+    if filtered:
+        return stmt.where(effective == sa.bindparam("only_rank", type_=sa.Integer))
     return stmt.where(effective > 0)
 
 

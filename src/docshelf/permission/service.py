@@ -132,8 +132,10 @@ async def aggregate(
         )
         got = other.space_role(row) if kind == "space" else other.collection_role(target_id)
         inherited[org_role] = rank(got)
-    stmt = repository.aggregate(org_id, chain, inherited, None if role is None else rank(role))
-    page = await paginate(ctx.conn, stmt, keys=_AGGREGATE_KEYS, params=params)
+    stmt, values = repository.aggregate(
+        org_id, chain, inherited, None if role is None else rank(role)
+    )
+    page = await paginate(ctx.conn, stmt, keys=_AGGREGATE_KEYS, params=params, values=values)
     by_rank = {rank(r): r for r in ROLES}
     return page.render(
         lambda m: {"permission": by_rank[m["rank"]], "user": present_user(m, ctx.base_url)}
