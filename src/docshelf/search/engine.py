@@ -590,8 +590,28 @@ class _Plan:
 
     def candidates(self, in_scope: sa.ColumnElement[bool], *, title: bool) -> sa.Select[Any]:
         """At most CANDIDATES + 1 matching rows (space_id, page_id, position, page_title,
-        section_title) in an order the engine reads cheaply; with `title`, only
-        rows whose page title holds every word."""
+        section_title) in an order the engine reads cheaply (a LIMIT stops it early); with
+        `title`, only rows whose page title holds every word."""
+        return _built(
+            self,
+            ("candidates", title),
+            lambda: (
+                sa.select(
+                    _t.c.space_id,
+                    _t.c.page_id,
+                    _t.c.position,
+                    _t.c.page_title,
+                    _t.c.section_title,
+                )
+                .where(self.title_matches() if title else self.matches(), in_scope)
+                .order_by(*self.scan_order())
+                .limit(CANDIDATES + 1)
+            ),
+            in_scope,
+        )
+
+    def title_matches(self) -> sa.ColumnElement[bool]:
+        """Rows whose page title holds every word: a match of the whole query."""
         raise NotImplementedError
 
     async def count_sections(self, conn: AsyncConnection, in_scope: sa.ColumnElement[bool]) -> int:
@@ -718,24 +738,8 @@ class _Fts5(_Plan):
                     [*self.scope, text, f"{{{column}}} : {phrase}"]
                 )
 
-    def candidates(self, in_scope: sa.ColumnElement[bool], *, title: bool) -> sa.Select[Any]:
-        return _built(
-            self,
-            ("candidates", title),
-            lambda: (
-                sa.select(
-                    _t.c.space_id,
-                    _t.c.page_id,
-                    _t.c.position,
-                    _t.c.page_title,
-                    _t.c.section_title,
-                )
-                .where(_fts_matches("title" if title else "text"), in_scope)
-                .order_by(*self.scan_order())
-                .limit(CANDIDATES + 1)
-            ),
-            in_scope,
-        )
+    def title_matches(self) -> sa.ColumnElement[bool]:
+        return _fts_matches("title")
 
     def scan_order(self) -> list[sa.ColumnElement[Any]]:
         # FTS5 reads matches in rowid order, newest last: descending, a LIMIT stops early.
@@ -865,29 +869,11 @@ class _Postgres(_Plan):
     def matches(self) -> sa.ColumnElement[bool]:
         return _matches(_t.c.document, self.all)
 
-    def candidates(self, in_scope: sa.ColumnElement[bool], *, title: bool) -> sa.Select[Any]:
-        # Every word in the page title is a match of the whole query. The title's vector is
-        # stored: the planner reads rows in primary-key order until enough hold the words, and
-        # computing it for each row read was most of the cost (4,700 rows, 12.7 ms).
-        title_vector = _t.c.title_vector
-        return _built(
-            self,
-            ("candidates", title),
-            lambda: (
-                sa.select(
-                    _t.c.space_id,
-                    _t.c.page_id,
-                    _t.c.position,
-                    _t.c.page_title,
-                    _t.c.section_title,
-                )
-                .where(_matches(title_vector, self.all) if title else self.matches(), in_scope)
-                # The primary key's order: read through its index, the LIMIT stops early.
-                .order_by(*self.scan_order())
-                .limit(CANDIDATES + 1)
-            ),
-            in_scope,
-        )
+    def title_matches(self) -> sa.ColumnElement[bool]:
+        # The title's vector is stored: the planner reads rows in primary-key order (see
+        # scan_order) until enough hold the words, and computing it for each row read was most
+        # of the cost (4,700 rows, 12.7 ms).
+        return _matches(_t.c.title_vector, self.all)
 
     def scan_order(self) -> list[sa.ColumnElement[Any]]:
         return [_t.c.space_id, _t.c.page_id, _t.c.position]
