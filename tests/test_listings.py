@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.authz.content import ContentScope
 from docshelf.collection import ordering
+from docshelf.kit import pagination
 from docshelf.kit.clock import utcnow
 from docshelf.kit.db import unit_of_work
 from docshelf.models import collections, content_objects, members, spaces
@@ -533,3 +534,13 @@ async def test_a_cursor_only_continues_its_own_listing(
         400,
         error(400, "Invalid query parameter 'page': not a cursor returned by this listing"),
     )
+    # Its page statements were built once: the other space's pages run the same ones.
+    kept = dict(pagination._DERIVED)
+    assert kept
+    for url in (
+        two,
+        f"{two}&page={(await client.get(two, headers=admin_a.headers)).json()['next']['page']}",
+    ):
+        assert (await client.get(url, headers=admin_a.headers)).status_code == 200
+    assert pagination._DERIVED.keys() == kept.keys()
+    assert all(pagination._DERIVED[k][1] is v[1] for k, v in kept.items())

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
@@ -50,6 +51,39 @@ def in_thread(
         .outerjoin(_resolver, _resolver.c.id == comments.c.resolved_by)
         .where(comments.c.space_id == space_id, cr)
     )
+
+
+def listing(
+    space_id: str,
+    change_request_id: str | None,
+    *,
+    status: str | None,
+    target_page: str | None,
+    authors: list[str],
+) -> tuple[sa.Select[Any], dict[str, Any]]:
+    """A thread's comments, filtered (no filter for what is None or empty), and the
+    statement's parameters: built once per kind of thread and of filter."""
+    values = {
+        "sid": space_id,
+        "crid": change_request_id,
+        "status": status,
+        "target_page": target_page,
+        "authors": authors,
+    }
+    shape = (change_request_id is None, status is None, target_page is None, not authors)
+    return _listing(*shape), values
+
+
+@functools.lru_cache(maxsize=16)
+def _listing(main: bool, any_status: bool, any_page: bool, any_author: bool) -> sa.Select[Any]:
+    stmt = in_thread(sa.bindparam("sid"), None if main else sa.bindparam("crid"))
+    if not any_status:
+        stmt = stmt.where(comments.c.status == sa.bindparam("status"))
+    if not any_page:
+        stmt = stmt.where(comments.c.target_page == sa.bindparam("target_page"))
+    if not any_author:
+        stmt = stmt.where(comments.c.posted_by.in_(sa.bindparam("authors", expanding=True)))
+    return stmt
 
 
 # A comment's routes, and its replies', read it: built once per kind of thread, with their

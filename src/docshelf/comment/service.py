@@ -244,15 +244,20 @@ async def list_comments(
     authors: list[str] | None,
 ) -> JSON:
     thread = await _thread(ctx, where)
-    stmt = repository.in_thread(thread.space_id, thread.cr_id)
-    if status != "all":
-        stmt = stmt.where(comments.c.status == status)
-    if target_page is not None:
-        stmt = stmt.where(comments.c.target_page == target_page)
-    if authors:
-        stmt = stmt.where(comments.c.posted_by.in_(sorted(set(authors))))
+    stmt, values = repository.listing(
+        thread.space_id,
+        thread.cr_id,
+        status=None if status == "all" else status,
+        target_page=target_page,
+        authors=sorted(set(authors or ())),
+    )
     page = await paginate(
-        ctx.conn, stmt, keys=_COMMENT_KEYS, params=params, descending=order == "desc"
+        ctx.conn,
+        stmt,
+        keys=_COMMENT_KEYS,
+        params=params,
+        descending=order == "desc",
+        values=values,
     )
     return page.with_items(await _present_comments(ctx, thread, page.rows, fmt))
 

@@ -205,10 +205,12 @@ async def paginate(
     """`stmt` selects the visible rows, unordered; `keys` end with a unique column so the order
     is total. The count is of every row `stmt` selects: counted when the first page is read and
     carried in the cursor, so later pages cost one index range scan each (a listing that changes
-    while it is paged shows the count it had when paging began). `values`: the parameters of a
-    statement built once with named ones. A first page that holds the
+    while it is paged shows the count it had when paging began). A first page that holds the
     whole listing counts it itself: only a longer one, or a page of none, is counted by a
-    statement of its own."""
+    statement of its own.
+
+    `values`: the parameters of a `stmt` built once with named ones (kept by its module), whose
+    page and count statements are then built once too."""
     columns = [k.column for k in keys]
     after: list[Any] | None = None
     count: int | None = None
@@ -225,16 +227,22 @@ async def paginate(
             count = await _count(conn, stmt, values)
         return Page(rows=[], count=count, next_page=None)
 
-    page_stmt = stmt
-    if after is not None:
-        left = sa.tuple_(*columns)
-        right = sa.tuple_(
-            *[sa.literal(v, type_=c.type) for v, c in zip(after, columns, strict=True)]
-        )
-        page_stmt = page_stmt.where(left < right if descending else left > right)
-    order = [c.desc() if descending else c.asc() for c in columns]
-    page_stmt = page_stmt.order_by(*order).limit(params.limit + 1)
-    rows = (await conn.execute(page_stmt, values)).mappings().all()
+    def page_of() -> sa.Select[Any]:
+        page_stmt = stmt
+        if after is not None:
+            left = sa.tuple_(*columns)
+            right = sa.tuple_(
+                *[sa.bindparam(f"{_AFTER}{i}", type_=c.type) for i, c in enumerate(columns)]
+            )
+            page_stmt = page_stmt.where(left < right if descending else left > right)
+        order = [c.desc() if descending else c.asc() for c in columns]
+        return page_stmt.order_by(*order).limit(sa.bindparam(_LIMIT, type_=sa.BigInteger))
+
+    shape = ("page", *(k.name for k in keys), descending, after is not None)
+    page_stmt = _derived(stmt, shape, page_of, kept=values is not None)
+    run = {**(values or {}), _LIMIT: params.limit + 1}
+    run.update({f"{_AFTER}{i}": v for i, v in enumerate(after or ())})
+    rows = (await conn.execute(page_stmt, run)).mappings().all()
     if count is None:
         count = len(rows) if len(rows) <= params.limit else await _count(conn, stmt, values)
     next_page = None
@@ -250,8 +258,36 @@ async def paginate(
 async def _count(
     conn: AsyncConnection, stmt: sa.Select[Any], values: Mapping[str, Any] | None
 ) -> int:
-    count_stmt = sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery())
+    count_stmt = _derived(
+        stmt,
+        ("count",),
+        lambda: sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery()),
+        kept=values is not None,
+    )
     return int((await conn.execute(count_stmt, values)).scalar_one())
+
+
+# The page's parameters, named apart from any a listing's statement has.
+_LIMIT = "docshelf_page_limit"
+_AFTER = "docshelf_page_after_"
+# A kept listing statement's page and count statements, by the statement (held, so its id is not
+# reused while here) and the page's shape: its sort, and whether a cursor bounds it.
+_DERIVED: dict[tuple[Any, ...], tuple[sa.Select[Any], sa.Select[Any]]] = {}
+_DERIVED_MAX = 512
+
+
+def _derived(
+    stmt: sa.Select[Any], shape: tuple[Any, ...], build: Callable[[], sa.Select[Any]], *, kept: bool
+) -> sa.Select[Any]:
+    if not kept:
+        return build()
+    key = (id(stmt), *shape)
+    entry = _DERIVED.get(key)
+    if entry is None or entry[0] is not stmt:
+        if len(_DERIVED) >= _DERIVED_MAX:
+            _DERIVED.clear()
+        entry = _DERIVED[key] = (stmt, build())
+    return entry[1]
 
 
 Paging = Annotated[PageParams, Depends(page_params)]
