@@ -180,3 +180,19 @@ async def eventually(what: str, check: Callable[[], Awaitable[Any]], seconds: fl
         if time.monotonic() > deadline:
             pytest.fail(f"{what}: still not done after {seconds:g} s")
         await asyncio.sleep(0.2)
+
+
+@asynccontextmanager
+async def executed() -> AsyncIterator[list[Any]]:
+    """The statement objects (not their SQL) every engine runs inside the block, in order: two
+    runs of a statement built once are the same object."""
+    seen: list[Any] = []
+
+    def record(_conn: Any, clauseelement: Any, *_args: Any) -> None:
+        seen.append(clauseelement)
+
+    sa.event.listen(sa.Engine, "before_execute", record)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(sa.Engine, "before_execute", record)

@@ -28,6 +28,7 @@ from sqlalchemy.sql.elements import BindParameter
 from docshelf.kit import instance
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import BadRequest
+from docshelf.kit.lru import SizedLRU, counted
 
 DEFAULT_LIMIT = 50
 _BAD_CURSOR = "Invalid query parameter 'page': not a cursor returned by this listing"
@@ -272,8 +273,7 @@ _LIMIT = "docshelf_page_limit"
 _AFTER = "docshelf_page_after_"
 # A kept listing statement's page and count statements, by the statement (held, so its id is not
 # reused while here) and the page's shape: its sort, and whether a cursor bounds it.
-_DERIVED: dict[tuple[Any, ...], tuple[sa.Select[Any], sa.Select[Any]]] = {}
-_DERIVED_MAX = 512
+_DERIVED: SizedLRU[tuple[Any, ...], tuple[sa.Select[Any], sa.Select[Any]]] = counted(512)
 
 
 def _derived(
@@ -284,9 +284,8 @@ def _derived(
     key = (id(stmt), *shape)
     entry = _DERIVED.get(key)
     if entry is None or entry[0] is not stmt:
-        if len(_DERIVED) >= _DERIVED_MAX:
-            _DERIVED.clear()
-        entry = _DERIVED[key] = (stmt, build())
+        entry = (stmt, build())
+        _DERIVED.put(key, entry)
     return entry[1]
 
 

@@ -40,6 +40,7 @@ from sqlalchemy.dialects.postgresql.base import PGDialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.kit.db import is_postgres, started
+from docshelf.kit.lru import SizedLRU, counted
 from docshelf.models.search import SEARCH_CONFIG, search_sections
 
 MAX_SECTIONS = 5
@@ -179,8 +180,7 @@ async def drop_space(conn: AsyncConnection, space_id: str) -> None:
 # its spaces are found) and run with the query's values as parameters (_Plan.values): building
 # one and walking it for its cache key cost ~2.4 ms of a space search's ~12. Bounded: shapes
 # are few (at most _MAX_WORDS words), but nothing here trusts that.
-_BUILT: dict[tuple[Any, ...], Any] = {}
-_BUILT_MAX = 1024
+_BUILT: SizedLRU[tuple[Any, ...], Any] = counted(1024)
 _IN_SPACES = _t.c.space_id.in_(sa.bindparam("spaces", expanding=True))
 _LIMIT = sa.bindparam("limit", type_=sa.BigInteger)
 _OFFSET = sa.bindparam("offset", type_=sa.BigInteger)
@@ -200,9 +200,8 @@ def _built(
     full = (*plan.shape, *key)
     stmt = _BUILT.get(full)
     if stmt is None:
-        if len(_BUILT) >= _BUILT_MAX:
-            _BUILT.clear()
-        stmt = _BUILT[full] = build()
+        stmt = build()
+        _BUILT.put(full, stmt)
     return stmt
 
 
