@@ -141,7 +141,8 @@ async def test_a_lane_takes_turns_between_organizations(tmp_path: Path) -> None:
     tasks = [export("a1", "A")]
     try:
         for _ in range(1200):
-            if log.exists() or tasks[0].done():
+            # Its line, not only the file: the worker creates the file before it writes.
+            if (log.exists() and log.read_text()) or tasks[0].done():
                 break
             await asyncio.sleep(0.05)
         assert log.read_text() == "a1\n", tasks[0]
