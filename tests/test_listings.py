@@ -101,9 +101,10 @@ async def test_visibility_sql_has_one_parameter_per_list_whatever_the_tree(
         tree={c: ("", "inherit") for c in ids},
         grants={("collection", c): "admin" for c in ids} | {("space", c): "read" for c in ids},
     )
+    collections_clause, values = scope.visible_collections()
     clauses = [
         scope.visible_spaces_clause(),
-        scope.visible_collections_clause(),
+        collections_clause.params(values),
         scope.administered_spaces_clause(),
     ]
     for dialect in (sqlite.dialect(), postgresql.dialect()):
@@ -550,3 +551,60 @@ async def test_a_cursor_only_continues_its_own_listing(
         ).status_code == 200
     assert len(pages(kept)) == 2
     assert pages(again) == pages(kept)
+
+
+async def test_listings_and_look_ups_run_statements_built_once(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """Two organizations alike, each read by its admin and by a member: every route below runs
+    the very same statement objects in both (its values are parameters), so none is built, or
+    walked for its cache key, per request."""
+
+    async def made(org: str, admin: factories.Who) -> dict[str, str]:
+        h = admin.headers
+        collection = await factories.api_collection(client, org, admin, title="Guides")
+        space = await factories.api_space(client, org, admin, title="Handbook")
+        await factories.api_space(client, org, admin, title="Inner", parent=collection["id"])
+        sid = space["id"]
+        team = await client.put(f"/v1/orgs/{org}/teams", json={"title": "Ops"}, headers=h)
+        assert team.status_code == 201, team.text
+        site = await client.post(f"/v1/orgs/{org}/sites", json={"title": "Docs"}, headers=h)
+        assert site.status_code == 201, site.text
+        cr = {"subject": "Edit"}
+        r = await client.post(f"/v1/spaces/{sid}/change-requests", json=cr, headers=h)
+        assert r.status_code == 201, r.text
+        return {"org": org, "space": sid, "site": site.json()["id"]}
+
+    routes = [
+        "/v1/orgs",
+        "/v1/orgs/{org}/members",
+        "/v1/orgs/{org}/members?search=a&role=admin",
+        "/v1/orgs/{org}/teams",
+        "/v1/orgs/{org}/teams?title=o",
+        "/v1/orgs/{org}/collections",
+        "/v1/orgs/{org}/spaces",
+        "/v1/orgs/{org}/sites",
+        "/v1/orgs/{org}/sites?title=d&published=false",
+        "/v1/orgs/{org}/sites/{site}/site-spaces",
+        "/v1/spaces/{space}/change-requests",
+        "/v1/spaces/{space}/links",
+        "/v1/spaces/{space}/links?status=in-app",
+    ]
+    worlds = []
+    for _ in range(2):
+        org, (admin, reader) = await factories.org_with_members(db, "read")
+        worlds.append((await made(org, admin), (admin, reader)))
+
+    async def run(route: str, world: dict[str, str], who: factories.Who) -> list[int]:
+        async with executed() as statements:
+            r = await client.get(route.format(**world), headers=who.headers)
+        assert r.status_code == 200, (route, r.text)
+        return [id(s) for s in statements]
+
+    for route in routes:
+        for caller in (0, 1):
+            (world_a, people_a), (world_b, people_b) = worlds
+            await run(route, world_a, people_a[caller])  # anything built lazily, built
+            assert await run(route, world_a, people_a[caller]) == await run(
+                route, world_b, people_b[caller]
+            ), (route, caller)

@@ -11,6 +11,7 @@ it names travel as one JSON array parameter, whatever their number.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,11 +53,17 @@ class _InIds(sa.ColumnElement[bool]):
         ("ids", InternalTraversal.dp_clauseelement),
     ]
 
-    def __init__(self, column: sa.ColumnElement[Any], ids: Collection[str]) -> None:
+    def __init__(self, column: sa.ColumnElement[Any], ids: Collection[str] | str) -> None:
+        """`ids`: the ids, or the name of the parameter that holds them (ids_value's)."""
         self.column = column
-        self.ids = sa.bindparam(
-            None, orjson.dumps(sorted(ids)).decode(), type_=sa.Text(), unique=True
-        )
+        if isinstance(ids, str):
+            self.ids = sa.bindparam(ids, type_=sa.Text())
+        else:
+            self.ids = sa.bindparam(None, ids_value(ids), type_=sa.Text(), unique=True)
+
+
+def ids_value(ids: Collection[str]) -> str:
+    return orjson.dumps(sorted(ids)).decode()
 
 
 @compiles(_InIds)
@@ -303,11 +310,13 @@ class ContentScope:
 
     # -- the same rules as SQL -------------------------------------------------------------
 
-    def visible_collections_clause(self) -> sa.ColumnElement[bool]:
+    def visible_collections(self) -> tuple[sa.ColumnElement[bool], dict[str, Any]]:
+        """The collections the caller sees, as a clause built once per shape (a statement
+        that holds it is then built once too) and the values of its parameters."""
         if self.is_admin:
-            return sa.true()
+            return sa.true(), {}
         visible = [c for c in self.tree if self.collection_role(c) is not None]
-        return in_ids(collections.c.id, visible)
+        return _visible_collections(bool(visible)), {"vis_collections": ids_value(visible)}
 
     def administered_collections(self) -> list[str]:
         return [c for c in self.tree if self.collection_role(c) == "admin"]
@@ -323,28 +332,58 @@ class ContentScope:
         parents = [c for c in self.tree if self._chain_grant(c) == "admin"]
         return sa.or_(in_ids(spaces.c.id, direct), in_ids(spaces.c.parent_id, parents))
 
-    def visible_spaces_clause(self) -> sa.ColumnElement[bool]:
+    def visible_spaces(self) -> tuple[sa.ColumnElement[bool], dict[str, Any]]:
+        """The spaces the caller sees, as a clause built once per shape (a statement that
+        holds it is then built once too) and the values of its parameters."""
         if self.is_admin:
-            return sa.true()
-        parents = [*self.tree, None]
+            return sa.true(), {}
         granted_parents = [p for p in self.tree if self._chain_grant(p) is not None]
-        inheriting = [p for p in parents if self.parent_inherited(p) is not None]
+        inheriting = [p for p in [*self.tree, None] if self.parent_inherited(p) is not None]
+        named = [p for p in inheriting if p is not None]
         direct = [tid for (kind, tid) in self.grants if kind == "space"]
-        ors: list[sa.ColumnElement[bool]] = []
-        if direct:
-            ors.append(in_ids(spaces.c.id, direct))
-        if granted_parents:
-            ors.append(in_ids(spaces.c.parent_id, granted_parents))
-        inherits = sa.or_(spaces.c.default_level == INHERIT, spaces.c.visibility == "in-collection")
-        if inheriting:
-            in_parent = sa.or_(
-                in_ids(spaces.c.parent_id, [p for p in inheriting if p is not None]),
-                spaces.c.parent_id.is_(None) if None in inheriting else sa.false(),
-            )
-            ors.append(sa.and_(inherits, in_parent))
-        if self.is_member and self.org_role is not None:
-            ors.append(sa.and_(sa.not_(inherits), spaces.c.default_level.is_not(None)))
-        return sa.or_(*ors) if ors else sa.false()
+        shape = (
+            bool(direct),
+            bool(granted_parents),
+            bool(named),
+            None in inheriting,
+            self.is_member and self.org_role is not None,
+        )
+        values = {
+            "vis_direct": ids_value(direct),
+            "vis_granted": ids_value(granted_parents),
+            "vis_inheriting": ids_value(named),
+        }
+        return _visible_spaces(*shape), values
+
+    def visible_spaces_clause(self) -> sa.ColumnElement[bool]:
+        clause, values = self.visible_spaces()
+        return clause.params(values) if values else clause
+
+
+@functools.lru_cache(maxsize=2)
+def _visible_collections(any_visible: bool) -> sa.ColumnElement[bool]:
+    return _InIds(collections.c.id, "vis_collections") if any_visible else sa.false()
+
+
+@functools.lru_cache(maxsize=64)
+def _visible_spaces(
+    direct: bool, granted: bool, inheriting: bool, at_root: bool, members_level: bool
+) -> sa.ColumnElement[bool]:
+    ors: list[sa.ColumnElement[bool]] = []
+    if direct:
+        ors.append(_InIds(spaces.c.id, "vis_direct"))
+    if granted:
+        ors.append(_InIds(spaces.c.parent_id, "vis_granted"))
+    inherits = sa.or_(spaces.c.default_level == INHERIT, spaces.c.visibility == "in-collection")
+    if inheriting or at_root:
+        in_parent = sa.or_(
+            _InIds(spaces.c.parent_id, "vis_inheriting") if inheriting else sa.false(),
+            spaces.c.parent_id.is_(None) if at_root else sa.false(),
+        )
+        ors.append(sa.and_(inherits, in_parent))
+    if members_level:
+        ors.append(sa.and_(sa.not_(inherits), spaces.c.default_level.is_not(None)))
+    return sa.or_(*ors) if ors else sa.false()
 
 
 async def ancestors_of(

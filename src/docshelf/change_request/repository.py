@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sqlalchemy as sa
@@ -81,21 +82,41 @@ async def update(conn: AsyncConnection, cr_id: str, values: dict[str, Any]) -> N
     )
 
 
-def contributed_by(user_id: str) -> sa.ColumnElement[bool]:
-    return change_requests.c.id.in_(
-        sa.select(change_request_contributors.c.change_request_id).where(
-            change_request_contributors.c.user_id == user_id
-        )
-    )
+def listing(
+    space_id: str, status: str, *, contributor: str | None, requested_reviewer: str | None
+) -> tuple[sa.Select[Any], dict[str, Any]]:
+    """A space's change requests of one status, filtered to those a user contributed to and
+    those a review is asked of a user for (GitBook's `requestedReviewer`, 0.202), with the
+    statement's parameters: built once per kind of filter."""
+    values = {
+        "sid": space_id,
+        "status": status,
+        "contributor": contributor,
+        "reviewer": requested_reviewer,
+    }
+    return _listing(contributor is not None, requested_reviewer is not None), values
 
 
-def review_requested_from(user_id: str) -> sa.ColumnElement[bool]:
-    """GitBook's `requestedReviewer` filter (0.202): a review is asked of the user."""
-    return change_requests.c.id.in_(
-        sa.select(change_request_reviewers.c.change_request_id).where(
-            change_request_reviewers.c.user_id == user_id
+@functools.lru_cache(maxsize=4)
+def _listing(contributed: bool, reviewed: bool) -> sa.Select[Any]:
+    stmt = in_space(sa.bindparam("sid")).where(change_requests.c.status == sa.bindparam("status"))
+    if contributed:
+        stmt = stmt.where(
+            change_requests.c.id.in_(
+                sa.select(change_request_contributors.c.change_request_id).where(
+                    change_request_contributors.c.user_id == sa.bindparam("contributor")
+                )
+            )
         )
-    )
+    if reviewed:
+        stmt = stmt.where(
+            change_requests.c.id.in_(
+                sa.select(change_request_reviewers.c.change_request_id).where(
+                    change_request_reviewers.c.user_id == sa.bindparam("reviewer")
+                )
+            )
+        )
+    return stmt
 
 
 _COUNTED = {"open": spaces.c.change_requests_open, "draft": spaces.c.change_requests_draft}

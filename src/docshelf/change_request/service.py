@@ -52,13 +52,11 @@ async def list_change_requests(
     requested_reviewer: str | None = None,
 ) -> dict[str, Any]:
     await space_policy.load(ctx, space_id)
-    stmt = repository.in_space(space_id).where(change_requests.c.status == status)
-    if contributor is not None:
-        stmt = stmt.where(repository.contributed_by(contributor))
-    if requested_reviewer is not None:
-        stmt = stmt.where(repository.review_requested_from(requested_reviewer))
+    stmt, values = repository.listing(
+        space_id, status, contributor=contributor, requested_reviewer=requested_reviewer
+    )
     # Most recently updated first, as GitBook lists them.
-    page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params, descending=True)
+    page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params, descending=True, values=values)
     return page.render(lambda row: present_change_request(row, ctx.base_url))
 
 

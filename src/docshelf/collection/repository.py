@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from typing import Any
 
@@ -14,8 +15,14 @@ COLLECTION_COLUMNS = (
 )
 
 
-def in_organization(org_id: str) -> sa.Select[Any]:
-    return sa.select(*COLLECTION_COLUMNS).where(collections.c.organization_id == org_id)
+@functools.lru_cache(maxsize=8)
+def visible_in(visible: sa.ColumnElement[bool], *, nested: bool) -> sa.Select[Any]:
+    """An organization's collections (`org_id`), only its top-level ones unless `nested`, that
+    `visible` lets through: built once per visibility clause (each built once per shape)."""
+    stmt = sa.select(*COLLECTION_COLUMNS).where(
+        collections.c.organization_id == sa.bindparam("org_id"), visible
+    )
+    return stmt if nested else stmt.where(collections.c.parent_id.is_(None))
 
 
 async def get(conn: AsyncConnection, collection_id: str) -> sa.RowMapping | None:

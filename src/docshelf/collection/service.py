@@ -37,10 +37,11 @@ async def list_collections(
 ) -> dict[str, Any]:
     await org_policy.load(ctx, org_id)
     scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
-    stmt = repository.in_organization(org_id).where(scope.visible_collections_clause())
-    if not nested:
-        stmt = stmt.where(collections.c.parent_id.is_(None))
-    page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params)
+    visible, values = scope.visible_collections()
+    stmt = repository.visible_in(visible, nested=nested)
+    page = await paginate(
+        ctx.conn, stmt, keys=_KEYS, params=params, values={"org_id": org_id, **values}
+    )
     return page.render(
         lambda row: present_collection(row, scope.collection_role(row["id"]), ctx.base_url)
     )

@@ -102,17 +102,18 @@ async def get(
     return (await conn.execute(stmt, values)).mappings().first()
 
 
-def replies_of(comment_id: str) -> sa.Select[Any]:
-    return (
-        sa.select(*comment_replies.c, *_user_columns(_poster, "poster_"))
-        .outerjoin(_poster, _poster.c.id == comment_replies.c.posted_by)
-        .where(comment_replies.c.comment_id == comment_id)
-    )
+# A comment's replies, oldest first when paged (built once, with its cache key), and one reply.
+REPLIES = (
+    sa.select(*comment_replies.c, *_user_columns(_poster, "poster_"))
+    .outerjoin(_poster, _poster.c.id == comment_replies.c.posted_by)
+    .where(comment_replies.c.comment_id == sa.bindparam("comment_id"))
+)
+_REPLY = REPLIES.where(comment_replies.c.id == sa.bindparam("reply_id"))
 
 
 async def get_reply(conn: AsyncConnection, comment_id: str, reply_id: str) -> sa.RowMapping | None:
-    stmt = replies_of(comment_id).where(comment_replies.c.id == reply_id)
-    return (await conn.execute(stmt)).mappings().first()
+    values = {"comment_id": comment_id, "reply_id": reply_id}
+    return (await conn.execute(_REPLY, values)).mappings().first()
 
 
 async def _count_open(

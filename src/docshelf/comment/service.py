@@ -406,7 +406,11 @@ async def list_replies(
     comment = await _comment(ctx, thread, comment_id)
     # Oldest first: a conversation reads in the order it was held.
     page = await paginate(
-        ctx.conn, repository.replies_of(comment["id"]), keys=_REPLY_KEYS, params=params
+        ctx.conn,
+        repository.REPLIES,
+        keys=_REPLY_KEYS,
+        params=params,
+        values={"comment_id": comment["id"]},
     )
     return page.with_items(await _present_replies(ctx, thread, comment, page.rows, fmt))
 

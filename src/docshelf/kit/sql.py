@@ -11,7 +11,14 @@ import sqlalchemy as sa
 Row = Mapping[Any, Any]
 
 
-def contains_ci(column: sa.ColumnElement[Any], needle: str) -> sa.ColumnElement[bool]:
-    """Case-insensitive substring match with LIKE wildcards in the needle escaped."""
+def contains_pattern(needle: str) -> str:
+    """The LIKE pattern of a case-insensitive substring match (see like_ci), its wildcards
+    escaped."""
     escaped = needle.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return sa.func.lower(column).like(f"%{escaped}%", escape="\\")
+    return f"%{escaped}%"
+
+
+def like_ci(column: sa.ColumnElement[Any], name: str) -> sa.ColumnElement[bool]:
+    """`column`, lowered, LIKE the pattern bound as `name` (contains_pattern's): a statement
+    built once takes the needle as a parameter."""
+    return sa.func.lower(column).like(sa.bindparam(name, type_=sa.Text()), escape="\\")

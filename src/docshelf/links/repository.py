@@ -4,9 +4,11 @@ a listing page is one index range and its counts one row."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -184,14 +186,15 @@ async def _add_stats(conn: AsyncConnection, space_id: str, total: int, broken: i
     await conn.execute(stmt)
 
 
+# The listing's reads, built once (per filter and page shape) with their cache keys: building
+# a statement and walking it for its key cost more than running it.
+_STATS = sa.select(page_link_stats.c.total, page_link_stats.c.broken).where(
+    page_link_stats.c.space_id == sa.bindparam("sid")
+)
+
+
 async def stats(conn: AsyncConnection, space_id: str) -> tuple[int, int]:
-    row = (
-        await conn.execute(
-            sa.select(page_link_stats.c.total, page_link_stats.c.broken).where(
-                page_link_stats.c.space_id == space_id
-            )
-        )
-    ).first()
+    row = (await conn.execute(_STATS, {"sid": space_id})).first()
     return (0, 0) if row is None else (int(row.total), int(row.broken))
 
 
@@ -219,35 +222,52 @@ async def copy_space(conn: AsyncConnection, source: str, target: str) -> None:
 # Reading
 
 
-def in_app(base: str, *, binary: bool = False) -> sa.ColumnElement[bool]:
-    """URL links into this install (decided when read: the base URL is configuration).
-    `binary`: text compares byte by byte (SQLite), so a range holds exactly the targets that
-    start with `base`, and the (space, kind, target) index finds them instead of every URL
-    link of the space being tested. Linguistic collations (PostgreSQL's usual) give no such
-    guarantee, so there only the prefix test decides."""
-    prefix = sa.func.substr(page_links.c.target, 1, len(base)) == base
-    if not binary or not base:
+def in_app(*, binary: bool = False) -> sa.ColumnElement[bool]:
+    """URL links into this install (decided when read: the base URL is configuration, bound
+    as `base` with in_app_values). `binary`: text compares byte by byte (SQLite), so a range
+    holds exactly the targets that start with the base, and the (space, kind, target) index
+    finds them instead of every URL link of the space being tested. Linguistic collations
+    (PostgreSQL's usual) give no such guarantee, so there only the prefix test decides."""
+    base = sa.bindparam("base", type_=sa.Text())
+    length = sa.bindparam("base_len", type_=sa.Integer)
+    prefix = sa.func.substr(page_links.c.target, 1, length) == base
+    if not binary:
         return sa.and_(page_links.c.kind == "url", prefix)
-    upper = base[:-1] + chr(ord(base[-1]) + 1)
     return sa.and_(
         page_links.c.kind == "url",
         page_links.c.target >= base,
-        page_links.c.target < upper,
+        page_links.c.target < sa.bindparam("base_upper", type_=sa.Text()),
         prefix,
     )
 
 
-def _where(
-    conn: AsyncConnection, space_id: str, status: str | None, base: str
-) -> list[sa.ColumnElement[bool]]:
-    where = [page_links.c.space_id == space_id]
+def in_app_values(base: str) -> dict[str, Any]:
+    upper = base[:-1] + chr(ord(base[-1]) + 1) if base else ""
+    return {"base": base, "base_len": len(base), "base_upper": upper}
+
+
+@functools.lru_cache(maxsize=16)
+def _filtered(status: str | None, binary: bool) -> list[sa.ColumnElement[bool]]:
+    where = [page_links.c.space_id == sa.bindparam("sid")]
     if status == "broken":
         where.append(page_links.c.status == "broken")
     elif status == "ok":
-        where += [page_links.c.status == "ok", sa.not_(in_app(base))]
+        where += [page_links.c.status == "ok", sa.not_(in_app())]
     elif status == "in-app":
-        where.append(in_app(base, binary=not is_postgres(conn)))
+        where.append(in_app(binary=binary))
     return where
+
+
+def _where(
+    conn: AsyncConnection, space_id: str, status: str | None, base: str
+) -> tuple[tuple[str | None, bool], dict[str, Any]]:
+    """The shape of a listing's filter and its parameters."""
+    # An empty base (every URL) has no range: only the prefix test.
+    binary = status == "in-app" and bool(base) and not is_postgres(conn)
+    return (status, binary), {
+        "sid": space_id,
+        **in_app_values(base),
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,11 +289,29 @@ async def groups(
 ) -> list[Group]:
     """One page of a space's listing groups in (sort_key, group_hash) order: an index range,
     grouped as it is read."""
-    where = _where(conn, space_id, status, base)
-    order = (page_links.c.sort_key, page_links.c.group_hash)
+    shape, values = _where(conn, space_id, status, base)
+    values["limit"] = limit
     if after is not None:
-        where.append(sa.tuple_(*order) > sa.tuple_(sa.literal(after[0]), sa.literal(after[1])))
-    stmt = (
+        values.update(after_key=after[0], after_hash=after[1])
+    rows = await conn.execute(_groups(*shape, after is not None), values)
+    return [
+        Group(r.sort_key, r.group_hash, Row(r.kind, r.target, r.anchor), r.status) for r in rows
+    ]
+
+
+@functools.lru_cache(maxsize=16)
+def _groups(status: str | None, binary: bool, after: bool) -> sa.Select[Any]:
+    where = list(_filtered(status, binary))
+    order = (page_links.c.sort_key, page_links.c.group_hash)
+    if after:
+        where.append(
+            sa.tuple_(*order)
+            > sa.tuple_(
+                sa.bindparam("after_key", type_=sa.Text()),
+                sa.bindparam("after_hash", type_=sa.Text()),
+            )
+        )
+    return (
         sa.select(
             page_links.c.sort_key,
             page_links.c.group_hash,
@@ -285,28 +323,30 @@ async def groups(
         .where(*where)
         .group_by(*order)
         .order_by(*order)
-        .limit(limit)
+        .limit(sa.bindparam("limit", type_=sa.BigInteger))
     )
-    return [
-        Group(r.sort_key, r.group_hash, Row(r.kind, r.target, r.anchor), r.status)
-        for r in await conn.execute(stmt)
-    ]
 
 
 async def count_groups(conn: AsyncConnection, space_id: str, *, status: str, base: str) -> int:
-    stmt = sa.select(sa.func.count(sa.distinct(page_links.c.group_hash))).where(
-        *_where(conn, space_id, status, base)
+    shape, values = _where(conn, space_id, status, base)
+    return int((await conn.execute(_count_groups(*shape), values)).scalar_one())
+
+
+@functools.lru_cache(maxsize=16)
+def _count_groups(status: str | None, binary: bool) -> sa.Select[Any]:
+    return sa.select(sa.func.count(sa.distinct(page_links.c.group_hash))).where(
+        *_filtered(status, binary)
     )
-    return int((await conn.execute(stmt)).scalar_one())
+
+
+_OF_PAGE = sa.select(page_links).where(
+    page_links.c.space_id == sa.bindparam("sid"), page_links.c.page_id == sa.bindparam("pid")
+)
 
 
 async def groups_of_page(conn: AsyncConnection, space_id: str, page_id: str) -> list[Group]:
     """Every listing group of one page's links, in listing order."""
-    rows = await conn.execute(
-        sa.select(page_links).where(
-            page_links.c.space_id == space_id, page_links.c.page_id == page_id
-        )
-    )
+    rows = await conn.execute(_OF_PAGE, {"sid": space_id, "pid": page_id})
     found = {
         (r.sort_key, r.group_hash): Group(
             r.sort_key, r.group_hash, Row(r.kind, r.target, r.anchor), r.status
@@ -316,6 +356,14 @@ async def groups_of_page(conn: AsyncConnection, space_id: str, page_id: str) -> 
     return [found[k] for k in sorted(found)]
 
 
+# No ORDER BY or DISTINCT in SQL: with them the planner walks the space's whole link index in
+# page order instead of looking each group up (measured: O(space) at 10,000 pages).
+_HOLDERS = sa.select(page_links.c.group_hash, page_links.c.page_id).where(
+    page_links.c.space_id == sa.bindparam("sid"),
+    page_links.c.group_hash.in_(sa.bindparam("hashes", expanding=True)),
+)
+
+
 async def pages_of_groups(
     conn: AsyncConnection, space_id: str, hashes: Sequence[str]
 ) -> dict[str, list[str]]:
@@ -323,14 +371,7 @@ async def pages_of_groups(
     found: dict[str, set[str]] = {h: set() for h in hashes}
     if not hashes:
         return {}
-    # No ORDER BY or DISTINCT in SQL: with them the planner walks the space's whole link index
-    # in page order instead of looking each group up (measured: O(space) at 10,000 pages).
-    rows = await conn.execute(
-        sa.select(page_links.c.group_hash, page_links.c.page_id).where(
-            page_links.c.space_id == space_id, page_links.c.group_hash.in_(hashes)
-        )
-    )
-    for r in rows:
+    for r in await conn.execute(_HOLDERS, {"sid": space_id, "hashes": list(hashes)}):
         found[r.group_hash].add(r.page_id)
     return {h: sorted(pages) for h, pages in found.items()}
 

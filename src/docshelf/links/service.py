@@ -56,6 +56,7 @@ class _Locations:
         }
         self.sign = sign
         self.base = ctx.base_url.rstrip("/") + "/"
+        self._pages: dict[str, dict[str, Any] | None] = {}
 
     async def prefetch(self, page_ids: set[str], file_ids: set[str]) -> None:
         """Reads the pages (and their ancestors, for paths) and files a listing page presents,
@@ -68,11 +69,21 @@ class _Locations:
             wanted = {r["parent"] for r in found.values() if r.get("parent")} - set(found)
 
     async def page(self, page_id: str, anchor: str | None = None) -> dict[str, Any] | None:
+        # A listing page names the same pages many times (as targets and as holders): each is
+        # presented once, and the answer holds it by reference.
+        if page_id not in self._pages:
+            self._pages[page_id] = await self._page(page_id)
+        where = self._pages[page_id]
+        if where is None or not anchor:
+            return where
+        return {**where, "internalLocation": {"type": "anchor", "anchor": anchor}}
+
+    async def _page(self, page_id: str) -> dict[str, Any] | None:
         rec = await self.t.snap.page(page_id)
         if rec is None:
             return None
         sid = self.t.space.row["id"]
-        out: dict[str, Any] = {
+        return {
             "kind": "page",
             "organization": self.org,
             "space": self.space,
@@ -84,9 +95,6 @@ class _Locations:
             ),
             "versionContext": self.context,
         }
-        if anchor:
-            out["internalLocation"] = {"type": "anchor", "anchor": anchor}
-        return out
 
     async def file(self, file_id: str) -> dict[str, Any] | None:
         rec = await self.t.snap.file(file_id)

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.kit.sql import contains_pattern, like_ci
 from docshelf.models import content_grants, members, spaces, team_members, users
 
 _teams_count = (
@@ -56,6 +58,32 @@ def in_organization(org_id: str | sa.BindParameter[str]) -> sa.Select[Any]:
         .join(users, users.c.id == members.c.user_id)
         .where(members.c.organization_id == org_id)
     )
+
+
+def listing(
+    org_id: str, *, role: str | None, search: str | None, seen: bool
+) -> tuple[sa.Select[Any], dict[str, Any]]:
+    """An organization's members, filtered by role ("guest": no role), by a substring of their
+    name or e-mail, and to those seen once (`seen`), with the statement's parameters: built
+    once per kind of filter."""
+    values = {"org_id": org_id, "role": role, "needle": contains_pattern(search or "")}
+    return _listing(role is None, role == "guest", bool(search), seen), values
+
+
+@functools.lru_cache(maxsize=16)
+def _listing(any_role: bool, guests: bool, searched: bool, seen: bool) -> sa.Select[Any]:
+    stmt = in_organization(sa.bindparam("org_id"))
+    if guests:
+        stmt = stmt.where(members.c.role.is_(None))
+    elif not any_role:
+        stmt = stmt.where(members.c.role == sa.bindparam("role"))
+    if searched:
+        stmt = stmt.where(
+            sa.or_(like_ci(users.c.display_name, "needle"), like_ci(users.c.email, "needle"))
+        )
+    if seen:
+        stmt = stmt.where(members.c.last_seen_at.is_not(None))
+    return stmt
 
 
 # Built once, with its cache key: most routes of an organization's members read one.

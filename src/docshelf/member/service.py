@@ -14,7 +14,6 @@ from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
 from docshelf.kit.errors import Conflict
 from docshelf.kit.pagination import PageParams, SortKey, paginate
-from docshelf.kit.sql import contains_ci
 from docshelf.member import policy, repository
 from docshelf.member.presenter import present_member
 from docshelf.member.schemas import MemberSort, Order, RoleFilter, UpdateMember
@@ -50,19 +49,14 @@ async def list_members(
 ) -> dict[str, Any]:
     access = await org_policy.load(ctx, org_id)
     require(policy.can_list(access), "Guests cannot list the organization's members")
-    stmt = repository.in_organization(org_id)
-    if role == "guest":
-        stmt = stmt.where(members.c.role.is_(None))
-    elif role is not None:
-        stmt = stmt.where(members.c.role == role)
-    if search:
-        stmt = stmt.where(
-            sa.or_(contains_ci(users.c.display_name, search), contains_ci(users.c.email, search))
-        )
-    if sort == "lastSeenAt":
-        stmt = stmt.where(members.c.last_seen_at.is_not(None))
+    stmt, values = repository.listing(org_id, role=role, search=search, seen=sort == "lastSeenAt")
     page = await paginate(
-        ctx.conn, stmt, keys=_SORT_KEYS[sort], params=params, descending=order == "desc"
+        ctx.conn,
+        stmt,
+        keys=_SORT_KEYS[sort],
+        params=params,
+        descending=order == "desc",
+        values=values,
     )
     return page.render(lambda row: present_member(row, ctx.base_url))
 

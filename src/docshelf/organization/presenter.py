@@ -50,6 +50,6 @@ def present_organization(access: OrgAccess, base_url: str) -> dict[str, Any]:
 
 
 def present_row(row: RowMapping, base_url: str) -> dict[str, Any]:
-    """A row from `repository.readable_by`, which carries the caller's role."""
+    """A row from `repository.READABLE`, which carries the caller's role."""
     access = OrgAccess(org=row, is_member=True, role=row["caller_role"], owns_team=row["owns_team"])
     return present_organization(access, base_url)

@@ -30,12 +30,14 @@ def owns_team_column() -> sa.Label[bool]:
     )
 
 
-def readable_by(user_id: str) -> sa.Select[Any]:
-    """Organizations the user belongs to, with their role in each."""
-    return sa.select(*ORG_COLUMNS, members.c.role.label("caller_role"), owns_team_column()).join(
-        members,
-        sa.and_(members.c.organization_id == organizations.c.id, members.c.user_id == user_id),
-    )
+# Organizations the caller (`user_id`) belongs to, with their role in each: built once.
+READABLE = sa.select(*ORG_COLUMNS, members.c.role.label("caller_role"), owns_team_column()).join(
+    members,
+    sa.and_(
+        members.c.organization_id == organizations.c.id,
+        members.c.user_id == sa.bindparam("user_id"),
+    ),
+)
 
 
 async def insert(conn: AsyncConnection, values: dict[str, Any], *, owner_id: str) -> None:

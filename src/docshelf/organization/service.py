@@ -25,7 +25,11 @@ _PAGE_KEYS = (
 
 async def list_organizations(ctx: Ctx, params: PageParams) -> dict[str, Any]:
     page = await paginate(
-        ctx.conn, repository.readable_by(ctx.actor.user_id), keys=_PAGE_KEYS, params=params
+        ctx.conn,
+        repository.READABLE,
+        keys=_PAGE_KEYS,
+        params=params,
+        values={"user_id": ctx.actor.user_id},
     )
     return page.render(lambda row: present_row(row, ctx.base_url))
 

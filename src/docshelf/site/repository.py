@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hmac
 from collections.abc import Sequence
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.kit.sql import contains_pattern, like_ci
 from docshelf.models import (
     organizations,
     site_section_groups,
@@ -68,16 +70,33 @@ def _site_select() -> sa.Select[Any]:
 
 def in_organization(
     org_id: str, *, space: str | None, title: str | None, published: bool | None
-) -> sa.Select[Any]:
-    stmt = _site_select().where(sites.c.organization_id == org_id)
-    if space is not None:
+) -> tuple[sa.Select[Any], dict[str, Any]]:
+    """An organization's sites, filtered by a space they publish, a substring of their title
+    and whether they are published, with the statement's parameters: built once per kind of
+    filter."""
+    values = {
+        "org_id": org_id,
+        "space": space,
+        "needle": contains_pattern(title or ""),
+        "published": published,
+    }
+    return _in_organization(space is not None, title is not None, published is not None), values
+
+
+@functools.lru_cache(maxsize=8)
+def _in_organization(by_space: bool, titled: bool, by_published: bool) -> sa.Select[Any]:
+    stmt = _site_select().where(sites.c.organization_id == sa.bindparam("org_id"))
+    if by_space:
         stmt = stmt.where(
-            sa.exists().where(site_spaces.c.site_id == sites.c.id, site_spaces.c.space_id == space)
+            sa.exists().where(
+                site_spaces.c.site_id == sites.c.id,
+                site_spaces.c.space_id == sa.bindparam("space"),
+            )
         )
-    if title is not None:
-        stmt = stmt.where(sa.func.lower(sites.c.title).contains(title.lower(), autoescape=True))
-    if published is not None:
-        stmt = stmt.where(sites.c.published == published)
+    if titled:
+        stmt = stmt.where(like_ci(sites.c.title, "needle"))
+    if by_published:
+        stmt = stmt.where(sites.c.published == sa.bindparam("published", type_=sa.Boolean))
     return stmt
 
 
@@ -253,6 +272,21 @@ def site_spaces_of(site_id: str | sa.BindParameter[str]) -> sa.Select[Any]:
     return sa.select(site_spaces).where(site_spaces.c.site_id == site_id)
 
 
+def site_spaces_listing(
+    site_id: str, *, default: bool | None
+) -> tuple[sa.Select[Any], dict[str, Any]]:
+    """A site's site spaces, filtered by whether each is the default, with the statement's
+    parameters."""
+    return _SITE_SPACES_BY_DEFAULT if default is not None else _SITE_SPACES_OF, {
+        "site_id": site_id,
+        "default": default,
+    }
+
+
+_SITE_SPACES_OF = site_spaces_of(sa.bindparam("site_id"))
+_SITE_SPACES_BY_DEFAULT = _SITE_SPACES_OF.where(
+    site_spaces.c.is_default == sa.bindparam("default", type_=sa.Boolean)
+)
 _SITE_SPACES = site_spaces_of(sa.bindparam("site_id")).order_by(
     site_spaces.c.position, site_spaces.c.id
 )

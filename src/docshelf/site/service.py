@@ -36,8 +36,8 @@ async def list_sites(
     published: bool | None,
 ) -> dict[str, Any]:
     org = await policy.load_org(ctx, org_id)
-    stmt = repository.in_organization(org_id, space=space, title=title, published=published)
-    page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params)
+    stmt, values = repository.in_organization(org_id, space=space, title=title, published=published)
+    page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params, values=values)
     public = public_base(ctx)
     return page.render(lambda row: present_site(row, org, ctx.base_url, public))
 

@@ -561,10 +561,8 @@ async def list_site_spaces(
     ctx: Ctx, org_id: str, site_id: str, params: PageParams, *, default: bool | None
 ) -> dict[str, Any]:
     access = await policy.load(ctx, org_id, site_id)
-    stmt = repository.site_spaces_of(site_id)
-    if default is not None:
-        stmt = stmt.where(site_spaces.c.is_default == default)
-    page = await paginate(ctx.conn, stmt, keys=_SITE_SPACE_KEYS, params=params)
+    stmt, values = repository.site_spaces_listing(site_id, default=default)
+    page = await paginate(ctx.conn, stmt, keys=_SITE_SPACE_KEYS, params=params, values=values)
     shown = await view(ctx, access)
     return page.render(shown.site_space)
 

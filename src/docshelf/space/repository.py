@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from typing import Any
 
@@ -18,10 +19,20 @@ SPACE_COLUMNS = (
 )
 
 
-def in_organization(org_id: str) -> sa.Select[Any]:
+def in_organization(org_id: str | sa.BindParameter[str]) -> sa.Select[Any]:
     return sa.select(*SPACE_COLUMNS).where(
         spaces.c.organization_id == org_id, spaces.c.deleted_at.is_(None)
     )
+
+
+@functools.lru_cache(maxsize=128)
+def visible_in(visible: sa.ColumnElement[bool], *, in_collection: bool) -> sa.Select[Any]:
+    """An organization's live spaces (`org_id`), or a collection's (`collection_id`), that
+    `visible` lets through: built once per visibility clause (each built once per shape)."""
+    stmt = in_organization(sa.bindparam("org_id")).where(visible)
+    if in_collection:
+        stmt = stmt.where(spaces.c.parent_id == sa.bindparam("collection_id"))
+    return stmt
 
 
 async def get(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:

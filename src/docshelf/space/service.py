@@ -44,19 +44,20 @@ def _present(scope: ContentScope, base_url: str) -> Any:
 async def list_in_organization(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, Any]:
     await org_policy.load(ctx, org_id)
     scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
-    stmt = repository.in_organization(org_id).where(scope.visible_spaces_clause())
-    page = await paginate(ctx.conn, stmt, keys=_ORG_KEYS, params=params)
+    visible, values = scope.visible_spaces()
+    stmt = repository.visible_in(visible, in_collection=False)
+    page = await paginate(
+        ctx.conn, stmt, keys=_ORG_KEYS, params=params, values={"org_id": org_id, **values}
+    )
     return page.render(_present(scope, ctx.base_url))
 
 
 async def list_in_collection(ctx: Ctx, collection_id: str, params: PageParams) -> dict[str, Any]:
     access = await collection_policy.load(ctx, collection_id)
-    stmt = (
-        repository.in_organization(access.org_id)
-        .where(spaces.c.parent_id == collection_id)
-        .where(access.scope.visible_spaces_clause())
-    )
-    page = await paginate(ctx.conn, stmt, keys=_COLLECTION_KEYS, params=params)
+    visible, values = access.scope.visible_spaces()
+    stmt = repository.visible_in(visible, in_collection=True)
+    values.update(org_id=access.org_id, collection_id=collection_id)
+    page = await paginate(ctx.conn, stmt, keys=_COLLECTION_KEYS, params=params, values=values)
     return page.render(_present(access.scope, ctx.base_url))
 
 

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.kit.sql import contains_pattern, like_ci
 from docshelf.member.repository import MEMBER_COLUMNS
 from docshelf.models import content_grants, members, spaces, team_members, teams, users
 
@@ -31,7 +33,7 @@ _spaces_count = (
 )
 
 
-def team_columns(caller_id: str) -> tuple[Any, ...]:
+def team_columns(caller_id: str | sa.BindParameter[str]) -> tuple[Any, ...]:
     caller_role = (
         sa.select(team_members.c.role)
         .where(team_members.c.team_id == teams.c.id, team_members.c.user_id == caller_id)
@@ -49,8 +51,38 @@ def team_columns(caller_id: str) -> tuple[Any, ...]:
     )
 
 
-def in_organization(org_id: str, caller_id: str) -> sa.Select[Any]:
+def in_organization(
+    org_id: str | sa.BindParameter[str], caller_id: str | sa.BindParameter[str]
+) -> sa.Select[Any]:
     return sa.select(*team_columns(caller_id)).where(teams.c.organization_id == org_id)
+
+
+def listing(
+    org_id: str, caller_id: str, *, title: str | None, owned_by: str | None, none: bool
+) -> tuple[sa.Select[Any], dict[str, Any]]:
+    """An organization's teams, filtered by a substring of their title, to those `owned_by` a
+    member, or to `none`, with the statement's parameters: built once per kind of filter."""
+    values = {
+        "org_id": org_id,
+        "caller_id": caller_id,
+        "needle": contains_pattern(title or ""),
+        "owner": owned_by,
+    }
+    return _listing(bool(title), owned_by is not None, none), values
+
+
+@functools.lru_cache(maxsize=16)
+def _listing(titled: bool, owned: bool, none: bool) -> sa.Select[Any]:
+    stmt = in_organization(sa.bindparam("org_id"), sa.bindparam("caller_id"))
+    if titled:
+        stmt = stmt.where(like_ci(teams.c.title, "needle"))
+    if none:
+        stmt = stmt.where(sa.false())
+    elif owned:
+        stmt = stmt.where(
+            teams.c.id.in_(owned_team_ids(sa.bindparam("org_id"), sa.bindparam("owner")))
+        )
+    return stmt
 
 
 async def get(
@@ -98,12 +130,34 @@ def members_of(team_id: str) -> sa.Select[Any]:
     )
 
 
-def teams_of_member(org_id: str, user_id: str, caller_id: str) -> sa.Select[Any]:
-    return (
-        sa.select(*team_columns(caller_id), team_members.c.role.label("member_team_role"))
+def teams_of_member(
+    org_id: str, user_id: str, caller_id: str, *, title: str | None
+) -> tuple[sa.Select[Any], dict[str, Any]]:
+    """The teams a member belongs to, with their role in each, filtered by a substring of the
+    title, and the statement's parameters."""
+    values = {
+        "org_id": org_id,
+        "user_id": user_id,
+        "caller_id": caller_id,
+        "needle": contains_pattern(title or ""),
+    }
+    return _of_member(bool(title)), values
+
+
+@functools.lru_cache(maxsize=2)
+def _of_member(titled: bool) -> sa.Select[Any]:
+    stmt = (
+        sa.select(
+            *team_columns(sa.bindparam("caller_id")),
+            team_members.c.role.label("member_team_role"),
+        )
         .join(team_members, team_members.c.team_id == teams.c.id)
-        .where(teams.c.organization_id == org_id, team_members.c.user_id == user_id)
+        .where(
+            teams.c.organization_id == sa.bindparam("org_id"),
+            team_members.c.user_id == sa.bindparam("user_id"),
+        )
     )
+    return stmt.where(like_ci(teams.c.title, "needle")) if titled else stmt
 
 
 async def team_roles(conn: AsyncConnection, team_id: str) -> dict[str, str]:
@@ -140,7 +194,9 @@ async def remove_members(conn: AsyncConnection, team_id: str, user_ids: set[str]
         )
 
 
-def owned_team_ids(org_id: str, user_id: str) -> sa.Select[Any]:
+def owned_team_ids(
+    org_id: str | sa.BindParameter[str], user_id: str | sa.BindParameter[str]
+) -> sa.Select[Any]:
     return sa.select(team_members.c.team_id).where(
         team_members.c.organization_id == org_id,
         team_members.c.user_id == user_id,

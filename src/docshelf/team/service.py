@@ -11,7 +11,6 @@ from docshelf.kit.context import Ctx
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
-from docshelf.kit.sql import contains_ci
 from docshelf.member import policy as member_policy
 from docshelf.member import repository as member_repository
 from docshelf.models import team_members, teams
@@ -62,17 +61,18 @@ async def list_teams(
 ) -> dict[str, Any]:
     access = await org_policy.load(ctx, org_id)
     require(policy.can_list(access), "Guests cannot list teams")
-    stmt = repository.in_organization(org_id, ctx.actor.user_id)
-    if title:
-        stmt = stmt.where(contains_ci(teams.c.title, title))
+    owned_by, none = None, False
     if owner is not None:
         owner_member = await member_repository.get(ctx.conn, org_id, owner)
         if owner_member is None:
-            stmt = stmt.where(sa.false())
+            none = True
         elif owner_member["role"] != "admin":
             # Admins can manage every team; others only the teams they own.
-            stmt = stmt.where(teams.c.id.in_(repository.owned_team_ids(org_id, owner)))
-    page = await paginate(ctx.conn, stmt, keys=_TEAM_KEYS, params=params)
+            owned_by = owner
+    stmt, values = repository.listing(
+        org_id, ctx.actor.user_id, title=title, owned_by=owned_by, none=none
+    )
+    page = await paginate(ctx.conn, stmt, keys=_TEAM_KEYS, params=params, values=values)
     return page.render(lambda row: present_team(row, access))
 
 
@@ -182,10 +182,8 @@ async def list_member_teams(
         require(False, "Guests cannot view other members")
     if await member_repository.get(ctx.conn, org_id, user_id) is None:
         not_found("Member")
-    stmt = repository.teams_of_member(org_id, user_id, ctx.actor.user_id)
-    if title:
-        stmt = stmt.where(contains_ci(teams.c.title, title))
-    page = await paginate(ctx.conn, stmt, keys=_TEAM_KEYS, params=params)
+    stmt, values = repository.teams_of_member(org_id, user_id, ctx.actor.user_id, title=title)
+    page = await paginate(ctx.conn, stmt, keys=_TEAM_KEYS, params=params, values=values)
     return page.render(
         lambda row: {"team": present_team(row, access), "member": {"role": row["member_team_role"]}}
     )

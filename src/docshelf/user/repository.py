@@ -10,18 +10,24 @@ from docshelf.models import members, users
 USER_COLUMNS = (users.c.id, users.c.email, users.c.display_name, users.c.photo_url)
 
 
+_MINE = sa.select(members.c.organization_id).where(
+    members.c.user_id == sa.bindparam("viewer_id"), members.c.role.is_not(None)
+)
+_VISIBLE = sa.select(*USER_COLUMNS).where(
+    users.c.id == sa.bindparam("user_id"),
+    sa.or_(
+        users.c.id == sa.bindparam("viewer_id"),
+        sa.exists().where(members.c.user_id == users.c.id, members.c.organization_id.in_(_MINE)),
+    ),
+)
+
+
 async def get_visible(conn: AsyncConnection, viewer_id: str, user_id: str) -> sa.RowMapping | None:
     """A user is visible to themselves and to the full members (non-guests) of any organization
     they belong to: exactly who the member routes show them to (member.policy.can_view_member),
     so a guest reads no one else's e-mail here either."""
-    mine = sa.select(members.c.organization_id).where(
-        members.c.user_id == viewer_id, members.c.role.is_not(None)
-    )
-    shared = sa.exists().where(members.c.user_id == users.c.id, members.c.organization_id.in_(mine))
-    stmt = sa.select(*USER_COLUMNS).where(
-        users.c.id == user_id, sa.or_(users.c.id == viewer_id, shared)
-    )
-    return (await conn.execute(stmt)).mappings().first()
+    values = {"viewer_id": viewer_id, "user_id": user_id}
+    return (await conn.execute(_VISIBLE, values)).mappings().first()
 
 
 async def get_by_email(conn: AsyncConnection, email: str) -> sa.RowMapping | None:
