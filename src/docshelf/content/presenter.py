@@ -40,7 +40,7 @@ def present_page(
     pages: list[dict[str, Any]],
     app_url: str,
     markdown: str | None = None,
-    # A large page's document comes encoded (markdown.answered_document).
+    # A page's document comes encoded (markdown.answered_document).
     document: dict[str, Any] | orjson.Fragment | None = None,
     layout: dict[str, Any] | None = None,
 ) -> dict[str, Any]:

@@ -596,12 +596,10 @@ class _Analysis:
 # the plain parser (indexing asks for the sections when a page is written, so the document of
 # a page whose links need no rendering is ready for its first read).
 _ANALYSES: _Memo[_Analysis] = _Memo(_MEMO_BYTES, lambda a: 200 * len(a.dests))
-_Rendered = tuple[bytes, tuple["Section", ...], "bytes | None"]
+_Rendered = tuple[bytes, tuple["Section", ...], bytes]
 _RENDERED: _Memo[_Rendered] = _Memo(
     2 * _MEMO_BYTES,
-    lambda r: (
-        len(r[0]) + len(r[2] or b"") + sum(len(s.body) + len(s.title or "") + 100 for s in r[1])
-    ),
+    lambda r: len(r[0]) + len(r[2]) + sum(len(s.body) + len(s.title or "") + 100 for s in r[1]),
 )
 
 
@@ -884,12 +882,6 @@ def to_document(markdown: str) -> JSON:
     return orjson.loads(_RENDERED.get(markdown, _render)[0])  # type: ignore[no-any-return]
 
 
-# A document whose JSON is larger than this is also kept as the API answers it (top-level
-# blocks keyed, encoded): loading 8 MB of JSON back into Python objects to key and encode it
-# again held the event loop ~0.5 s for each read of a 2 MiB page.
-_KEYED_BYTES = 512 * 1024
-
-
 def _render(markdown: str) -> _Rendered:
     from docshelf.document import blocks
     from docshelf.document import model as document
@@ -897,21 +889,19 @@ def _render(markdown: str) -> _Rendered:
     doc, tokens = document.convert(markdown)
     # Kept in the memo: sized to its length (orjson's output holds its whole working buffer).
     plain = kept(orjson.dumps(doc))
-    answered = kept(orjson.dumps(blocks.keyed(doc))) if len(plain) > _KEYED_BYTES else None
+    # Also kept as the API answers it (top-level blocks keyed, encoded): loading the JSON back
+    # into Python objects to key and encode it again cost every read of a page's document
+    # (~0.2 ms for a page of a few KB; ~0.5 s held on the event loop for a 2 MiB one).
+    answered = kept(orjson.dumps(blocks.keyed(doc)))
     return plain, _sections(tokens), answered
 
 
-def answered_document(markdown: str) -> JSON | orjson.Fragment:
+def answered_document(markdown: str) -> orjson.Fragment:
     """`markdown` as the API answers a page's document: GitBook's JSONDocument with its
-    top-level blocks keyed (document.blocks). A large one comes as encoded bytes (an
-    orjson.Fragment the answer embeds as is), computed with the parse, in a worker for a
-    large text (document/parsing.py), never loaded on the event loop."""
-    from docshelf.document import blocks
-
-    plain, _, answered = _RENDERED.get(markdown, _render)
-    if answered is not None:
-        return orjson.Fragment(answered)
-    return blocks.keyed(orjson.loads(plain))
+    top-level blocks keyed (document.blocks), as encoded bytes (an orjson.Fragment the answer
+    embeds as is), computed with the parse, in a worker for a large text
+    (document/parsing.py), never loaded on the event loop."""
+    return orjson.Fragment(_RENDERED.get(markdown, _render)[2])
 
 
 # -- sections --------------------------------------------------------------------------------------
