@@ -378,6 +378,17 @@ class Writer:
         }
 
 
+def settle(limit_s: float = 60.0) -> float:
+    """Waits until the machine is quiet (the worker's jobs from the writes done, say), so that
+    single-caller medians are of a quiet server; returns how long that took."""
+    start = time.monotonic()
+    while cpu_busy_percent(1.0) > 5.0 and time.monotonic() - start < limit_s:
+        pass
+    waited = round(time.monotonic() - start, 1)
+    log(f"quiet after {waited} s")
+    return waited
+
+
 def medians(port: int, world: dict[str, Any], times: int) -> dict[str, float]:
     """Each URL's median latency for the admin alone: one connection, one request at a time."""
     out = {}
@@ -587,6 +598,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 log(f"memory: {samples[-1]}")
             report["rss_samples"] = samples
         if rounds:
+            report["settled_s"] = settle()
             report["medians_ms"] = medians(docshelf.port, world, args.times)
         if args.profile:
             report["profile"] = profile_mix(docshelf, script, args)
