@@ -381,3 +381,30 @@ async def test_collection_creator_administers_it(
         f"/v1/collections/{collection}", json={"title": "X"}, headers=reader.headers
     )
     assert r.status_code in (403, 404)
+
+
+async def test_a_members_spaces_as_another_member_sees_them(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """Both callers' visibility in one statement: each with its own grants (the member's
+    spaces that the caller may see too), never one caller's ids standing in for the other's."""
+    org_id, (admin, a, b) = await factories.org_with_members(db, "read", "read")
+    ids = {}
+    for title, readers in (("Only A", [a]), ("Only B", [b]), ("Both", [a, b])):
+        space = await factories.api_space(client, org_id, admin, title=title, default_level=None)
+        body = {"role": "read", "users": [who.id for who in readers]}
+        r = await client.post(
+            f"/v1/spaces/{space['id']}/permissions", json=body, headers=admin.headers
+        )
+        assert r.status_code == 204, r.text
+        ids[title] = space["id"]
+    r = await client.get(f"/v1/orgs/{org_id}/members/{a.id}/spaces", headers=b.headers)
+    assert r.status_code == 200, r.text
+    assert [(i["permission"], i["space"]["id"]) for i in r.json()["items"]] == [
+        ("read", ids["Both"])
+    ]
+    assert r.json()["count"] == 1
+    r = await client.get(f"/v1/orgs/{org_id}/members/{a.id}/spaces", headers=admin.headers)
+    assert sorted(i["space"]["id"] for i in r.json()["items"]) == sorted(
+        [ids["Only A"], ids["Both"]]
+    )

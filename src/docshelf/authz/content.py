@@ -4,9 +4,9 @@
 organization role, the organization's collection tree (ids, parents, default levels) and every
 grant the caller holds directly or through a team. `ContentScope.near` reads only the collections
 above one place (one recursive query), which is all a space's or a collection's own role needs.
-Roles are then resolved in memory with `authz.roles`, and `visible_spaces_clause` turns the same
-rules into SQL so lists, counts and cursors never include what GET would answer 404 for; the ids
-it names travel as one JSON array parameter, whatever their number.
+Roles are then resolved in memory with `authz.roles`, and `visible_spaces` turns the same rules
+into SQL so lists, counts and cursors never include what GET would answer 404 for: a clause built
+once per shape, whose ids travel as one JSON array parameter each, whatever their number.
 """
 
 from __future__ import annotations
@@ -356,8 +356,10 @@ class ContentScope:
         return _visible_spaces(*shape), values
 
     def visible_spaces_clause(self) -> sa.ColumnElement[bool]:
+        """visible_spaces with its values bound: parameters of their own, so that one statement
+        may hold the clauses of two callers (a member's spaces as another member sees them)."""
         clause, values = self.visible_spaces()
-        return clause.params(values) if values else clause
+        return clause.unique_params(values) if values else clause
 
 
 @functools.lru_cache(maxsize=2)
@@ -386,14 +388,10 @@ def _visible_spaces(
     return sa.or_(*ors) if ors else sa.false()
 
 
-async def ancestors_of(
-    conn: AsyncConnection, org_id: str, collection_id: str
-) -> dict[str, tuple[str, str | None]]:
-    """The collection and those above it, as tree entries, in one recursive query (a cycle
-    cannot be stored: moves refuse one; UNION stops one anyway)."""
+def _ancestors() -> sa.Select[Any]:
     c = collections.c
     start = sa.select(c.id, c.parent_id, c.default_level).where(
-        c.id == collection_id, c.organization_id == org_id
+        c.id == sa.bindparam("collection_id"), c.organization_id == sa.bindparam("org_id")
     )
     chain = start.cte("chain", recursive=True)
     up = collections.alias("up")
@@ -402,17 +400,34 @@ async def ancestors_of(
             chain, up.c.id == chain.c.parent_id
         )
     )
-    rows = await conn.execute(sa.select(chain))
+    return sa.select(chain)
+
+
+def _descendants() -> sa.Select[Any]:
+    start = sa.select(collections.c.id).where(collections.c.id == sa.bindparam("collection_id"))
+    tree = start.cte("tree", recursive=True)
+    down = collections.alias("down")
+    tree = tree.union(sa.select(down.c.id).join(tree, down.c.parent_id == tree.c.id))
+    return sa.select(tree.c.id)
+
+
+# Every read in a collection runs one of them: built once, with their cache keys.
+_ANCESTORS = _ancestors()
+_DESCENDANTS = _descendants()
+
+
+async def ancestors_of(
+    conn: AsyncConnection, org_id: str, collection_id: str
+) -> dict[str, tuple[str, str | None]]:
+    """The collection and those above it, as tree entries, in one recursive query (a cycle
+    cannot be stored: moves refuse one; UNION stops one anyway)."""
+    rows = await conn.execute(_ANCESTORS, {"collection_id": collection_id, "org_id": org_id})
     return {r.id: (r.parent_id or ROOT, r.default_level) for r in rows}
 
 
 async def descendants_of(conn: AsyncConnection, collection_id: str) -> list[str]:
     """The collection and every collection below it, in one recursive query."""
-    start = sa.select(collections.c.id).where(collections.c.id == collection_id)
-    tree = start.cte("tree", recursive=True)
-    down = collections.alias("down")
-    tree = tree.union(sa.select(down.c.id).join(tree, down.c.parent_id == tree.c.id))
-    return list((await conn.execute(sa.select(tree.c.id))).scalars())
+    return list((await conn.execute(_DESCENDANTS, {"collection_id": collection_id})).scalars())
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,9 +25,11 @@ def visible_in(visible: sa.ColumnElement[bool], *, nested: bool) -> sa.Select[An
     return stmt if nested else stmt.where(collections.c.parent_id.is_(None))
 
 
+_COLLECTION = sa.select(*COLLECTION_COLUMNS).where(collections.c.id == sa.bindparam("id"))
+
+
 async def get(conn: AsyncConnection, collection_id: str) -> sa.RowMapping | None:
-    stmt = sa.select(*COLLECTION_COLUMNS).where(collections.c.id == collection_id)
-    return (await conn.execute(stmt)).mappings().first()
+    return (await conn.execute(_COLLECTION, {"id": collection_id})).mappings().first()
 
 
 async def insert(conn: AsyncConnection, values: dict[str, Any]) -> None:

@@ -40,7 +40,12 @@ async def list_collections(
     visible, values = scope.visible_collections()
     stmt = repository.visible_in(visible, nested=nested)
     page = await paginate(
-        ctx.conn, stmt, keys=_KEYS, params=params, values={"org_id": org_id, **values}
+        ctx.conn,
+        stmt,
+        keys=_KEYS,
+        params=params,
+        # `nested` is no parameter of the statement, but part of what a cursor continues.
+        values={"org_id": org_id, "nested": nested, **values},
     )
     return page.render(
         lambda row: present_collection(row, scope.collection_role(row["id"]), ctx.base_url)

@@ -67,6 +67,8 @@ def listing(
         "caller_id": caller_id,
         "needle": contains_pattern(title or ""),
         "owner": owned_by,
+        # No parameter of the statement, but part of what a cursor continues.
+        "none": none,
     }
     return _listing(bool(title), owned_by is not None, none), values
 
