@@ -146,10 +146,11 @@ async def site_view(
     """The whole structure of a site as `scope` may see it, read once (sites hold tens of
     items, not thousands): what the API's structure routes and the published look-ups draw."""
     site_id = site["id"]
+    sections, groups = await _structure(conn, site)
     current = Current(
         site=site,
-        sections=list(await repository.sections(conn, site_id)),
-        groups=list(await repository.groups(conn, site_id)),
+        sections=sections,
+        groups=groups,
         site_spaces=list(await repository.all_site_spaces(conn, site_id)),
         spaces=dict(await repository.spaces_of_site(conn, site_id)),
     )
@@ -243,8 +244,8 @@ async def open_for_member(
 # kept between requests, per process, under (site, `structure_version`): every statement that
 # writes sections, groups or site spaces bumps that number in its transaction
 # (site/repository.py), so a kept structure is never used after a change has committed, and
-# it is filled only from committed reads (this loader serves read-only look-ups; the API's
-# structure routes, which may read inside a write, use `site_view`).
+# it is filled only from committed reads, and used only by reads (the API's structure routes,
+# through `site_view`, read inside a write afresh).
 
 _KEEP_STRUCTURES = 1024
 _structures: SizedLRU[tuple[str, int], tuple[list[Row], list[Row]]] = counted(_KEEP_STRUCTURES)
@@ -285,18 +286,19 @@ class Current:
 
 async def _structure(conn: AsyncConnection, site: Row) -> tuple[list[Row], list[Row]]:
     key = (str(site["id"]), int(site["structure_version"]))
-    kept = _structures.get(key)
+    sync = conn.sync_connection
+    # Inside a write transaction, read afresh: it may hold this version's rows uncommitted, or
+    # have changed them since it read `site` (whose version it bumped after).
+    writing = sync is None or bool(sync.get_execution_options().get("write"))
+    kept = None if writing else _structures.get(key)
     if kept is not None:
         return kept
     kept = (
         [dict(r) for r in await repository.sections(conn, key[0])],
         [dict(r) for r in await repository.groups(conn, key[0])],
     )
-    sync = conn.sync_connection
-    if sync is None or sync.get_execution_options().get("write"):
-        # Read inside a write transaction: it may hold this version's rows uncommitted.
-        return kept
-    _structures.put(key, kept)
+    if not writing:
+        _structures.put(key, kept)
     return kept
 
 
