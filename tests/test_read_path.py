@@ -187,3 +187,37 @@ async def test_two_real_server_processes_keep_every_promise(
     finally:
         for server in servers:
             server.stop()
+
+
+async def test_content_moves_and_goes_on_the_other_process_at_once(
+    client: httpx.AsyncClient, other: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """A revision read is kept by its id (it never changes): a new head is read at once, and
+    a deleted space's revisions are refused, on the process that kept them."""
+    org_id, (admin, reader) = await factories.org_with_members(db, "read")
+    space = await factories.api_space(client, org_id, admin, editMode="live")
+    sid = space["id"]
+
+    async def edit(title: str) -> str:
+        change = {"operation": "insert_page", "title": title, "document": {"markdown": title}}
+        r = await client.post(
+            f"/v1/spaces/{sid}/content", json={"changes": [change]}, headers=admin.headers
+        )
+        assert r.status_code == 200, r.text
+        return str(r.json()["revision"])
+
+    first = await edit("One")
+    r = await twice(other, f"/v1/spaces/{sid}/content", headers=reader.headers)
+    assert (r.json()["id"], [p["title"] for p in r.json()["pages"]]) == (first, ["One"])
+    second = await edit("Two")
+    r = await twice(other, f"/v1/spaces/{sid}/content", headers=reader.headers)
+    assert (r.json()["id"], [p["title"] for p in r.json()["pages"]]) == (second, ["One", "Two"])
+    old = f"/v1/spaces/{sid}/revisions/{first}"
+    assert [p["title"] for p in (await twice(other, old, reader.headers)).json()["pages"]] == [
+        "One"
+    ]
+    r = await client.delete(f"/v1/spaces/{sid}", headers=admin.headers)
+    assert r.status_code == 205, r.text
+    for path in (f"/v1/spaces/{sid}/content", old):
+        r = await twice(other, path, headers=reader.headers)
+        assert (r.status_code, r.json()) == (404, error(404, "Space not found")), path

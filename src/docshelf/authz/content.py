@@ -316,7 +316,9 @@ class ContentScope:
         if self.is_admin:
             return sa.true(), {}
         visible = [c for c in self.tree if self.collection_role(c) is not None]
-        return _visible_collections(bool(visible)), {"vis_collections": ids_value(visible)}
+        if not visible:
+            return sa.false(), {}
+        return _VISIBLE_COLLECTIONS, {"vis_collections": ids_value(visible)}
 
     def administered_collections(self) -> list[str]:
         return [c for c in self.tree if self.collection_role(c) == "admin"]
@@ -348,6 +350,8 @@ class ContentScope:
             None in inheriting,
             self.is_member and self.org_role is not None,
         )
+        if not any(shape):
+            return sa.false(), {}  # nothing to bind (and no parameter to bind it to)
         values = {
             "vis_direct": ids_value(direct),
             "vis_granted": ids_value(granted_parents),
@@ -362,9 +366,7 @@ class ContentScope:
         return clause.unique_params(values) if values else clause
 
 
-@functools.lru_cache(maxsize=2)
-def _visible_collections(any_visible: bool) -> sa.ColumnElement[bool]:
-    return _InIds(collections.c.id, "vis_collections") if any_visible else sa.false()
+_VISIBLE_COLLECTIONS = _InIds(collections.c.id, "vis_collections")
 
 
 @functools.lru_cache(maxsize=64)

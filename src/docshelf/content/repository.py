@@ -11,8 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from docshelf.blobs import blob_key, check_key
 from docshelf.content.tree.objects import ObjectStore
 from docshelf.content.tree.snapshot import Snapshot
-from docshelf.kit.db import is_postgres, upsert_insert
+from docshelf.kit.db import is_postgres, reads_committed, upsert_insert
 from docshelf.kit.ids import new_id
+from docshelf.kit.lru import SizedLRU, counted
+from docshelf.kit.sql import Row
 from docshelf.models import (
     content_objects,
     import_stages,
@@ -23,17 +25,30 @@ from docshelf.models import (
     spaces,
 )
 
-# Most content reads run it: built once, its cache key with it.
-_REVISION = sa.select(revisions).where(
+# Most content reads run it: built once, its cache key with it. Its columns never change once
+# the revision is committed (the author, which a user's deletion clears, is left out), and a
+# revision goes only with its space, whose row every read loads first: a committed revision
+# is kept, per process, by its id.
+_REVISION = sa.select(*(c for c in revisions.c if c.name != "author_id")).where(
     revisions.c.id == sa.bindparam("rid"), revisions.c.space_id == sa.bindparam("sid")
 )
+_KEPT_REVISIONS: SizedLRU[tuple[str, str], Row] = counted(4096)
 
 
-async def get(conn: AsyncConnection, space_id: str, revision_id: str) -> sa.RowMapping | None:
-    return (await conn.execute(_REVISION, {"rid": revision_id, "sid": space_id})).mappings().first()
+async def get(conn: AsyncConnection, space_id: str, revision_id: str) -> Row | None:
+    key = (space_id, revision_id)
+    # Reads only: a write reads what its own snapshot holds.
+    reading = reads_committed(conn)
+    kept = _KEPT_REVISIONS.get(key) if reading else None
+    if kept is not None:
+        return kept
+    row = (await conn.execute(_REVISION, {"rid": revision_id, "sid": space_id})).mappings().first()
+    if row is not None and reading:
+        _KEPT_REVISIONS.put(key, dict(row))
+    return row
 
 
-def snapshot(conn: AsyncConnection, row: sa.RowMapping) -> Snapshot:
+def snapshot(conn: AsyncConnection, row: Row) -> Snapshot:
     return Snapshot(
         ObjectStore(conn, row["space_id"]),
         row["pages_root"],

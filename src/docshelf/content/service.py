@@ -72,6 +72,7 @@ from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import BadRequest, Conflict, Forbidden, SpaceLocked
 from docshelf.kit.expressions import shows
 from docshelf.kit.pagination import PageParams, page_in_memory
+from docshelf.kit.sql import Row
 from docshelf.review import service as review_service
 from docshelf.space import policy as space_policy
 from docshelf.space import repository as space_repository
@@ -91,7 +92,7 @@ class Where:
 @dataclass
 class Target:
     space: SpaceAccess
-    revision: sa.RowMapping
+    revision: Row
     snap: Snapshot
 
 
@@ -151,7 +152,7 @@ async def _files_out(ctx: Ctx, space_id: str, files: list[Record]) -> list[dict[
     return [present_file(f, sign(f)) for f in sorted(files, key=lambda f: f["id"])]
 
 
-async def merged_from_of(ctx: Ctx, space_id: str, row: sa.RowMapping) -> dict[str, Any] | None:
+async def merged_from_of(ctx: Ctx, space_id: str, row: Row) -> dict[str, Any] | None:
     if row["type"] != "merge" or row["change_request_id"] is None or ctx.actor.reads is not None:
         # A site's visitor is not shown the change request behind its content (its subject,
         # who wrote and merged it).
@@ -646,7 +647,7 @@ def _editor(
 async def _apply(
     ctx: Ctx,
     space_id: str,
-    head: sa.RowMapping,
+    head: Row,
     body: ContentChanges,
     *,
     revert_to: str | None,
@@ -924,7 +925,7 @@ async def _write_live(
 async def _advance_main(
     ctx: Ctx,
     space_id: str,
-    old_head: sa.RowMapping,
+    old_head: Row,
     revision_id: str,
     after: Snapshot,
     now: datetime,
@@ -1027,7 +1028,7 @@ class _ThreeWay:
     """A merge of a change request with main, in either direction, stored as a revision."""
 
     revision_id: str
-    main: sa.RowMapping
+    main: Row
     after: Snapshot
     conflicts: dict[str, Any] | None
     now: datetime

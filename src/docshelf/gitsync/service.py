@@ -63,6 +63,7 @@ from docshelf.kit.context import Ctx
 from docshelf.kit.db import unit_of_work
 from docshelf.kit.errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
 from docshelf.kit.lru import SizedLRU, counted
+from docshelf.kit.sql import Row
 from docshelf.review import service as review_service
 from docshelf.space import policy as space_policy
 from docshelf.space.policy import SpaceAccess
@@ -190,7 +191,7 @@ async def _reusables(snap: Snapshot) -> list[layout.Reusable]:
     ]
 
 
-def _roots(row: sa.RowMapping) -> tuple[str | None, str | None, str | None]:
+def _roots(row: Row) -> tuple[str | None, str | None, str | None]:
     return (row["pages_root"], row["files_root"], row["reusable_root"])
 
 
@@ -226,7 +227,7 @@ async def _built(
     files: dict[str, bytes | Blob],
     paths: dict[str, str],
     records: dict[str, Record],
-    row: sa.RowMapping,
+    row: Row,
 ) -> _Built:
     made: dict[bytes, ShaFile] = {}
     tree_id = await asyncio.to_thread(git.tree, files, lambda obj: made.__setitem__(obj.id, obj))
@@ -235,7 +236,7 @@ async def _built(
     return built
 
 
-async def _records(snap: Snapshot, row: sa.RowMapping) -> dict[str, Record]:
+async def _records(snap: Snapshot, row: Row) -> dict[str, Record]:
     """Every page record of the revision (the root's under ROOT): its parent's with what the
     maps' diff says changed, when the parent's were read; else read whole."""
     parent = _TREES.get(row["parents"][0]) if row["parents"] else None
@@ -269,7 +270,7 @@ def _walk(records: dict[str, Record]) -> list[layout.Page]:
     return pages
 
 
-async def _from_parent(ctx: Ctx, row: sa.RowMapping) -> _Built | None:
+async def _from_parent(ctx: Ctx, row: Row) -> _Built | None:
     """The revision's tree from its first parent's, when only page bodies and front matter
     changed between them (an edit of a few pages): the pages that changed are read and made
     again, the rest is the parent's. None when the structure changed (a rebuild is needed)."""
@@ -296,7 +297,7 @@ async def _from_parent(ctx: Ctx, row: sa.RowMapping) -> _Built | None:
     return await _built(files, parent.paths, after, row)
 
 
-async def _tree_of(ctx: Ctx, row: sa.RowMapping) -> _Built:
+async def _tree_of(ctx: Ctx, row: Row) -> _Built:
     """The tree of a revision: from its parent's when it can be, else made whole, with the
     blob of every page whose file is unchanged taken from those already made."""
     cached = _TREES.get(row["id"])
@@ -818,7 +819,7 @@ def _unchanged(ours: _Built, ids: Mapping[str, bytes]) -> set[str]:
 
 async def _compared(
     ctx: Ctx,
-    row: sa.RowMapping,
+    row: Row,
     ours: _Built,
     files: Mapping[str, bytes],
     ids: Mapping[str, bytes],

@@ -479,6 +479,13 @@ class HasDialect(Protocol):
     def dialect(self) -> sa.Dialect: ...
 
 
+def reads_committed(conn: AsyncConnection) -> bool:
+    """Whether the connection is a read's, whose statements see only committed rows: what it
+    reads may be kept between requests (a write's may be its own, uncommitted)."""
+    sync = conn.sync_connection
+    return sync is not None and not sync.get_execution_options().get("write")
+
+
 def is_postgres(conn: HasDialect) -> bool:
     return conn.dialect.name == "postgresql"
 
