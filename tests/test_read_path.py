@@ -1,7 +1,7 @@
 """The read path keeps every promise on every process: two app instances (two API processes of
 one install) on the same database; a change made through one is obeyed by the other on the
 very next request. Nothing on the read path that depends on permissions is kept across requests
-(ARCHITECTURE.md, "What a read costs"), and these tests would hold any such cache to the same
+(ARCHITECTURE.md, "What a read keeps"), and these tests would hold any such cache to the same
 promise: each read before a change below is made twice, so the one after it follows a repeat.
 The last test runs them all across two real `docshelf serve` processes."""
 
