@@ -613,7 +613,9 @@ async def test_listings_and_look_ups_run_statements_built_once(
     for route in routes:
         for caller in (0, 1):
             (world_a, people_a), (world_b, people_b) = worlds
-            await run(route, world_a, people_a[caller])  # anything built lazily, built
+            # Anything built or kept lazily (a site's structure, under its version), built.
+            await run(route, world_a, people_a[caller])
+            await run(route, world_b, people_b[caller])
             # Both lists held while compared: an object freed and another built in its place
             # could share its id.
             ran_a = await run(route, world_a, people_a[caller])
