@@ -33,6 +33,7 @@ from docshelf.auth import site_token
 from docshelf.auth.site_token import SiteGrant
 from docshelf.authz.content import ContentScope
 from docshelf.kit.clock import utcnow
+from docshelf.kit.db import reads_committed
 from docshelf.kit.errors import BadRequest
 from docshelf.kit.lru import SizedLRU, counted
 from docshelf.organization import repository as org_repository
@@ -286,10 +287,9 @@ class Current:
 
 async def _structure(conn: AsyncConnection, site: Row) -> tuple[list[Row], list[Row]]:
     key = (str(site["id"]), int(site["structure_version"]))
-    sync = conn.sync_connection
     # Inside a write transaction, read afresh: it may hold this version's rows uncommitted, or
     # have changed them since it read `site` (whose version it bumped after).
-    writing = sync is None or bool(sync.get_execution_options().get("write"))
+    writing = not reads_committed(conn)
     kept = None if writing else _structures.get(key)
     if kept is not None:
         return kept
