@@ -35,8 +35,7 @@ DEFAULT_TITLE = "Untitled collection"
 async def list_collections(
     ctx: Ctx, org_id: str, params: PageParams, *, nested: bool
 ) -> dict[str, Any]:
-    await org_policy.load(ctx, org_id)
-    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    scope = await org_policy.content_scope(ctx, await org_policy.load(ctx, org_id))
     visible, values = scope.visible_collections()
     stmt = repository.visible_in(visible, nested=nested)
     page = await paginate(

@@ -15,7 +15,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found
 from docshelf.blobs import BlobStore
 from docshelf.content import indexing, repository
@@ -316,8 +315,7 @@ async def list_runs(
 ) -> dict[str, Any]:
     """The organization's runs into spaces the caller can read (a run shows what its space
     holds), most recent first; a non-member gets the organization's 404."""
-    await org_policy.load(ctx, org_id)
-    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    scope = await org_policy.content_scope(ctx, await org_policy.load(ctx, org_id))
     stmt = runs.runs_in_organization(org_id, space, status).where(scope.visible_spaces_clause())
     page = await paginate(ctx.conn, stmt, keys=_RUN_KEYS, params=params, descending=True)
     return page.render(lambda row: present_run(row, ctx.base_url))

@@ -93,7 +93,7 @@ async def list_invites(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, A
     stmt = repository.in_organization(org_id).where(
         invites.c.space_id.is_(None), invites.c.collection_id.is_(None)
     )
-    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    scope = await org_policy.content_scope(ctx, access)
     page = await paginate(ctx.conn, stmt, keys=_KEYS, params=params)
     return page.with_items(await _present_many(ctx, scope, list(page.rows)))
 
@@ -105,7 +105,7 @@ async def list_content_invites(
     for organization admins, the links to content they administer for others (what
     `viewInviteLinks` on a space or collection promises); `space`/`collection` narrow it."""
     access = await org_policy.load(ctx, org_id)
-    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    scope = await org_policy.content_scope(ctx, access)
     administered = None
     if not policy.can_view_links(access):
         administered = (scope.administered_spaces_clause(), scope.administered_collections())

@@ -139,7 +139,7 @@ async def list_member_spaces(
         require(False, "Guests cannot view other members")
     await _member(ctx, org_id, user_id)
     theirs = await ContentScope.load(ctx.conn, org_id, user_id)
-    mine = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    mine = await org_policy.content_scope(ctx, access)
     stmt = (
         space_repository.in_organization(org_id)
         .where(theirs.visible_spaces_clause())

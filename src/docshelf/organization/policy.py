@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found
 from docshelf.authz.roles import at_least
 from docshelf.kit.context import Ctx
@@ -121,3 +122,9 @@ async def load_for(
     if row is None:
         not_found("Organization")
     return OrgAccess(org=row, is_member=True, role=row["caller_role"], owns_team=row["owns_team"])
+
+
+async def content_scope(ctx: Ctx, access: OrgAccess) -> ContentScope:
+    """The caller's ContentScope (with the whole collection tree) in an organization `load`
+    already read: the caller's role comes with it."""
+    return await ContentScope.load_member(ctx.conn, access.id, ctx.actor.user_id, access.role)

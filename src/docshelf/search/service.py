@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from docshelf.authz.content import ContentScope
 from docshelf.content import repository as content_repository
 from docshelf.content.service import Where, target
 from docshelf.content.tree.snapshot import Snapshot
@@ -145,8 +144,7 @@ async def search_organization(
     ctx: Ctx, org_id: str, query: str, params: PageParams
 ) -> dict[str, Any]:
     text = _query(query)
-    await org_policy.load(ctx, org_id)
-    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    scope = await org_policy.content_scope(ctx, await org_policy.load(ctx, org_id))
     visible = repository.visible_space_ids(org_id, scope.visible_spaces_clause())
     # One setting of PostgreSQL's plan mode for both reads of the index.
     async with engine.custom_plans(ctx.conn):

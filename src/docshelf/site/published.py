@@ -148,12 +148,9 @@ async def site_view(
     items, not thousands): what the API's structure routes and the published look-ups draw."""
     site_id = site["id"]
     sections, groups = await _structure(conn, site)
+    site_spaces, spaces = await repository.site_spaces_and_spaces(conn, site_id)
     current = Current(
-        site=site,
-        sections=sections,
-        groups=groups,
-        site_spaces=list(await repository.all_site_spaces(conn, site_id)),
-        spaces=dict(await repository.spaces_of_site(conn, site_id)),
+        site=site, sections=sections, groups=groups, site_spaces=site_spaces, spaces=spaces
     )
     return current.view(scope, base_url, public)
 

@@ -11,7 +11,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
 from docshelf.kit.clock import isoformat, utcnow
 from docshelf.kit.context import Ctx
@@ -117,7 +116,7 @@ async def opened_for(
         not_found("Site")
     public = public_base(ctx)
     if org is not None and policy.can_view(org):
-        scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+        scope = await org_policy.content_scope(ctx, org)
         opened = await published.open_for_member(ctx.conn, site, scope, ctx.base_url, public)
         return opened, org
     if ctx.actor.reads is not None:

@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.kit.sql import contains_pattern, like_ci
+from docshelf.kit.sql import Row, contains_pattern, like_ci
 from docshelf.models import (
     organizations,
     site_section_groups,
@@ -322,17 +322,29 @@ async def delete_site_space(conn: AsyncConnection, site_space_id: str) -> None:
     await conn.execute(sa.delete(site_spaces).where(site_spaces.c.id == site_space_id))
 
 
-_SPACES_OF_SITE = sa.select(spaces).where(
-    spaces.c.id.in_(
-        sa.select(site_spaces.c.space_id).where(site_spaces.c.site_id == sa.bindparam("site_id"))
-    )
+_SPACE_PREFIX = "space__"
+_SITE_SPACES_AND_SPACES = (
+    sa.select(site_spaces, *(c.label(_SPACE_PREFIX + c.name) for c in spaces.c))
+    .select_from(site_spaces.outerjoin(spaces, spaces.c.id == site_spaces.c.space_id))
+    .where(site_spaces.c.site_id == sa.bindparam("site_id"))
+    .order_by(site_spaces.c.position, site_spaces.c.id)
 )
+_SITE_SPACE_NAMES = tuple(c.name for c in site_spaces.c)
+_SPACE_NAMES = tuple((_SPACE_PREFIX + c.name, c.name) for c in spaces.c)
 
 
-async def spaces_of_site(conn: AsyncConnection, site_id: str) -> dict[str, sa.RowMapping]:
-    """The spaces the site shows, by id: one statement, whatever their number."""
-    rows = (await conn.execute(_SPACES_OF_SITE, {"site_id": site_id})).mappings().all()
-    return {r["id"]: r for r in rows}
+async def site_spaces_and_spaces(
+    conn: AsyncConnection, site_id: str
+) -> tuple[list[Row], dict[str, Row]]:
+    """A site's site spaces in order (all_site_spaces) and the spaces they show, by id: one
+    statement, whatever their number (every read of a site's structure needs both)."""
+    listed: list[Row] = []
+    shown: dict[str, Row] = {}
+    for row in (await conn.execute(_SITE_SPACES_AND_SPACES, {"site_id": site_id})).mappings():
+        listed.append({name: row[name] for name in _SITE_SPACE_NAMES})
+        if row[_SPACE_PREFIX + "id"] is not None:
+            shown[row[_SPACE_PREFIX + "id"]] = {name: row[label] for label, name in _SPACE_NAMES}
+    return listed, shown
 
 
 async def sites_showing(conn: AsyncConnection, space_ids: Sequence[str]) -> list[str]:

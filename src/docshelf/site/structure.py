@@ -19,7 +19,6 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.authz.content import ContentScope
 from docshelf.authz.guard import not_found, require
 from docshelf.kit.clock import utcnow
 from docshelf.kit.context import Ctx
@@ -27,6 +26,7 @@ from docshelf.kit.errors import BadRequest, Conflict, NotFound
 from docshelf.kit.ids import new_id
 from docshelf.kit.pagination import PageParams, SortKey, paginate
 from docshelf.models import site_section_groups, site_sections, site_spaces
+from docshelf.organization import policy as org_policy
 from docshelf.site import ordering, policy, published, repository
 from docshelf.site.conditions import validate_condition
 from docshelf.site.policy import SiteAccess
@@ -61,7 +61,7 @@ _SITE_SPACE_KEYS = (
 
 
 async def view(ctx: Ctx, access: SiteAccess) -> SiteView:
-    scope = await ContentScope.load(ctx.conn, access.org_id, ctx.actor.user_id)
+    scope = await org_policy.content_scope(ctx, access.org)
     return await published.site_view(ctx.conn, access.site, scope, ctx.base_url, public_base(ctx))
 
 

@@ -42,8 +42,7 @@ def _present(scope: ContentScope, base_url: str) -> Any:
 
 
 async def list_in_organization(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, Any]:
-    await org_policy.load(ctx, org_id)
-    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    scope = await org_policy.content_scope(ctx, await org_policy.load(ctx, org_id))
     visible, values = scope.visible_spaces()
     stmt = repository.visible_in(visible, in_collection=False)
     page = await paginate(
