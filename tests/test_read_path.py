@@ -221,3 +221,72 @@ async def test_content_moves_and_goes_on_the_other_process_at_once(
     for path in (f"/v1/spaces/{sid}/content", old):
         r = await twice(other, path, headers=reader.headers)
         assert (r.status_code, r.json()) == (404, error(404, "Space not found")), path
+
+
+async def test_links_follow_main_and_each_caller_on_the_other_process(
+    client: httpx.AsyncClient, other: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """A page of the links listing, and how each page in it is presented, is kept by revision
+    (links.service): a new head is read at once; the organization and the space around each
+    location carry the permissions of whoever asks."""
+    org_id, (admin, reader) = await factories.org_with_members(db, "read")
+    space = await factories.api_space(client, org_id, admin, editMode="live")
+    sid = space["id"]
+
+    async def edit(*changes: dict[str, object]) -> dict[str, str]:
+        r = await client.post(
+            f"/v1/spaces/{sid}/content", json={"changes": list(changes)}, headers=admin.headers
+        )
+        assert r.status_code == 200, r.text
+        return {c["ref"]: c["page"]["id"] for c in r.json()["changes"] if "ref" in c}
+
+    ids = await edit(
+        {"operation": "insert_page", "title": "Target", "ref": "t", "document": {"markdown": "T"}},
+        {
+            "operation": "insert_page",
+            "title": "Source",
+            "ref": "s",
+            "document": {"markdown": "[t](target.md) [gone](missing.md)\n"},
+        },
+    )
+    links = f"/v1/spaces/{sid}/links"
+
+    def seen(listing: dict[str, object]) -> list[tuple[str, str]]:
+        items = listing["items"]
+        assert isinstance(items, list)
+        return sorted(
+            (i["status"], i.get("targetReference", {}).get("page", {}).get("title", "?"))
+            for i in items
+        )
+
+    r = await twice(other, links, headers=reader.headers)
+    assert seen(r.json()) == [("broken", "?"), ("ok", "Target")]
+    as_reader = r.json()["items"][0]["locationReferences"][0]
+    r = await twice(other, links, headers=admin.headers)
+    as_admin = r.json()["items"][0]["locationReferences"][0]
+    assert (as_reader["page"], as_reader["versionContext"]) == (
+        as_admin["page"],
+        as_admin["versionContext"],
+    )
+    assert as_reader["space"]["permissions"]["edit"] is False
+    assert as_admin["space"]["permissions"]["edit"] is True
+    assert as_admin["organization"]["permissions"]["admin"] is True
+    assert as_reader["organization"]["permissions"]["admin"] is False
+
+    # The target goes, then the source links to a new page: the other process follows both.
+    await edit({"operation": "delete_page", "page": ids["t"]})
+    r = await twice(other, links, headers=reader.headers)
+    assert seen(r.json()) == [("broken", "?"), ("broken", "?")]
+    await edit(
+        {"operation": "insert_page", "title": "Missing", "document": {"markdown": "M"}},
+        {
+            "operation": "update_page",
+            "page": ids["s"],
+            "document": {"markdown": "[t](target.md) [here](missing.md)\n"},
+        },
+    )
+    r = await twice(other, links, headers=reader.headers)
+    assert seen(r.json()) == [("broken", "?"), ("ok", "Missing")]
+    page_links = f"/v1/spaces/{sid}/content/page/{ids['s']}/links"
+    r = await twice(other, page_links, headers=reader.headers)
+    assert seen(r.json()) == [("broken", "?"), ("ok", "Missing")]

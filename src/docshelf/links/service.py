@@ -10,12 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+import orjson
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from docshelf.authz.guard import not_found
 from docshelf.content import downloads
 from docshelf.content.presenter import present_file, present_page, present_revision
 from docshelf.content.service import Target, Where, merged_from_of, target
 from docshelf.kit.context import Ctx
+from docshelf.kit.db import reads_committed
 from docshelf.kit.errors import BadRequest
+from docshelf.kit.lru import SizedLRU, counted
 from docshelf.kit.pagination import PageParams, decode_cursor, encode_cursor, page_in_memory
 from docshelf.links import repository
 from docshelf.organization import policy as org_policy
@@ -23,6 +28,11 @@ from docshelf.organization.presenter import present_organization
 from docshelf.space.presenter import present_space
 
 Status = Literal["ok", "broken", "in-app"]
+
+# How a revision's page is presented in a location, encoded, by (space, revision, page, base
+# URL): a revision never changes, and a listing page names ~100 of them. The organization and
+# the space around it carry the caller's permissions and are presented per request.
+_PAGES: SizedLRU[tuple[str, str, str, str], bytes] = SizedLRU(8 * 1024 * 1024, len)
 
 
 class _Locations:
@@ -39,21 +49,28 @@ class _Locations:
     ):
         self.ctx = ctx
         self.t = t
-        self.org = org
-        self.space = present_space(t.space.row, t.space.role, ctx.base_url)
+        # Encoded once: every location of the answer holds the same three.
+        self.org = orjson.Fragment(orjson.dumps(org))
+        self.space = orjson.Fragment(
+            orjson.dumps(present_space(t.space.row, t.space.role, ctx.base_url))
+        )
         sid = t.space.row["id"]
         # The revision's header: its pages and files are read through /revisions/{id}.
-        self.context = {
-            "type": "revision",
-            "revision": present_revision(
-                t.revision,
-                pages=[],
-                files=[],
-                app_url=ctx.app_url(f"s/{sid}/revisions/{t.revision['id']}"),
-                # GitBook requires it on merge revisions (0.202).
-                merged_from=merged_from,
-            ),
-        }
+        self.context = orjson.Fragment(
+            orjson.dumps(
+                {
+                    "type": "revision",
+                    "revision": present_revision(
+                        t.revision,
+                        pages=[],
+                        files=[],
+                        app_url=ctx.app_url(f"s/{sid}/revisions/{t.revision['id']}"),
+                        # GitBook requires it on merge revisions (0.202).
+                        merged_from=merged_from,
+                    ),
+                }
+            )
+        )
         self.sign = sign
         self.base = ctx.base_url.rstrip("/") + "/"
         self._pages: dict[str, dict[str, Any] | None] = {}
@@ -63,7 +80,8 @@ class _Locations:
         one batch per tree level, instead of one look-up each."""
         snap = self.t.snap
         await snap.files(file_ids)
-        wanted = set(page_ids)
+        # A page presented before is in the revision, path and all: nothing to read for it.
+        wanted = {p for p in page_ids if _PAGES.get(self._kept(p)) is None}
         while wanted:
             found = await snap.pages(wanted)
             wanted = {r["parent"] for r in found.values() if r.get("parent")} - set(found)
@@ -78,21 +96,31 @@ class _Locations:
             return where
         return {**where, "internalLocation": {"type": "anchor", "anchor": anchor}}
 
+    def _kept(self, page_id: str) -> tuple[str, str, str, str]:
+        return (self.t.space.row["id"], self.t.revision["id"], page_id, self.ctx.base_url)
+
     async def _page(self, page_id: str) -> dict[str, Any] | None:
-        rec = await self.t.snap.page(page_id)
-        if rec is None:
-            return None
-        sid = self.t.space.row["id"]
+        key = self._kept(page_id)
+        page = _PAGES.get(key)
+        if page is None:
+            rec = await self.t.snap.page(page_id)
+            if rec is None:
+                return None
+            sid = self.t.space.row["id"]
+            page = orjson.dumps(
+                present_page(
+                    rec,
+                    path=await self.t.snap.path(page_id),
+                    pages=[],
+                    app_url=self.ctx.app_url(f"s/{sid}/pages/{page_id}"),
+                )
+            )
+            _PAGES.put(key, page)
         return {
             "kind": "page",
             "organization": self.org,
             "space": self.space,
-            "page": present_page(
-                rec,
-                path=await self.t.snap.path(page_id),
-                pages=[],
-                app_url=self.ctx.app_url(f"s/{sid}/pages/{page_id}"),
-            ),
+            "page": orjson.Fragment(page),
             "versionContext": self.context,
         }
 
@@ -160,14 +188,22 @@ async def _judge(loc: _Locations, group: repository.Group) -> tuple[Status, dict
     return ("in-app" if row.target.startswith(loc.base) else "ok"), url
 
 
-async def _listing(
-    loc: _Locations, params: PageParams, status: Status | None, page_id: str | None
-) -> dict[str, Any]:
-    """One page of groups read from the index in order: the work is the page's rows, the
-    space's counts come from its maintained row (a page's own links are few: read whole)."""
-    conn, space_id, base = loc.ctx.conn, loc.t.space.row["id"], loc.base
-    cursor = _after(params)
-    after = None if cursor is None else cursor[0]
+_Read = tuple[int, int, int, list[repository.Group], bool, dict[str, list[str]]]
+# One page of a listing as read from the index, by (space, revision, base URL, status, cursor,
+# limit, page): what it holds is immutable (Groups are frozen; nothing changes the lists).
+_READS: SizedLRU[tuple[Any, ...], _Read] = counted(256)
+
+
+async def _read(
+    conn: AsyncConnection,
+    space_id: str,
+    page_id: str | None,
+    status: Status | None,
+    base: str,
+    cursor: tuple[tuple[str, str], int] | None,
+    after: tuple[str, str] | None,
+    limit: int,
+) -> _Read:
     if page_id is None:
         total, broken = await repository.stats(conn, space_id)
         if cursor is not None:
@@ -181,9 +217,9 @@ async def _listing(
             count = in_app if status == "in-app" else total - broken - in_app
         chunk = (
             await repository.groups(
-                conn, space_id, status=status, base=base, after=after, limit=params.limit + 1
+                conn, space_id, status=status, base=base, after=after, limit=limit + 1
             )
-            if params.limit
+            if limit
             else []
         )
     else:
@@ -194,14 +230,34 @@ async def _listing(
         shown = [g for g in groups if status is None or _stored_status(g, base) == status]
         count = len(shown)
         chunk = [g for g in shown if after is None or (g.sort_key, g.group_hash) > after][
-            : params.limit + 1 if params.limit else 0
+            : limit + 1 if limit else 0
         ]
-    more = len(chunk) > params.limit
-    chunk = chunk[: params.limit]
+    more = len(chunk) > limit
+    chunk = chunk[:limit]
     if page_id is None:
         holders = await repository.pages_of_groups(conn, space_id, [g.group_hash for g in chunk])
     else:
         holders = {g.group_hash: [page_id] for g in chunk}
+    return total, broken, count, chunk, more, holders
+
+
+async def _listing(
+    loc: _Locations, params: PageParams, status: Status | None, page_id: str | None
+) -> dict[str, Any]:
+    """One page of groups read from the index in order: the work is the page's rows, the
+    space's counts come from its maintained row (a page's own links are few: read whole)."""
+    conn, space_id, base = loc.ctx.conn, loc.t.space.row["id"], loc.base
+    cursor = _after(params)
+    after = None if cursor is None else cursor[0]
+    # The index follows main in the very transaction that moves it (content/indexing.py): what
+    # one page of the listing reads is the revision's, and is kept under it.
+    key = (space_id, loc.t.revision["id"], base, status, params.page, params.limit, page_id)
+    read = _READS.get(key)
+    if read is None:
+        read = await _read(conn, space_id, page_id, status, base, cursor, after, params.limit)
+        if reads_committed(conn):
+            _READS.put(key, read)
+    total, broken, count, chunk, more, holders = read
     await loc.prefetch(
         {g.row.target for g in chunk if g.row.kind == "page"}
         | {p for pages in holders.values() for p in pages},
