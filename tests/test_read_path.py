@@ -261,6 +261,7 @@ async def test_links_follow_main_and_each_caller_on_the_other_process(
 
     r = await twice(other, links, headers=reader.headers)
     assert seen(r.json()) == [("broken", "?"), ("ok", "Target")]
+    assert (r.json()["count"], r.json()["stats"]["broken"]["total"]) == (2, 1)
     as_reader = r.json()["items"][0]["locationReferences"][0]
     r = await twice(other, links, headers=admin.headers)
     as_admin = r.json()["items"][0]["locationReferences"][0]
@@ -273,10 +274,15 @@ async def test_links_follow_main_and_each_caller_on_the_other_process(
     assert as_admin["organization"]["permissions"]["admin"] is True
     assert as_reader["organization"]["permissions"]["admin"] is False
 
-    # The target goes, then the source links to a new page: the other process follows both.
+    # The target is renamed, then goes, then the source links to a new page: the other process
+    # follows each move, the pages presented in it included.
+    await edit({"operation": "update_page", "page": ids["t"], "title": "Renamed"})
+    r = await twice(other, links, headers=reader.headers)
+    assert seen(r.json()) == [("broken", "?"), ("ok", "Renamed")]
     await edit({"operation": "delete_page", "page": ids["t"]})
     r = await twice(other, links, headers=reader.headers)
     assert seen(r.json()) == [("broken", "?"), ("broken", "?")]
+    assert (r.json()["count"], r.json()["stats"]["broken"]["total"]) == (2, 2)
     await edit(
         {"operation": "insert_page", "title": "Missing", "document": {"markdown": "M"}},
         {

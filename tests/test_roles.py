@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -105,14 +107,13 @@ def test_outsiders_get_only_grants(
 
 # -- ContentScope: an organization admin's grants are never read ---------------------------------
 
+_Org = tuple[dict[str, tuple[str, Any]], list[dict[str, Any]], dict[tuple[str, str], Any]]
 _COLLECTIONS = ["c0", "c1", "c2", "c3"]
 _SPACES = ["s0", "s1", "s2", "s3"]
 
 
 @st.composite
-def _organizations(
-    draw: st.DrawFn,
-) -> tuple[dict[str, tuple[str, str | None]], list[dict[str, object]], dict[tuple[str, str], str]]:
+def _organizations(draw: st.DrawFn) -> _Org:
     """A collection tree (each collection under ROOT or an earlier one), spaces in it, and the
     grants one member holds (directly or through teams, already merged)."""
     from docshelf.authz.content import ROOT
@@ -136,11 +137,7 @@ def _organizations(
 
 
 @given(_organizations())
-def test_no_grant_changes_what_an_organization_admin_may_do(
-    org: tuple[
-        dict[str, tuple[str, str | None]], list[dict[str, object]], dict[tuple[str, str], str]
-    ],
-) -> None:
+def test_no_grant_changes_what_an_organization_admin_may_do(org: _Org) -> None:
     # ContentScope does not read an admin's grants (one query fewer on every read): sound only
     # if every answer it gives an admin is the same with and without them.
     from docshelf.authz.content import ContentScope

@@ -2,7 +2,9 @@
 
 `ContentScope.load` reads, in three small queries, everything the resolution needs: the caller's
 organization role, the organization's collection tree (ids, parents, default levels) and every
-grant the caller holds directly or through a team. `ContentScope.near` reads only the collections
+grant the caller holds directly or through a team (`load_known`: the role already read with the
+organization; an organization admin's grants are never read, as none changes what an admin
+may do). `ContentScope.near` reads only the collections
 above one place (one recursive query), which is all a space's or a collection's own role needs.
 Roles are then resolved in memory with `authz.roles`, and `visible_spaces` turns the same rules
 into SQL so lists, counts and cursors never include what GET would answer 404 for: a clause built
@@ -142,12 +144,18 @@ class ContentScope:
         return await cls._with_tree(conn, await cls._for(conn, org_id, user_id))
 
     @classmethod
-    async def load_member(
-        cls, conn: AsyncConnection, org_id: str, user_id: str, org_role: str | None
+    async def load_known(
+        cls,
+        conn: AsyncConnection,
+        org_id: str,
+        user_id: str,
+        *,
+        is_member: bool,
+        org_role: str | None,
     ) -> ContentScope:
-        """`load` for a member whose role was read with the organization (org_policy.load):
-        one query fewer."""
-        scope = cls(org_id=org_id, user_id=user_id, is_member=True, org_role=org_role)
+        """`load` for a caller whose membership was read with the organization
+        (org_policy.load): one query fewer."""
+        scope = cls(org_id=org_id, user_id=user_id, is_member=is_member, org_role=org_role)
         await scope._load_grants(conn)
         return await cls._with_tree(conn, scope)
 

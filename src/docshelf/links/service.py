@@ -20,7 +20,7 @@ from docshelf.content.service import Target, Where, merged_from_of, target
 from docshelf.kit.context import Ctx
 from docshelf.kit.db import reads_committed
 from docshelf.kit.errors import BadRequest
-from docshelf.kit.lru import SizedLRU, counted
+from docshelf.kit.lru import SizedLRU
 from docshelf.kit.pagination import PageParams, decode_cursor, encode_cursor, page_in_memory
 from docshelf.links import repository
 from docshelf.organization import policy as org_policy
@@ -32,7 +32,12 @@ Status = Literal["ok", "broken", "in-app"]
 # How a revision's page is presented in a location, encoded, by (space, revision, page, base
 # URL): a revision never changes, and a listing page names ~100 of them. The organization and
 # the space around it carry the caller's permissions and are presented per request.
-_PAGES: SizedLRU[tuple[str, str, str, str], bytes] = SizedLRU(8 * 1024 * 1024, len)
+# What an entry costs beyond its text (its key's strings, the tuples, the LRU's own node): an
+# estimate, so that a budget in bytes means about what it says.
+_ENTRY_BYTES = 400
+_PAGES: SizedLRU[tuple[str, str, str, str], bytes] = SizedLRU(
+    8 * 1024 * 1024, lambda page: len(page) + _ENTRY_BYTES
+)
 
 
 class _Locations:
@@ -189,9 +194,23 @@ async def _judge(loc: _Locations, group: repository.Group) -> tuple[Status, dict
 
 
 _Read = tuple[int, int, int, list[repository.Group], bool, dict[str, list[str]]]
+
+
+def _read_bytes(read: _Read) -> int:
+    """About what one kept read holds: a listing page of a thousand long links, or one link
+    held by ten thousand pages, is megabytes."""
+    groups, holders = read[3], read[5]
+    text = sum(
+        len(g.sort_key) + len(g.group_hash) + len(g.row.target) + len(g.row.anchor or "")
+        for g in groups
+    )
+    held = sum(len(pages) for pages in holders.values())
+    return _ENTRY_BYTES + 300 * len(groups) + text + 80 * held
+
+
 # One page of a listing as read from the index, by (space, revision, base URL, status, cursor,
 # limit, page): what it holds is immutable (Groups are frozen; nothing changes the lists).
-_READS: SizedLRU[tuple[Any, ...], _Read] = counted(256)
+_READS: SizedLRU[tuple[Any, ...], _Read] = SizedLRU(16 * 1024 * 1024, _read_bytes)
 
 
 async def _read(
@@ -249,8 +268,11 @@ async def _listing(
     conn, space_id, base = loc.ctx.conn, loc.t.space.row["id"], loc.base
     cursor = _after(params)
     after = None if cursor is None else cursor[0]
-    # The index follows main in the very transaction that moves it (content/indexing.py): what
-    # one page of the listing reads is the revision's, and is kept under it.
+    # The index follows main in the very transaction that moves it (content/indexing.py), and
+    # main only ever moves to a new revision: what one page of the listing reads is kept under
+    # the head it was asked for. A read that a move overtook (each statement of a read sees
+    # its own snapshot) holds the next revision's rows, as it would have read them anyway;
+    # only reads that began on the old head can meet it.
     key = (space_id, loc.t.revision["id"], base, status, params.page, params.limit, page_id)
     read = _READS.get(key)
     if read is None:

@@ -127,4 +127,6 @@ async def load_for(
 async def content_scope(ctx: Ctx, access: OrgAccess) -> ContentScope:
     """The caller's ContentScope (with the whole collection tree) in an organization `load`
     already read: the caller's role comes with it."""
-    return await ContentScope.load_member(ctx.conn, access.id, ctx.actor.user_id, access.role)
+    return await ContentScope.load_known(
+        ctx.conn, access.id, ctx.actor.user_id, is_member=access.is_member, org_role=access.role
+    )
