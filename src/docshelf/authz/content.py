@@ -3,12 +3,12 @@
 `ContentScope.load` reads, in three small queries, everything the resolution needs: the caller's
 organization role, the organization's collection tree (ids, parents, default levels) and every
 grant the caller holds directly or through a team (`load_known`: the role already read with the
-organization; an organization admin's grants are never read, as none changes what an admin
-may do). `ContentScope.near` reads only the collections
-above one place (one recursive query), which is all a space's or a collection's own role needs.
-Roles are then resolved in memory with `authz.roles`, and `visible_spaces` turns the same rules
-into SQL so lists, counts and cursors never include what GET would answer 404 for: a clause built
-once per shape, whose ids travel as one JSON array parameter each, whatever their number.
+organization; an organization admin's grants are never read, as none changes what an admin may
+do). `ContentScope.near` reads only the collections above one place (one recursive query), which
+is all a space's or a collection's own role needs. Roles are then resolved in memory with
+`authz.roles`, and `visible_spaces` turns the same rules into SQL so lists, counts and cursors
+never include what GET would answer 404 for: a clause built once per shape, whose ids travel as
+one JSON array parameter each, whatever their number.
 """
 
 from __future__ import annotations
@@ -141,7 +141,9 @@ class ContentScope:
     @classmethod
     async def load(cls, conn: AsyncConnection, org_id: str, user_id: str) -> ContentScope:
         """With the organization's whole collection tree: for listings across it."""
-        return await cls._with_tree(conn, await cls._for(conn, org_id, user_id))
+        scope = await cls._for(conn, org_id, user_id)
+        await scope._load_tree(conn)
+        return scope
 
     @classmethod
     async def load_known(
@@ -157,12 +159,7 @@ class ContentScope:
         (org_policy.load): one query fewer."""
         scope = cls(org_id=org_id, user_id=user_id, is_member=is_member, org_role=org_role)
         await scope._load_grants(conn)
-        return await cls._with_tree(conn, scope)
-
-    @classmethod
-    async def _with_tree(cls, conn: AsyncConnection, scope: ContentScope) -> ContentScope:
-        rows = await conn.execute(_TREE, {"oid": scope.org_id})
-        scope.tree = {r.id: (r.parent_id or ROOT, r.default_level) for r in rows}
+        await scope._load_tree(conn)
         return scope
 
     @classmethod
@@ -262,6 +259,10 @@ class ContentScope:
         # Access to content is for members (guests included); grants never outlive membership.
         await scope._load_grants(conn)
         return scope
+
+    async def _load_tree(self, conn: AsyncConnection) -> None:
+        rows = await conn.execute(_TREE, {"oid": self.org_id})
+        self.tree = {r.id: (r.parent_id or ROOT, r.default_level) for r in rows}
 
     async def _load_grants(self, conn: AsyncConnection) -> None:
         # An organization admin is admin on everything (roles.effective_role): no grant can

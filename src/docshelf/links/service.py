@@ -8,6 +8,7 @@ range, filters included, and each listed target is confirmed against the head wh
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
@@ -29,12 +30,12 @@ from docshelf.space.presenter import present_space
 
 Status = Literal["ok", "broken", "in-app"]
 
+# What a kept entry costs beyond its text (its key's strings, the tuples, the LRU's own node):
+# an estimate, so that a budget in bytes means about what it says.
+_ENTRY_BYTES = 400
 # How a revision's page is presented in a location, encoded, by (space, revision, page, base
 # URL): a revision never changes, and a listing page names ~100 of them. The organization and
 # the space around it carry the caller's permissions and are presented per request.
-# What an entry costs beyond its text (its key's strings, the tuples, the LRU's own node): an
-# estimate, so that a budget in bytes means about what it says.
-_ENTRY_BYTES = 400
 _PAGES: SizedLRU[tuple[str, str, str, str], bytes] = SizedLRU(
     8 * 1024 * 1024, lambda page: len(page) + _ENTRY_BYTES
 )
@@ -193,24 +194,30 @@ async def _judge(loc: _Locations, group: repository.Group) -> tuple[Status, dict
     return ("in-app" if row.target.startswith(loc.base) else "ok"), url
 
 
-_Read = tuple[int, int, int, list[repository.Group], bool, dict[str, list[str]]]
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """One page of a listing as read from the index (nothing changes its lists once read)."""
+
+    total: int
+    broken: int
+    count: int
+    chunk: list[repository.Group]
+    more: bool
+    holders: dict[str, list[str]]
+
+    def bytes(self) -> int:
+        """About what it holds: a listing page of a thousand long links, or one link held by
+        ten thousand pages, is megabytes."""
+        text = sum(
+            len(g.sort_key) + len(g.group_hash) + len(g.row.target) + len(g.row.anchor or "")
+            for g in self.chunk
+        )
+        held = sum(len(pages) for pages in self.holders.values())
+        return _ENTRY_BYTES + 300 * len(self.chunk) + text + 80 * held
 
 
-def _read_bytes(read: _Read) -> int:
-    """About what one kept read holds: a listing page of a thousand long links, or one link
-    held by ten thousand pages, is megabytes."""
-    groups, holders = read[3], read[5]
-    text = sum(
-        len(g.sort_key) + len(g.group_hash) + len(g.row.target) + len(g.row.anchor or "")
-        for g in groups
-    )
-    held = sum(len(pages) for pages in holders.values())
-    return _ENTRY_BYTES + 300 * len(groups) + text + 80 * held
-
-
-# One page of a listing as read from the index, by (space, revision, base URL, status, cursor,
-# limit, page): what it holds is immutable (Groups are frozen; nothing changes the lists).
-_READS: SizedLRU[tuple[Any, ...], _Read] = SizedLRU(16 * 1024 * 1024, _read_bytes)
+# By (space, revision, base URL, status, cursor, limit, page).
+_READS: SizedLRU[tuple[Any, ...], _Read] = SizedLRU(16 * 1024 * 1024, _Read.bytes)
 
 
 async def _read(
@@ -220,9 +227,9 @@ async def _read(
     status: Status | None,
     base: str,
     cursor: tuple[tuple[str, str], int] | None,
-    after: tuple[str, str] | None,
     limit: int,
 ) -> _Read:
+    after = None if cursor is None else cursor[0]
     if page_id is None:
         total, broken = await repository.stats(conn, space_id)
         if cursor is not None:
@@ -257,7 +264,7 @@ async def _read(
         holders = await repository.pages_of_groups(conn, space_id, [g.group_hash for g in chunk])
     else:
         holders = {g.group_hash: [page_id] for g in chunk}
-    return total, broken, count, chunk, more, holders
+    return _Read(total, broken, count, chunk, more, holders)
 
 
 async def _listing(
@@ -267,7 +274,6 @@ async def _listing(
     space's counts come from its maintained row (a page's own links are few: read whole)."""
     conn, space_id, base = loc.ctx.conn, loc.t.space.row["id"], loc.base
     cursor = _after(params)
-    after = None if cursor is None else cursor[0]
     # The index follows main in the very transaction that moves it (content/indexing.py), and
     # main only ever moves to a new revision: what one page of the listing reads is kept under
     # the head it was asked for. A read that a move overtook (each statement of a read sees
@@ -276,10 +282,10 @@ async def _listing(
     key = (space_id, loc.t.revision["id"], base, status, params.page, params.limit, page_id)
     read = _READS.get(key)
     if read is None:
-        read = await _read(conn, space_id, page_id, status, base, cursor, after, params.limit)
+        read = await _read(conn, space_id, page_id, status, base, cursor, params.limit)
         if reads_committed(conn):
             _READS.put(key, read)
-    total, broken, count, chunk, more, holders = read
+    chunk, holders = read.chunk, read.holders
     await loc.prefetch(
         {g.row.target for g in chunk if g.row.kind == "page"}
         | {p for pages in holders.values() for p in pages},
@@ -299,12 +305,13 @@ async def _listing(
         items.append(item)
     body: dict[str, Any] = {
         "items": items,
-        "count": count,
-        "stats": {"total": total, "broken": {"total": broken, "changeRequest": 0}},
+        "count": read.count,
+        "stats": {"total": read.total, "broken": {"total": read.broken, "changeRequest": 0}},
     }
-    if more:
+    if read.more:
         last = chunk[-1]
-        body["next"] = {"page": encode_cursor([last.sort_key, last.group_hash, count], _LISTING)}
+        cursor_value = [last.sort_key, last.group_hash, read.count]
+        body["next"] = {"page": encode_cursor(cursor_value, _LISTING)}
     return body
 
 
