@@ -26,6 +26,7 @@ from docshelf.member.presenter import present_member
 from docshelf.models import invites
 from docshelf.organization import policy as org_policy
 from docshelf.organization import repository as org_repository
+from docshelf.organization.policy import OrgAccess
 from docshelf.permission import repository as permission_repository
 from docshelf.space import policy as space_policy
 from docshelf.space import repository as space_repository
@@ -60,9 +61,9 @@ async def _present_many(
     return out
 
 
-async def _can_manage(ctx: Ctx, org_id: str, row: sa.RowMapping) -> bool:
+async def _can_manage(ctx: Ctx, access: OrgAccess, row: sa.RowMapping) -> bool:
     """Organization admins manage every invite; content admins the invites to their content."""
-    if policy.can_manage_links(await org_policy.load(ctx, org_id)):
+    if policy.can_manage_links(access):
         return True
     try:
         if row["space_id"]:
@@ -76,13 +77,15 @@ async def _can_manage(ctx: Ctx, org_id: str, row: sa.RowMapping) -> bool:
     return False
 
 
-async def _managed_invite(ctx: Ctx, org_id: str, invite_id: str) -> sa.RowMapping:
-    await org_policy.load(ctx, org_id)
+async def _managed_invite(ctx: Ctx, org_id: str, invite_id: str) -> tuple[OrgAccess, sa.RowMapping]:
+    """The invite and the organization as the caller sees it (read once: the caller's role
+    decides both who manages the invite and how its content is presented)."""
+    access = await org_policy.load(ctx, org_id)
     row = await repository.get(ctx.conn, org_id, invite_id)
     if row is None:
         not_found("Invite")
-    require(await _can_manage(ctx, org_id, row), "Only admins can manage this invite link")
-    return row
+    require(await _can_manage(ctx, access, row), "Only admins can manage this invite link")
+    return access, row
 
 
 async def list_invites(ctx: Ctx, org_id: str, params: PageParams) -> dict[str, Any]:
@@ -159,8 +162,8 @@ async def _target(ctx: Ctx, kind: str, target_id: str, org_id: str) -> Any:
 
 
 async def get_invite(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
-    row = await _managed_invite(ctx, org_id, invite_id)
-    scope = await ContentScope.load(ctx.conn, org_id, ctx.actor.user_id)
+    access, row = await _managed_invite(ctx, org_id, invite_id)
+    scope = await org_policy.content_scope(ctx, access)
     (presented,) = await _present_many(ctx, scope, [row])
     return presented
 
@@ -168,7 +171,7 @@ async def get_invite(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
 async def update_invite(
     ctx: Ctx, org_id: str, invite_id: str, body: UpdateInvite
 ) -> dict[str, Any]:
-    row = await _managed_invite(ctx, org_id, invite_id)
+    _, row = await _managed_invite(ctx, org_id, invite_id)
     if (row["space_id"] or row["collection_id"]) and body.new_role is None:
         raise BadRequest("Invalid body field 'level': an invite to content needs a level")
     await repository.update_role(ctx.conn, invite_id, body.new_role)
