@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docshelf.kit.clock import utcnow
@@ -560,3 +562,23 @@ def test_a_statement_is_kept_only_for_a_list_of_spaces_given_as_the_parameter() 
     selected = engine._Fts5(engine._terms("word"), sa.select(sa.literal("space")))
     made = engine._built(selected, ("probe",), lambda: sa.select(sa.literal(1)))
     assert engine._built(selected, ("probe",), lambda: sa.select(sa.literal(1))) is not made
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    query=st.lists(
+        st.text(alphabet="abcé:-_ Z9", min_size=1, max_size=6), min_size=1, max_size=3
+    ).map(" ".join),
+    text=st.one_of(st.none(), st.text(alphabet="abcéÉ:-_ Z9xyz.", max_size=30)),
+)
+def test_a_title_is_counted_alike_with_or_without_the_quick_look(
+    query: str, text: str | None
+) -> None:
+    """A broad query's titles are counted without tokenizing those that cannot hold a word of
+    it (_count_held's quick look at the text): the count is the tokenized one, always."""
+    terms = engine._terms(query)
+    assume(terms)  # search answers a query without words before any plan
+    for plan_class in (engine._Fts5, engine._Postgres):
+        plan = plan_class(terms, ["s"])
+        full = 0 if not text else plan._count_tokens(text)
+        assert plan._count_held(text) == full

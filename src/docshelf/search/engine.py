@@ -551,6 +551,17 @@ class _Plan:
         return held
 
     def _count_held(self, text: str | None) -> int:
+        if not text:
+            return 0
+        lowered = text.lower()
+        if lowered.isascii() and not any(word and word[0] in lowered for word, _ in self.words):
+            # A word's first token (or the prefix of it) is in the text's tokens only if it is
+            # in the text: most of a broad query's section titles hold none, and are not
+            # tokenized.
+            return 0
+        return self._count_tokens(text)
+
+    def _count_tokens(self, text: str) -> int:
         tokens = _tokens(text, self.strip_diacritics)
         present = set(tokens)
 
