@@ -506,6 +506,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "db": args.db,
         "git": git_state(),
         "connections": args.connections,
+        "workers": args.workers,
         "duration_s": args.duration,
         "rounds": args.rounds,
         "background_cpu_percent": round(cpu_busy_percent(), 1),
@@ -523,6 +524,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             database_url,
             server=Settings().server,
             rate_limit=0,
+            workers=args.workers,
             extra_env={
                 "DOCSHELF_ANONYMOUS_RATE_LIMIT": "0",
                 **dict(kv.split("=", 1) for kv in args.env),
@@ -559,6 +561,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "--log-level",
                 "warning",
                 "--no-access-log",
+                "--workers",
+                str(args.workers),
             ],
             clean_env(MIX_FLOOR_FILE=str(floor_file), PYTHONPATH=str(HERE)),
             port,
@@ -669,6 +673,7 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"{report['date']} {report['db']} {report['git']} ({report['urls']} URLs, "
         f"{report['pairs']} URL x caller pairs, {report['connections']} connections, "
+        f"{report.get('workers', 1)} API process(es) and as many of the floor's, "
         f"{report['rounds']} x {report['duration_s']} s, background CPU "
         f"{report['background_cpu_percent']} %)",
         "",
@@ -715,6 +720,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--duration", type=float, default=15)
     p.add_argument("--warmup", type=float, default=5)
     p.add_argument("--connections", type=int, default=64)
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="API processes of docshelf serve, and as many of the floor's (default: one each)",
+    )
     p.add_argument("--writes-per-second", type=float, default=WRITES_PER_SECOND)
     p.add_argument("--no-writes-too", action="store_true", help="also a run without writes")
     p.add_argument("--times", type=int, default=25, help="requests per URL for the medians")
