@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -255,3 +256,21 @@ async def test_a_library_gone_after_start_is_503_not_the_contents_fault(
         ), message
     finally:
         server.stop()
+
+
+def test_detection_opens_no_library_in_the_process_that_asks() -> None:
+    """An API process learns which features are on without keeping Pango, GLib and fontconfig
+    (a child process opens them), and learns the same as opening them itself would."""
+    code = (
+        "import json; from docshelf import features; "
+        "found = features.detect().readiness(); "
+        "maps = open('/proc/self/maps').read(); "
+        "opened = [n for n in ('libpango', 'libfontconfig', 'libgobject') if n in maps]; "
+        "print(json.dumps([found, opened, features.check(features.FEATURES).readiness()]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    found, opened, in_process = json.loads(done.stdout)
+    assert opened == []
+    assert found == in_process

@@ -1,8 +1,8 @@
 """Features that need something from the operating system rather than from PyPI: PDF export
 (WeasyPrint's Pango, HarfBuzz and fontconfig, and a font) and single sign-on (the `xmlsec1`
-program pysaml2 runs). `detect` checks them once a process, at start (~50 ms: the libraries are
-opened as WeasyPrint opens them, by their shared-object names, and fontconfig is asked for its
-fonts); the server then names the features that are off in one block at start
+program pysaml2 runs). `detect` checks them once a process, at start (~100 ms: the libraries
+are opened as WeasyPrint opens them, by their shared-object names, and fontconfig is asked for
+its fonts, in a child process that then ends); the server then names the features that are off in one block at start
 (`startup_notice`), `/readyz` lists every feature, and a feature that is off answers 503 naming
 what is missing (`require`) instead of failing on the content.
 
@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import json
 import os
 import shutil
-from collections.abc import Callable, Iterable
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from docshelf.kit.errors import ServiceUnavailable
@@ -38,12 +41,15 @@ class Feature:
     needs: tuple[Need, ...]
 
 
-def library(*names: str) -> Callable[[], bool]:
+@dataclass(frozen=True, slots=True)
+class Library:
     """Whether the dynamic loader opens one of `names` (the Linux shared-object name first,
     then the macOS one), as WeasyPrint's own loading does."""
 
-    def opens() -> bool:
-        for name in names:
+    names: tuple[str, ...]
+
+    def __call__(self) -> bool:
+        for name in self.names:
             try:
                 ctypes.CDLL(name)
             except OSError:
@@ -51,7 +57,9 @@ def library(*names: str) -> Callable[[], bool]:
             return True
         return False
 
-    return opens
+
+def library(*names: str) -> Library:
+    return Library(names)
 
 
 def program(name: str) -> Callable[[], bool]:
@@ -180,8 +188,58 @@ def check(features: tuple[Feature, ...]) -> Features:
 
 @functools.cache
 def detect() -> Features:
-    """The features of this machine, checked once a process."""
-    return check(FEATURES)
+    """The features of this machine, checked once a process. What is checked by opening a
+    library (and asking fontconfig for its fonts) is checked in a child process: a library
+    once opened stays in the process, and Pango, GLib and fontconfig held ~3 MB of every API
+    process for what only the PDF export's worker processes use."""
+    opened = [n for f in FEATURES for n in f.needs if _opens(n)]
+    answers = dict(zip(map(id, opened), _probe_apart(opened), strict=True))
+    return Features(
+        tuple(
+            Status(
+                f,
+                tuple(
+                    n for n in f.needs if not (answers[id(n)] if id(n) in answers else n.present())
+                ),
+            )
+            for f in FEATURES
+        )
+    )
+
+
+def _opens(need: Need) -> bool:
+    return isinstance(need.present, Library) or need.present is _fonts
+
+
+def _probe_apart(needs: Sequence[Need]) -> list[bool]:
+    """Each of `needs` checked in a child Python (~50 ms); here if the child cannot run."""
+    probes = [
+        ["lib", list(n.present.names)] if isinstance(n.present, Library) else ["fonts"]
+        for n in needs
+    ]
+    code = "import sys; from docshelf.features import _probe_main; _probe_main(sys.argv[1])"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, json.dumps(probes)],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
+        answers = json.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return [n.present() for n in needs]
+    if not (isinstance(answers, list) and len(answers) == len(needs)):
+        return [n.present() for n in needs]
+    return [a is True for a in answers]
+
+
+def _probe_main(probes: str) -> None:
+    """The child's side of _probe_apart: one JSON boolean per probe on stdout."""
+    answers = [
+        Library(tuple(probe[1]))() if probe[0] == "lib" else _fonts()
+        for probe in json.loads(probes)
+    ]
+    sys.stdout.write(json.dumps(answers))
 
 
 def require(features: Features, name: str) -> None:
