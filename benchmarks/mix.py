@@ -741,7 +741,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--cpu-mix-seconds", type=float, default=10)
     p.add_argument("--profile", type=float, default=0, help="seconds of py-spy under the mix")
     p.add_argument("--profile-out", default="/tmp/mix-profile.txt")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.workers < 1:
+        p.error("--workers must be 1 or more")
+    if args.workers > 1 and (args.cpu or args.profile):
+        # Both read the one busiest API process: with several, most requests go elsewhere.
+        p.error("--cpu and --profile measure one API process: use them with --workers 1")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,10 @@
 """Features that need something from the operating system rather than from PyPI: PDF export
 (WeasyPrint's Pango, HarfBuzz and fontconfig, and a font) and single sign-on (the `xmlsec1`
-program pysaml2 runs). `detect` checks them once a process, at start (~100 ms: the libraries
-are opened as WeasyPrint opens them, by their shared-object names, and fontconfig is asked for
-its fonts, in a child process that then ends); the server then names the features that are off in one block at start
-(`startup_notice`), `/readyz` lists every feature, and a feature that is off answers 503 naming
-what is missing (`require`) instead of failing on the content.
+program pysaml2 runs). `detect` checks them once a process, at start, in a child process that
+then ends (~100 ms: the libraries are opened as WeasyPrint opens them, by their shared-object
+names, and fontconfig is asked for its fonts); the server then names the features that are off
+in one block at start (`startup_notice`), `/readyz` lists every feature, and a feature that is
+off answers 503 naming what is missing (`require`) instead of failing on the content.
 
 A feature that is off does not make the server unready: everything else works, and restarting
 a container would not install a library."""
@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -22,6 +23,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from docshelf.kit.errors import ServiceUnavailable
+
+log = logging.getLogger("docshelf.features")
+_PROBE_SECONDS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +74,7 @@ class _FontSet(ctypes.Structure):
     _fields_ = [("nfont", ctypes.c_int), ("sfont", ctypes.c_int), ("fonts", ctypes.c_void_p)]
 
 
-def _fonts() -> bool:
+def _fonts_known() -> bool:
     """Whether fontconfig knows at least one font (WeasyPrint's own test before it warns that
     the output will have no text worth reading). False when fontconfig itself cannot load."""
     try:
@@ -93,6 +97,16 @@ def _fonts() -> bool:
     finally:
         fc.FcConfigDestroy(config)
 
+
+@dataclass(frozen=True, slots=True)
+class Fonts:
+    """Whether fontconfig knows a font: a value, like Library, so that a child can be asked."""
+
+    def __call__(self) -> bool:
+        return _fonts_known()
+
+
+FONTS = Fonts()
 
 PDF = Feature(
     "pdf",
@@ -124,7 +138,7 @@ PDF = Feature(
             "libfontconfig1",
             library("libfontconfig.so.1", "libfontconfig.1.dylib"),
         ),
-        Need("a font (DejaVu)", "fonts-dejavu-core", _fonts),
+        Need("a font (DejaVu)", "fonts-dejavu-core", FONTS),
     ),
 )
 SSO = Feature("sso", "Single sign-on (SAML)", (Need("xmlsec1", "xmlsec1", program("xmlsec1")),))
@@ -208,36 +222,55 @@ def detect() -> Features:
 
 
 def _opens(need: Need) -> bool:
-    return isinstance(need.present, Library) or need.present is _fonts
+    return isinstance(need.present, (Library, Fonts))
 
 
 def _probe_apart(needs: Sequence[Need]) -> list[bool]:
-    """Each of `needs` checked in a child Python (~50 ms); here if the child cannot run."""
+    """Each of `needs` checked in a child Python. Checked here only when no child could be
+    started or import this module; a child that crashed or hung (a broken library can do
+    either) leaves its needs missing, with a warning, rather than doing the same here."""
     probes = [
         ["lib", list(n.present.names)] if isinstance(n.present, Library) else ["fonts"]
         for n in needs
     ]
+    if not needs:
+        return []
+    if not sys.executable:
+        return [n.present() for n in needs]
     code = "import sys; from docshelf.features import _probe_main; _probe_main(sys.argv[1])"
     try:
+        # -P: nothing from the working directory is imported in its place.
         done = subprocess.run(
-            [sys.executable, "-c", code, json.dumps(probes)],
+            [sys.executable, "-P", "-c", code, json.dumps(probes)],
             capture_output=True,
-            timeout=60,
-            check=True,
+            timeout=_PROBE_SECONDS,
+            check=False,
         )
-        answers = json.loads(done.stdout)
-    except (OSError, subprocess.SubprocessError, ValueError):
+    except OSError:
         return [n.present() for n in needs]
+    except subprocess.TimeoutExpired:
+        log.warning("the feature probe did not end within %s s: taken as missing", _PROBE_SECONDS)
+        return [False] * len(needs)
+    if done.returncode == 1:  # an error of its own, such as an import: not a library's doing
+        return [n.present() for n in needs]
+    try:
+        answers = json.loads(done.stdout) if done.returncode == 0 else None
+    except ValueError:
+        answers = None
     if not (isinstance(answers, list) and len(answers) == len(needs)):
-        return [n.present() for n in needs]
+        log.warning(
+            "the feature probe ended with %s: taken as missing; %s",
+            done.returncode,
+            done.stderr.decode(errors="replace")[-500:],
+        )
+        return [False] * len(needs)
     return [a is True for a in answers]
 
 
 def _probe_main(probes: str) -> None:
     """The child's side of _probe_apart: one JSON boolean per probe on stdout."""
     answers = [
-        Library(tuple(probe[1]))() if probe[0] == "lib" else _fonts()
-        for probe in json.loads(probes)
+        Library(tuple(probe[1]))() if probe[0] == "lib" else FONTS() for probe in json.loads(probes)
     ]
     sys.stdout.write(json.dumps(answers))
 

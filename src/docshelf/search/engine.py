@@ -555,9 +555,10 @@ class _Plan:
             return 0
         lowered = text.lower()
         if lowered.isascii() and not any(word and word[0] in lowered for word, _ in self.words):
-            # A word's first token (or the prefix of it) is in the text's tokens only if it is
-            # in the text: most of a broad query's section titles hold none, and are not
-            # tokenized.
+            # Most of a broad query's section titles hold no word of it, and tokenizing each
+            # cost more than the rest of its ranking. An ASCII text's tokens are pieces of its
+            # lower-cased form, so a word whose first token is not in it is not held; a
+            # non-ASCII text goes to _tokens (FTS5 strips its diacritics: é is e).
             return 0
         return self._count_tokens(text)
 
