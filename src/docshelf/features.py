@@ -194,10 +194,10 @@ class Features:
         return [s for s in self.statuses if not s.on]
 
 
-def check(features: tuple[Feature, ...]) -> Features:
-    return Features(
-        tuple(Status(f, tuple(n for n in f.needs if not n.present())) for f in features)
-    )
+def check(
+    features: tuple[Feature, ...], present: Callable[[Need], bool] = lambda n: n.present()
+) -> Features:
+    return Features(tuple(Status(f, tuple(n for n in f.needs if not present(n))) for f in features))
 
 
 @functools.cache
@@ -208,17 +208,7 @@ def detect() -> Features:
     process for what only the PDF export's worker processes use."""
     opened = [n for f in FEATURES for n in f.needs if _opens(n)]
     answers = dict(zip(map(id, opened), _probe_apart(opened), strict=True))
-    return Features(
-        tuple(
-            Status(
-                f,
-                tuple(
-                    n for n in f.needs if not (answers[id(n)] if id(n) in answers else n.present())
-                ),
-            )
-            for f in FEATURES
-        )
-    )
+    return check(FEATURES, lambda n: answers[id(n)] if id(n) in answers else n.present())
 
 
 def _opens(need: Need) -> bool:
@@ -229,14 +219,14 @@ def _probe_apart(needs: Sequence[Need]) -> list[bool]:
     """Each of `needs` checked in a child Python. Checked here only when no child could be
     started or import this module; a child that crashed or hung (a broken library can do
     either) leaves its needs missing, with a warning, rather than doing the same here."""
-    probes = [
-        ["lib", list(n.present.names)] if isinstance(n.present, Library) else ["fonts"]
-        for n in needs
-    ]
     if not needs:
         return []
     if not sys.executable:
         return [n.present() for n in needs]
+    probes = [
+        ["lib", list(n.present.names)] if isinstance(n.present, Library) else ["fonts"]
+        for n in needs
+    ]
     code = "import sys; from docshelf.features import _probe_main; _probe_main(sys.argv[1])"
     try:
         # -P: nothing from the working directory is imported in its place.

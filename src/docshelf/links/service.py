@@ -80,6 +80,8 @@ class _Locations:
         self.sign = sign
         self.base = ctx.base_url.rstrip("/") + "/"
         self._pages: dict[str, dict[str, Any] | None] = {}
+        # Pages found presented already by prefetch: not looked up in _PAGES a second time.
+        self._encoded: dict[str, bytes] = {}
 
     async def prefetch(self, page_ids: set[str], file_ids: set[str]) -> None:
         """Reads the pages (and their ancestors, for paths) and files a listing page presents,
@@ -87,7 +89,13 @@ class _Locations:
         snap = self.t.snap
         await snap.files(file_ids)
         # A page presented before is in the revision, path and all: nothing to read for it.
-        wanted = {p for p in page_ids if _PAGES.get(self._kept(p)) is None}
+        wanted = set()
+        for p in page_ids:
+            page = _PAGES.get(self._kept(p))
+            if page is None:
+                wanted.add(p)
+            else:
+                self._encoded[p] = page
         while wanted:
             found = await snap.pages(wanted)
             wanted = {r["parent"] for r in found.values() if r.get("parent")} - set(found)
@@ -107,7 +115,7 @@ class _Locations:
 
     async def _page(self, page_id: str) -> dict[str, Any] | None:
         key = self._kept(page_id)
-        page = _PAGES.get(key)
+        page = self._encoded.get(page_id) or _PAGES.get(key)
         if page is None:
             rec = await self.t.snap.page(page_id)
             if rec is None:
