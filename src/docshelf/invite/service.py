@@ -145,7 +145,7 @@ async def create_invite(ctx: Ctx, org_id: str, body: CreateInvite) -> dict[str, 
         require(policy.can_manage_links(access), "Only organization admins can create invite links")
         values["role"] = body.role
     await repository.insert(ctx.conn, values)
-    return await get_invite(ctx, org_id, values["id"])
+    return await _presented(ctx, access, await _written(ctx, org_id, values["id"]))
 
 
 async def _target(ctx: Ctx, kind: str, target_id: str, org_id: str) -> Any:
@@ -163,6 +163,17 @@ async def _target(ctx: Ctx, kind: str, target_id: str, org_id: str) -> Any:
 
 async def get_invite(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
     access, row = await _managed_invite(ctx, org_id, invite_id)
+    return await _presented(ctx, access, row)
+
+
+async def _written(ctx: Ctx, org_id: str, invite_id: str) -> sa.RowMapping:
+    """The invite as this unit of work just wrote it."""
+    row = await repository.get(ctx.conn, org_id, invite_id)
+    assert row is not None
+    return row
+
+
+async def _presented(ctx: Ctx, access: OrgAccess, row: sa.RowMapping) -> dict[str, Any]:
     scope = await org_policy.content_scope(ctx, access)
     (presented,) = await _present_many(ctx, scope, [row])
     return presented
@@ -171,11 +182,11 @@ async def get_invite(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
 async def update_invite(
     ctx: Ctx, org_id: str, invite_id: str, body: UpdateInvite
 ) -> dict[str, Any]:
-    _, row = await _managed_invite(ctx, org_id, invite_id)
+    access, row = await _managed_invite(ctx, org_id, invite_id)
     if (row["space_id"] or row["collection_id"]) and body.new_role is None:
         raise BadRequest("Invalid body field 'level': an invite to content needs a level")
     await repository.update_role(ctx.conn, invite_id, body.new_role)
-    return await get_invite(ctx, org_id, invite_id)
+    return await _presented(ctx, access, await _written(ctx, org_id, invite_id))
 
 
 async def delete_invite(ctx: Ctx, org_id: str, invite_id: str) -> None:
