@@ -1,20 +1,37 @@
-"""Install-wide values stored in the database so that every process agrees on them."""
+"""Install-wide values stored in the database so that every process agrees on them.
+
+A value is set once and never changed (`claim` never overwrites, and nothing updates or deletes
+one), so once a process has seen it committed it keeps it: the signing keys asked for on every
+request that signs a download link or opens a site token are read from the database once per
+engine, not once per request."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.kit.db import upsert_insert
+from docshelf.kit.db import reads_committed, upsert_insert
 from docshelf.models import instance_settings
 
 _VALUE = sa.select(instance_settings.c.value).where(instance_settings.c.key == sa.bindparam("k"))
 
+# What each engine has read committed, per key. Per engine rather than per process: a process
+# may serve several installs (the tests do), each with its own values. Only a read's statements
+# are known to see committed rows: a write may see its own claim, which a rollback undoes.
+_seen: weakref.WeakKeyDictionary[sa.Engine, dict[str, str]] = weakref.WeakKeyDictionary()
+
 
 async def get(conn: AsyncConnection, key: str) -> str | None:
-    return (await conn.execute(_VALUE, {"k": key})).scalar_one_or_none()
+    seen = _seen.get(conn.sync_engine)
+    if seen is not None and (value := seen.get(key)) is not None:
+        return value
+    value = (await conn.execute(_VALUE, {"k": key})).scalar_one_or_none()
+    if value is not None and reads_committed(conn):
+        _seen.setdefault(conn.sync_engine, {})[key] = value
+    return value
 
 
 async def claim(conn: AsyncConnection, key: str, value: str) -> bool:
