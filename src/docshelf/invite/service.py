@@ -167,9 +167,11 @@ async def get_invite(ctx: Ctx, org_id: str, invite_id: str) -> dict[str, Any]:
 
 
 async def _written(ctx: Ctx, org_id: str, invite_id: str) -> sa.RowMapping:
-    """The invite as this unit of work just wrote it."""
+    """The invite as this unit of work just wrote it, read back for what the query works out
+    (whether it is redundant; an invite to a space deleted meanwhile is not found)."""
     row = await repository.get(ctx.conn, org_id, invite_id)
-    assert row is not None
+    if row is None:
+        not_found("Invite")
     return row
 
 

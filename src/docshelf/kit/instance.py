@@ -1,9 +1,11 @@
 """Install-wide values stored in the database so that every process agrees on them.
 
 A value is set once and never changed (`claim` never overwrites, and nothing updates or deletes
-one), so once a process has seen it committed it keeps it: the signing keys asked for on every
-request that signs a download link or opens a site token are read from the database once per
-engine, not once per request."""
+one), so once a read has seen it committed its engine keeps it: the signing keys asked for on
+every request that signs a download link or opens a site token are read once per engine, not
+once per request (on SQLite, reads and writes have engines of their own, and only reads keep).
+Changing a value by hand therefore takes a restart of every process.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ _VALUE = sa.select(instance_settings.c.value).where(instance_settings.c.key == s
 
 # What each engine has read committed, per key. Per engine rather than per process: a process
 # may serve several installs (the tests do), each with its own values. Only a read's statements
-# are known to see committed rows: a write may see its own claim, which a rollback undoes.
+# are known to see committed rows (reads autocommit, so even a read's own claim is committed
+# when it reads it back); a write may see its own claim, which a rollback undoes.
 _seen: weakref.WeakKeyDictionary[sa.Engine, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
