@@ -207,8 +207,8 @@ def detect() -> Features:
     once opened stays in the process, and Pango, GLib and fontconfig held ~3 MB of every API
     process for what only the PDF export's worker processes use."""
     opened = [n for f in FEATURES for n in f.needs if _opens(n)]
-    answers = dict(zip(map(id, opened), _probe_apart(opened), strict=True))
-    return check(FEATURES, lambda n: answers[id(n)] if id(n) in answers else n.present())
+    answers = dict(zip(opened, _probe_apart(opened), strict=True))
+    return check(FEATURES, lambda n: answers[n] if n in answers else n.present())
 
 
 def _opens(need: Need) -> bool:
@@ -221,8 +221,12 @@ def _probe_apart(needs: Sequence[Need]) -> list[bool]:
     either) leaves its needs missing, with a warning, rather than doing the same here."""
     if not needs:
         return []
-    if not sys.executable:
+
+    def checked_here() -> list[bool]:
         return [n.present() for n in needs]
+
+    if not sys.executable:
+        return checked_here()
     probes = [
         ["lib", list(n.present.names)] if isinstance(n.present, Library) else ["fonts"]
         for n in needs
@@ -237,12 +241,12 @@ def _probe_apart(needs: Sequence[Need]) -> list[bool]:
             check=False,
         )
     except OSError:
-        return [n.present() for n in needs]
+        return checked_here()
     except subprocess.TimeoutExpired:
         log.warning("the feature probe did not end within %s s: taken as missing", _PROBE_SECONDS)
         return [False] * len(needs)
     if done.returncode == 1:  # an error of its own, such as an import: not a library's doing
-        return [n.present() for n in needs]
+        return checked_here()
     try:
         answers = json.loads(done.stdout) if done.returncode == 0 else None
     except ValueError:
