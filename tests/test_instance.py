@@ -75,3 +75,15 @@ async def test_a_rolled_back_claim_is_not_kept(db: AsyncEngine, settings: Settin
             assert await instance.get(conn, "test_lost") == "kept"
     finally:
         await other.dispose()
+
+
+async def test_a_transaction_that_only_reads_keeps_nothing(db: AsyncEngine) -> None:
+    # Only a read unit of work's autocommitting connection keeps values: a transaction of
+    # any other kind (here one begun on the engine by hand) may roll its claim back.
+    with pytest.raises(RuntimeError):
+        async with db.begin() as conn:
+            assert await instance.get_or_create(conn, "test_plain", lambda: "lost") == "lost"
+            assert await instance.get_or_create(conn, "test_plain", lambda: "other") == "lost"
+            raise RuntimeError("rolled back")
+    async with unit_of_work(db, write=False) as conn:
+        assert await instance.get_or_create(conn, "test_plain", lambda: "kept") == "kept"

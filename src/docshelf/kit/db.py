@@ -67,9 +67,11 @@ class Engine(AsyncEngine):
     autocommitting `sqlite3` connection holds no state from one read to the next, and the
     pool's checkout and reset cost more than the statements of a simple GET. `writer` runs
     write units of work inline too, one at a time per process (`InlineWrites`). On PostgreSQL,
-    `gate` admits units of work to the pool first come, first served (`Gate`)."""
+    `gate` admits units of work to the pool first come, first served (`Gate`), and
+    `idle_readers` keeps a few autocommit connections of the pool itself checked out between
+    reads (`LazyRead`), handed back to it when a unit of work would otherwise find it empty."""
 
-    __slots__ = ("gate", "idle_readers", "reader", "writer")
+    __slots__ = ("gate", "idle_loop", "idle_readers", "reader", "writer")
 
     def __init__(
         self,
@@ -82,6 +84,9 @@ class Engine(AsyncEngine):
         super().__init__(engine.sync_engine)
         self.reader = reader
         self.idle_readers: list[sa.Connection] = []
+        # The event loop PostgreSQL's idle readers were opened on: asyncpg's connections
+        # belong to one loop (tests run several loops over one engine).
+        self.idle_loop: asyncio.AbstractEventLoop | None = None
         self.gate = gate
         self.writer = writer
 
@@ -223,6 +228,12 @@ _READER_CACHE_KB = 256
 _IDLE_READERS = 4
 
 
+# The execution option that marks a read unit of work's autocommitting connection (SQLite's
+# reader, PostgreSQL's LazyRead): each of its statements commits on its own, so what it reads
+# (its own claims included) is committed.
+_AUTOCOMMIT_READ = {"autocommit_read": True}
+
+
 def create_engine(settings: Settings) -> AsyncEngine:
     url = settings.resolved_database_url
     if url.startswith("sqlite"):
@@ -316,10 +327,12 @@ async def unit_of_work(
         # greenlet.
         if engine.idle_readers:
             sync_conn = engine.idle_readers.pop()
-        elif sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
-            sync_conn = sync_engine.connect()
         else:
-            sync_conn = await greenlet_spawn(sync_engine.connect)
+            if sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
+                sync_conn = sync_engine.connect()
+            else:
+                sync_conn = await greenlet_spawn(sync_engine.connect)
+            sync_conn.execution_options(**_AUTOCOMMIT_READ)
         clean = False
         try:
             yield sqlite_inline.InlineConnection(engine.reader, sync_conn)
@@ -340,13 +353,17 @@ async def unit_of_work(
     gate = engine.gate if isinstance(engine, Engine) else None
     if not write and is_postgres(engine):
         read = LazyRead(engine, gate)
+        clean = False
         try:
             yield read
+            clean = True
         finally:
-            await read.finish()
+            await read.finish(keep=clean)
         return
     admitted = None if gate is None else await gate.enter()
     try:
+        if isinstance(engine, Engine):
+            _spare_for_pool(engine)
         async with engine.connect() as conn:
             if write:
                 conn = await conn.execution_options(write=True)
@@ -408,7 +425,17 @@ class LazyRead(AsyncConnection):
             # A connection taken now would never be handed back.
             raise sa.exc.InvalidRequestError("this read unit of work has ended")
         admitted = None if self._gate is None else await self._gate.enter()
+        engine = self.engine if isinstance(self.engine, Engine) else None
+        if engine is not None:
+            _settle_idle(engine)
+        if engine is not None and engine.idle_readers:
+            # Already autocommit, and admitted: the gate's permit stands for it as for any.
+            self._admitted = admitted
+            self.sync_connection = engine.idle_readers.pop()
+            return self
         try:
+            if engine is not None:
+                _spare_for_pool(engine)
             sync_engine = self.sync_engine
             sync_conn: sa.Connection | None = None
             if sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
@@ -418,7 +445,7 @@ class LazyRead(AsyncConnection):
                     sync_conn = None  # an invalidated pooled connection reconnects: below
             if sync_conn is None:
                 sync_conn = await greenlet_spawn(sync_engine.connect)
-            sync_conn.execution_options(isolation_level="AUTOCOMMIT")
+            sync_conn.execution_options(isolation_level="AUTOCOMMIT", **_AUTOCOMMIT_READ)
         except BaseException:
             if admitted is not None:
                 admitted.release()
@@ -427,13 +454,24 @@ class LazyRead(AsyncConnection):
         self.sync_connection = sync_conn
         return self
 
-    async def finish(self) -> None:
-        """Hands the connection back, if one was taken."""
+    async def finish(self, *, keep: bool = False) -> None:
+        """Hands the connection back, if one was taken: to the engine's idle readers when
+        `keep` (the read ended without an error) and they have room, else to the pool."""
         self._finished = True
         sync_conn, self.sync_connection = self.sync_connection, None
         admitted, self._admitted = self._admitted, None
+        engine = self.engine if isinstance(self.engine, Engine) else None
         try:
-            if sync_conn is not None:
+            if (
+                sync_conn is not None
+                and keep
+                and engine is not None
+                and _keeps_idle(engine, sync_conn)
+            ):
+                if sync_conn.in_transaction():
+                    sync_conn.rollback()  # SQLAlchemy's bookkeeping; autocommit has none open
+                engine.idle_readers.append(sync_conn)
+            elif sync_conn is not None:
                 pool = self.sync_engine.pool
                 # An invalidated connection, or one the full pool will not take back: I/O.
                 if sync_conn.invalidated or pool.checkedin() >= pool.size():  # type: ignore[attr-defined]
@@ -449,6 +487,34 @@ class LazyRead(AsyncConnection):
     scalar = _starting(AsyncConnection.scalar)
     scalars = _starting(AsyncConnection.scalars)
     run_sync = _starting(AsyncConnection.run_sync)
+
+
+def _settle_idle(engine: Engine) -> None:
+    """Hands back to the pool idle readers that another event loop opened (asyncpg's
+    connections work on their own loop only; the pool holds such connections anyway)."""
+    loop = asyncio.get_running_loop()
+    if engine.idle_loop is not loop:
+        idle, engine.idle_readers = engine.idle_readers, []
+        for conn in idle:
+            conn.close()
+        engine.idle_loop = loop
+
+
+def _keeps_idle(engine: Engine, sync_conn: sa.Connection) -> bool:
+    return (
+        not sync_conn.invalidated
+        and engine.idle_loop is asyncio.get_running_loop()
+        and len(engine.idle_readers) < _IDLE_READERS
+    )
+
+
+def _spare_for_pool(engine: Engine) -> None:
+    """Hands an idle reader back to the pool when the pool has none left to give: the gate
+    admits as many units of work as the pool has connections, so one admitted now would
+    otherwise wait out the pool's timeout behind connections that no one is using."""
+    pool: Any = engine.sync_engine.pool
+    if engine.idle_readers and pool.checkedin() == 0 and pool.checkedout() >= pool.size():
+        engine.idle_readers.pop().close()
 
 
 # SQLSTATEs that mean "not now" rather than "wrong": lock_not_available (lock_timeout),
@@ -480,10 +546,11 @@ class HasDialect(Protocol):
 
 
 def reads_committed(conn: AsyncConnection) -> bool:
-    """Whether the connection is a read's, whose statements see only committed rows: what it
-    reads may be kept between requests (a write's may be its own, uncommitted)."""
+    """Whether the connection is an autocommitting read's, whose statements see only committed
+    rows: what it reads may be kept between requests. Any other connection's may be its own,
+    uncommitted (a write's, or a transaction's that may still roll back)."""
     sync = conn.sync_connection
-    return sync is not None and not sync.get_execution_options().get("write")
+    return sync is not None and sync.get_execution_options().get("autocommit_read") is True
 
 
 def is_postgres(conn: HasDialect) -> bool:
