@@ -11,23 +11,10 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from docshelf.config import Settings
-from docshelf.kit.db import create_engine, unit_of_work
-
-
-@pytest.fixture
-def checkouts() -> Iterator[list[object]]:
-    """The connections every pool of this process hands out while the test runs."""
-    seen: list[object] = []
-
-    def record(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
-        seen.append(dbapi_connection)
-
-    event.listen(sa.pool.Pool, "checkout", record)
-    yield seen
-    event.remove(sa.pool.Pool, "checkout", record)
+from docshelf.kit.db import Engine, create_engine, unit_of_work
 
 
 @pytest.fixture
@@ -36,6 +23,24 @@ async def small(settings: Settings) -> AsyncIterator[AsyncEngine]:
     engine = create_engine(settings.model_copy(update={"db_pool_size": 2, "lock_timeout": 1.0}))
     yield engine
     await engine.dispose()
+
+
+@pytest.fixture
+def checkouts(small: AsyncEngine) -> Iterator[list[object]]:
+    """The connections the small engine's pools hand out while the test runs (its reader's
+    too, on SQLite)."""
+    seen: list[object] = []
+
+    def record(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        seen.append(dbapi_connection)
+
+    reader = getattr(small, "reader", None)
+    pools = [e.sync_engine.pool for e in (small, reader) if e is not None]
+    for pool in pools:
+        event.listen(pool, "checkout", record)
+    yield seen
+    for pool in pools:
+        event.remove(pool, "checkout", record)
 
 
 async def _read(engine: AsyncEngine, pause: float = 0.0) -> int:
@@ -69,7 +74,7 @@ async def test_writes_get_connections_that_idle_reads_keep(
     small: AsyncEngine, checkouts: list[object]
 ) -> None:
     # Two reads at once take both of the pool's connections, and both are kept when they end.
-    assert await asyncio.gather(_read(small, 0.05), _read(small, 0.05)) == [1, 1]
+    assert list(await asyncio.gather(_read(small, 0.05), _read(small, 0.05))) == [1, 1]
     assert len(checkouts) == 2
 
     async def write() -> None:
@@ -81,7 +86,48 @@ async def test_writes_get_connections_that_idle_reads_keep(
     # (sqlalchemy.exc.TimeoutError).
     async with asyncio.timeout(0.9):
         await asyncio.gather(write(), write())
-    assert await asyncio.gather(_read(small), _read(small)) == [1, 1]
+    assert list(await asyncio.gather(_read(small), _read(small))) == [1, 1]
+
+
+async def test_a_read_that_outlives_its_engines_pool_keeps_nothing(small: AsyncEngine) -> None:
+    assert await _read(small) == 1
+    reading = asyncio.create_task(_read(small, 0.2))
+    await asyncio.sleep(0.05)
+    # What the app's shutdown does while a read is still running.
+    await small.dispose()
+    assert await reading == 1
+    assert isinstance(small, Engine)
+    assert small.idle_readers == []
+
+
+async def test_reads_go_on_after_the_server_dropped_the_kept_connections(
+    small: AsyncEngine,
+) -> None:
+    if not _pg(small):
+        pytest.skip("a PostgreSQL server's connections; SQLite has no server to lose them")
+
+    async def backend(pause: float) -> int:
+        async with unit_of_work(small, write=False) as conn:
+            pid = (await conn.execute(sa.text("SELECT pg_backend_pid()"))).scalar_one()
+            await asyncio.sleep(pause)
+            return int(pid)
+
+    kept = set(await asyncio.gather(backend(0.05), backend(0.05)))
+    assert len(kept) == 2
+    # What a server restart does to them.
+    other = create_async_engine(small.url)
+    try:
+        async with other.connect() as conn:
+            for pid in kept:
+                await conn.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    finally:
+        await other.dispose()
+    # The first read meets a dropped connection, as a pooled one would after a restart; the
+    # other kept one is not used again: the next read gets a new connection.
+    with pytest.raises(sa.exc.DBAPIError):
+        await _read(small)
+    assert await backend(0) not in kept
+    assert await backend(0) not in kept
 
 
 def _pg(engine: AsyncEngine) -> bool:

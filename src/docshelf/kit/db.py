@@ -71,7 +71,7 @@ class Engine(AsyncEngine):
     `idle_readers` keeps a few autocommit connections of the pool itself checked out between
     reads (`LazyRead`), handed back to it when a unit of work would otherwise find it empty."""
 
-    __slots__ = ("gate", "idle_loop", "idle_readers", "reader", "writer")
+    __slots__ = ("gate", "idle_loop", "idle_readers", "idle_stale", "reader", "writer")
 
     def __init__(
         self,
@@ -87,8 +87,17 @@ class Engine(AsyncEngine):
         # The event loop PostgreSQL's idle readers were opened on: asyncpg's connections
         # belong to one loop (tests run several loops over one engine).
         self.idle_loop: asyncio.AbstractEventLoop | None = None
+        # Set when a statement finds the server gone: the pool then replaces each of its
+        # connections as it is next checked out, and the idle readers must go through it too.
+        self.idle_stale = False
         self.gate = gate
         self.writer = writer
+        if gate is not None:
+            event.listen(self.sync_engine, "handle_error", self._on_error)
+
+    def _on_error(self, context: sa.engine.ExceptionContext) -> None:
+        if context.is_disconnect:
+            self.idle_stale = True
 
     async def dispose(self, close: bool = True) -> None:
         idle, self.idle_readers = self.idle_readers, []
@@ -186,7 +195,8 @@ class Gate:
     p99 of a loaded GET on PostgreSQL was 108-114 ms at a mean of 24 ms, and a write could
     wait out its pool timeout behind reads. asyncio's semaphore hands a released permit to
     its longest waiter; with as many permits as the pool has connections, an admitted unit
-    of work finds one idle."""
+    of work finds one idle, or an idle reader that no one holds a permit for, which it hands
+    back to the pool first (`_take_from_pool`)."""
 
     __slots__ = ("_loop", "_semaphore", "size", "wait")
 
@@ -325,10 +335,11 @@ async def unit_of_work(
         # An idle pooled connection is checked out synchronously (the pool never waits: its
         # overflow is unbounded); opening a new one runs first-connect hooks that need the
         # greenlet.
+        pool = sync_engine.pool
         if engine.idle_readers:
             sync_conn = engine.idle_readers.pop()
         else:
-            if sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
+            if pool.checkedin() > 0:  # type: ignore[attr-defined]
                 sync_conn = sync_engine.connect()
             else:
                 sync_conn = await greenlet_spawn(sync_engine.connect)
@@ -338,11 +349,20 @@ async def unit_of_work(
             yield sqlite_inline.InlineConnection(engine.reader, sync_conn)
             clean = True
         finally:
-            # Kept for the next read only after a read that ended without an error.
-            if clean and not sync_conn.invalidated and len(engine.idle_readers) < _IDLE_READERS:
+            # Kept for the next read only after a read that ended without an error, and not
+            # when the engine disposed of its pool meanwhile.
+            if (
+                clean
+                and not sync_conn.invalidated
+                and sync_engine.pool is pool
+                and len(engine.idle_readers) < _IDLE_READERS
+            ):
                 if sync_conn.in_transaction():
                     sync_conn.rollback()  # SQLAlchemy's bookkeeping; autocommit has none open
                 engine.idle_readers.append(sync_conn)
+            elif sync_engine.pool is not pool:
+                sync_conn.invalidate()  # closes it: its pool no longer would
+                sync_conn.close()
             else:
                 sync_conn.close()
         return
@@ -362,8 +382,8 @@ async def unit_of_work(
         return
     admitted = None if gate is None else await gate.enter()
     try:
-        if isinstance(engine, Engine):
-            _spare_for_pool(engine)
+        if isinstance(engine, Engine) and gate is not None:
+            _take_from_pool(engine)
         async with engine.connect() as conn:
             if write:
                 conn = await conn.execution_options(write=True)
@@ -413,6 +433,7 @@ class LazyRead(AsyncConnection):
         self._gate = gate
         self._admitted: asyncio.Semaphore | None = None
         self._finished = False
+        self._pool: sa.Pool | None = None
 
     @property  # type: ignore[misc]
     def dialect(self) -> sa.Dialect:
@@ -426,6 +447,7 @@ class LazyRead(AsyncConnection):
             raise sa.exc.InvalidRequestError("this read unit of work has ended")
         admitted = None if self._gate is None else await self._gate.enter()
         engine = self.engine if isinstance(self.engine, Engine) else None
+        self._pool = self.sync_engine.pool
         if engine is not None:
             _settle_idle(engine)
         if engine is not None and engine.idle_readers:
@@ -434,8 +456,6 @@ class LazyRead(AsyncConnection):
             self.sync_connection = engine.idle_readers.pop()
             return self
         try:
-            if engine is not None:
-                _spare_for_pool(engine)
             sync_engine = self.sync_engine
             sync_conn: sa.Connection | None = None
             if sync_engine.pool.checkedin() > 0:  # type: ignore[attr-defined]
@@ -466,15 +486,20 @@ class LazyRead(AsyncConnection):
                 sync_conn is not None
                 and keep
                 and engine is not None
-                and _keeps_idle(engine, sync_conn)
+                and _keeps_idle(engine, sync_conn, self._pool)
             ):
                 if sync_conn.in_transaction():
                     sync_conn.rollback()  # SQLAlchemy's bookkeeping; autocommit has none open
                 engine.idle_readers.append(sync_conn)
             elif sync_conn is not None:
                 pool = self.sync_engine.pool
+                if pool is not self._pool:
+                    # The engine disposed of its pool meanwhile (the app's shutdown): the
+                    # connection would be left open in the old one.
+                    await greenlet_spawn(sync_conn.invalidate)
+                    sync_conn.close()
                 # An invalidated connection, or one the full pool will not take back: I/O.
-                if sync_conn.invalidated or pool.checkedin() >= pool.size():  # type: ignore[attr-defined]
+                elif sync_conn.invalidated or pool.checkedin() >= pool.size():  # type: ignore[attr-defined]
                     await greenlet_spawn(sync_conn.close)
                 else:
                     sync_conn.close()
@@ -490,28 +515,33 @@ class LazyRead(AsyncConnection):
 
 
 def _settle_idle(engine: Engine) -> None:
-    """Hands back to the pool idle readers that another event loop opened (asyncpg's
-    connections work on their own loop only; the pool holds such connections anyway)."""
+    """Hands the idle readers back to the pool when they cannot serve the next read: opened
+    on another event loop (asyncpg's connections work on their own loop only), or opened
+    before the server went away (the pool replaces such connections as it hands them out)."""
     loop = asyncio.get_running_loop()
-    if engine.idle_loop is not loop:
+    if engine.idle_loop is not loop or engine.idle_stale:
         idle, engine.idle_readers = engine.idle_readers, []
         for conn in idle:
             conn.close()
-        engine.idle_loop = loop
+        engine.idle_loop, engine.idle_stale = loop, False
 
 
-def _keeps_idle(engine: Engine, sync_conn: sa.Connection) -> bool:
+def _keeps_idle(engine: Engine, sync_conn: sa.Connection, pool: sa.Pool | None) -> bool:
     return (
         not sync_conn.invalidated
+        and not engine.idle_stale
+        # Not one of a pool the engine has since disposed of.
+        and engine.sync_engine.pool is pool
         and engine.idle_loop is asyncio.get_running_loop()
         and len(engine.idle_readers) < _IDLE_READERS
     )
 
 
-def _spare_for_pool(engine: Engine) -> None:
-    """Hands an idle reader back to the pool when the pool has none left to give: the gate
-    admits as many units of work as the pool has connections, so one admitted now would
-    otherwise wait out the pool's timeout behind connections that no one is using."""
+def _take_from_pool(engine: Engine) -> None:
+    """Readies the pool for a unit of work the gate admitted that needs a connection of it:
+    hands an idle reader back when the pool has none left to give, or the unit would wait
+    out the pool's timeout behind a connection that no one is using."""
+    _settle_idle(engine)
     pool: Any = engine.sync_engine.pool
     if engine.idle_readers and pool.checkedin() == 0 and pool.checkedout() >= pool.size():
         engine.idle_readers.pop().close()

@@ -48,7 +48,8 @@ LISTING_BUILDS = Counter(
 )
 POOL_IN_USE = Gauge(
     "docshelf_db_pool_connections_in_use",
-    "Database connections checked out of the pools, summed over live processes.",
+    "Database connections checked out of the pools, summed over live processes (the few idle"
+    " read connections each process keeps between reads included).",
     ("pool",),
     multiprocess_mode="livesum",
 )
