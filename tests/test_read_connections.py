@@ -89,6 +89,25 @@ async def test_writes_get_connections_that_idle_reads_keep(
     assert list(await asyncio.gather(_read(small), _read(small))) == [1, 1]
 
 
+async def test_a_write_takes_an_idle_read_connection_rather_than_open_one(
+    settings: Settings,
+) -> None:
+    if settings.is_sqlite:
+        pytest.skip("SQLite's writes have a connection of their own (kit.db.InlineWrites)")
+    engine = create_engine(settings.model_copy(update={"db_pool_size": 4}))
+    opened: list[object] = []
+    event.listen(engine.sync_engine.pool, "connect", lambda conn, _rec: opened.append(conn))
+    try:
+        assert list(await asyncio.gather(_read(engine, 0.05), _read(engine, 0.05))) == [1, 1]
+        assert len(opened) == 2
+        async with unit_of_work(engine) as conn:
+            await conn.execute(sa.text("SELECT 1"))
+        assert await _read(engine) == 1
+        assert len(opened) == 2
+    finally:
+        await engine.dispose()
+
+
 async def test_a_read_that_outlives_its_engines_pool_keeps_nothing(small: AsyncEngine) -> None:
     assert await _read(small) == 1
     reading = asyncio.create_task(_read(small, 0.2))
