@@ -407,9 +407,10 @@ def medians(port: int, world: dict[str, Any], times: int) -> dict[str, float]:
     return out
 
 
-def cpu_ticks(pid: int) -> int:
-    """The process's user + system CPU time so far, in clock ticks."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_ticks(pid: int, thread: int | None = None) -> int:
+    """The process's (or one of its threads') user + system CPU time so far, in clock ticks."""
+    stat = f"/proc/{pid}/task/{thread}/stat" if thread else f"/proc/{pid}/stat"
+    fields = Path(stat).read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])
 
 
@@ -611,12 +612,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def api_pid(server: Server) -> int:
     """The process that runs the app: the one of the server's that used the most CPU."""
-
-    def cpu(pid: int) -> int:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
-
-    return max(server.python_pids(), key=cpu)
+    return max(server.python_pids(), key=cpu_ticks)
 
 
 def profile_mix(server: Server, script: Path, args: argparse.Namespace) -> str:

@@ -36,14 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mix
 from docshelf.config import Settings
 
-_HZ = os.sysconf("SC_CLK_TCK")
-
-
-def _ticks(pid: int, tid: int | None = None) -> int:
-    stat = f"/proc/{pid}/task/{tid}/stat" if tid else f"/proc/{pid}/stat"
-    fields = Path(stat).read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
 
 def _variant(text: str) -> tuple[str, str, dict[str, str]]:
     name, _, rest = text.partition("=")
@@ -104,18 +96,18 @@ def main() -> None:
         for r in range(args.rounds):
             for v in servers if r % 2 == 0 else servers[::-1]:
                 pid = v["pid"]
-                main0, all0 = _ticks(pid, pid), _ticks(pid)
+                main0, all0 = mix.cpu_ticks(pid, pid), mix.cpu_ticks(pid)
                 with mix.Writer(v["server"].port, v["world"], args.writes_per_second) as writer:
                     out = mix.run_wrk(
                         v["server"].port, v["script"], args.connections, args.duration
                     )
-                main1, all1 = _ticks(pid, pid), _ticks(pid)
+                main1, all1 = mix.cpu_ticks(pid, pid), mix.cpu_ticks(pid)
                 n = max(out["requests"], 1)
                 row = {
                     "rps": out["rps"],
                     "p99_ms": out["p99_ms"],
-                    "main_ms": (main1 - main0) / _HZ / n * 1000,
-                    "process_ms": (all1 - all0) / _HZ / n * 1000,
+                    "main_ms": (main1 - main0) * mix.TICK_MS / n,
+                    "process_ms": (all1 - all0) * mix.TICK_MS / n,
                 }
                 v["rounds"].append(row)
                 v["writes"] += [t for t, status in writer.done if 200 <= status < 300]

@@ -336,6 +336,7 @@ async def unit_of_work(
         # overflow is unbounded); opening a new one runs first-connect hooks that need the
         # greenlet.
         pool = sync_engine.pool
+        _settle_idle(engine)
         if engine.idle_readers:
             sync_conn = engine.idle_readers.pop()
         else:
@@ -349,21 +350,9 @@ async def unit_of_work(
             yield sqlite_inline.InlineConnection(engine.reader, sync_conn)
             clean = True
         finally:
-            # Kept for the next read only after a read that ended without an error, and not
-            # when the engine disposed of its pool meanwhile.
-            if (
-                clean
-                and not sync_conn.invalidated
-                and sync_engine.pool is pool
-                and len(engine.idle_readers) < _IDLE_READERS
-            ):
-                if sync_conn.in_transaction():
-                    sync_conn.rollback()  # SQLAlchemy's bookkeeping; autocommit has none open
-                engine.idle_readers.append(sync_conn)
-            elif sync_engine.pool is not pool:
-                sync_conn.invalidate()  # closes it: its pool no longer would
-                sync_conn.close()
-            else:
+            if not (clean and _keep_idle(engine, sync_conn, pool)):
+                if sync_engine.pool is not pool:
+                    sync_conn.invalidate()  # closes it: its disposed pool no longer would
                 sync_conn.close()
         return
     if write and isinstance(engine, Engine) and engine.writer is not None:
@@ -482,16 +471,9 @@ class LazyRead(AsyncConnection):
         admitted, self._admitted = self._admitted, None
         engine = self.engine if isinstance(self.engine, Engine) else None
         try:
-            if (
-                sync_conn is not None
-                and keep
-                and engine is not None
-                and _keeps_idle(engine, sync_conn, self._pool)
+            if sync_conn is not None and not (
+                keep and engine is not None and _keep_idle(engine, sync_conn, self._pool)
             ):
-                if sync_conn.in_transaction():
-                    sync_conn.rollback()  # SQLAlchemy's bookkeeping; autocommit has none open
-                engine.idle_readers.append(sync_conn)
-            elif sync_conn is not None:
                 pool = self.sync_engine.pool
                 if pool is not self._pool:
                     # The engine disposed of its pool meanwhile (the app's shutdown): the
@@ -526,15 +508,22 @@ def _settle_idle(engine: Engine) -> None:
         engine.idle_loop, engine.idle_stale = loop, False
 
 
-def _keeps_idle(engine: Engine, sync_conn: sa.Connection, pool: sa.Pool | None) -> bool:
-    return (
-        not sync_conn.invalidated
-        and not engine.idle_stale
-        # Not one of a pool the engine has since disposed of.
-        and engine.sync_engine.pool is pool
-        and engine.idle_loop is asyncio.get_running_loop()
-        and len(engine.idle_readers) < _IDLE_READERS
-    )
+def _keep_idle(engine: Engine, sync_conn: sa.Connection, taken_from: sa.Pool | None) -> bool:
+    """Keeps the connection of a read that ended without an error for the next read, when it
+    can serve one and there is room; whether it did. Both engines' reads hand theirs back here."""
+    if (
+        sync_conn.invalidated
+        or engine.idle_stale
+        # Its engine disposed of the pool it came from (the app's shutdown).
+        or sync_conn.engine.pool is not taken_from
+        or engine.idle_loop is not asyncio.get_running_loop()
+        or len(engine.idle_readers) >= _IDLE_READERS
+    ):
+        return False
+    if sync_conn.in_transaction():
+        sync_conn.rollback()  # SQLAlchemy's bookkeeping; autocommit has none open
+    engine.idle_readers.append(sync_conn)
+    return True
 
 
 def _take_from_pool(engine: Engine) -> None:
