@@ -16,8 +16,13 @@ writes' p50 and p95 over all rounds.
     PYTHONPATH=src .venv/bin/python benchmarks/mix_ab.py --db postgres \\
         in4=src in8=src,DOCSHELF_READS_IN_FLIGHT=8
 
-A variant is NAME=PYTHONPATH[,VARIABLE=VALUE...]: the server runs with that PYTHONPATH (its
-`docshelf` package comes from there) and those environment variables.
+    # SQLite against PostgreSQL at the same moments (goal 1's ratio)
+    PYTHONPATH=src .venv/bin/python benchmarks/mix_ab.py --rounds 10 \\
+        sqlite=src,db=sqlite postgres=src,db=postgres
+
+A variant is NAME=PYTHONPATH[,db=sqlite|postgres][,VARIABLE=VALUE...]: the server runs with
+that PYTHONPATH (its `docshelf` package comes from there) and those environment variables, on
+its own database (`--db` unless `db=` says otherwise).
 """
 
 from __future__ import annotations
@@ -40,9 +45,13 @@ from docshelf.config import Settings
 def _variant(text: str) -> tuple[str, str, dict[str, str]]:
     name, _, rest = text.partition("=")
     path, *pairs = rest.split(",")
-    if not name or not path:
-        raise SystemExit(f"a variant is NAME=PYTHONPATH[,VARIABLE=VALUE...], not {text!r}")
+    if not name or not path or any("=" not in pair for pair in pairs):
+        raise SystemExit(
+            f"a variant is NAME=PYTHONPATH[,db=sqlite|postgres][,VARIABLE=VALUE...], not {text!r}"
+        )
     env = dict(pair.split("=", 1) for pair in pairs)
+    if env.get("db", "sqlite") not in ("sqlite", "postgres"):
+        raise SystemExit(f"db= is sqlite or postgres, not {env['db']!r}")
     return name, str(Path(path).resolve()), env
 
 
@@ -63,7 +72,7 @@ def main() -> None:
             work = Path(tempfile.mkdtemp(prefix=f"mix-ab-{name}-"))
             stack.callback(mix.shutil.rmtree, work, True)
             db = None
-            if args.db == "postgres":
+            if env.pop("db", args.db) == "postgres":
                 db = stack.enter_context(mix.postgres_cluster(mix.free_port(), False))
             server = mix.start_docshelf(
                 stack,
