@@ -72,6 +72,7 @@ async def load(
         row["parent_id"],
         is_member=row["caller_member"] is not None,
         org_role=row["caller_role"],
+        grants=row["caller_grants"],
         role_only=role_only,
     )
     role = scope.space_role(row)

@@ -7,6 +7,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from docshelf.authz.content import caller_grants
 from docshelf.kit.db import is_postgres
 from docshelf.kit.errors import SpaceLocked
 from docshelf.kit.sql import Row
@@ -40,13 +41,17 @@ async def get(conn: AsyncConnection, space_id: str) -> sa.RowMapping | None:
     return (await conn.execute(stmt)).mappings().first()
 
 
-# The space with the caller's membership of its organization, in one indexed statement: a
-# `caller_member` of NULL means not a member; `caller_role` NULL then, or a guest.
+# The space with the caller's membership of its organization and their grants in it, in one
+# indexed statement: a `caller_member` of NULL means not a member; `caller_role` NULL then, or
+# a guest.
 WITH_MEMBERSHIP = (
     sa.select(
         *SPACE_COLUMNS,
         members.c.user_id.label("caller_member"),
         members.c.role.label("caller_role"),
+        caller_grants(spaces.c.organization_id, members.c.user_id, members.c.role).label(
+            "caller_grants"
+        ),
     )
     .select_from(spaces)
     .outerjoin(
