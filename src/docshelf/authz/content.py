@@ -1,10 +1,13 @@
 """Effective roles on collections and spaces for one user in one organization.
 
-`ContentScope.load` reads, in three small queries, everything the resolution needs: the caller's
-organization role, the organization's collection tree (ids, parents, default levels) and every
-grant the caller holds directly or through a team (`load_known`: the role already read with the
-organization; an organization admin's grants are never read, as none changes what an admin may
-do). `ContentScope.near` reads only the collections above one place (one recursive query), which
+`ContentScope.load` reads, in two small queries, everything the resolution needs: the caller's
+organization role with every grant they hold directly or through a team (`caller_grants`: none
+for an organization admin, as none changes what an admin may do), and the organization's
+collection tree (ids, parents, default levels). The statements that read a space or an
+organization with the caller's membership carry `caller_grants` too (`near_known`,
+`load_known`), so a space's role takes one query (two in a collection) and an organization's
+listing two.
+`ContentScope.near` reads only the collections above one place (one recursive query), which
 is all a space's or a collection's own role needs. Roles are then resolved in memory with
 `authz.roles`, and `visible_spaces` turns the same rules into SQL so lists, counts and cursors
 never include what GET would answer 404 for: a clause built once per shape, whose ids travel as
@@ -85,35 +88,9 @@ def in_ids(column: sa.ColumnElement[Any], ids: Collection[str]) -> sa.ColumnElem
     return _InIds(column, ids) if ids else sa.false()
 
 
-# Every read of an organization's content runs these: built once, their cache keys with them.
-_ROLE = sa.select(members.c.role).where(
-    members.c.organization_id == sa.bindparam("oid"), members.c.user_id == sa.bindparam("uid")
-)
+# Statements built once, their cache keys with them. Every listing across an organization runs it.
 _TREE = sa.select(collections.c.id, collections.c.parent_id, collections.c.default_level).where(
     collections.c.organization_id == sa.bindparam("oid")
-)
-
-# Every organization-wide read by a member below organization admin runs it (a space's read
-# has them with the space: caller_grants).
-_MY_GRANTS = sa.select(
-    content_grants.c.target_type, content_grants.c.target_id, content_grants.c.role
-).where(
-    content_grants.c.organization_id == sa.bindparam("oid"),
-    sa.or_(
-        sa.and_(
-            content_grants.c.principal_type == "user",
-            content_grants.c.principal_id == sa.bindparam("uid"),
-        ),
-        sa.and_(
-            content_grants.c.principal_type == "team",
-            content_grants.c.principal_id.in_(
-                sa.select(team_members.c.team_id).where(
-                    team_members.c.organization_id == sa.bindparam("oid"),
-                    team_members.c.user_id == sa.bindparam("uid"),
-                )
-            ),
-        ),
-    ),
 )
 
 # Ids, target types and roles hold neither separator.
@@ -126,9 +103,9 @@ def caller_grants(
     """The caller's (bind parameter `uid`) grants in `org_id` as one column of the statement
     that reads the content and the caller's membership (`member`, `org_role`), so that
     resolving a role on it takes no second round trip: NULL for a non-member, and for an
-    organization admin, whose grants are never read (`_load_grants`). Two indexed look-ups,
-    direct and through the caller's teams, however large the organization.
-    `ContentScope.near_known` reads it back."""
+    organization admin, who is admin on everything: no grant can change a role, a visible set
+    or an administered set of theirs. Two indexed look-ups, direct and through the caller's
+    teams, however large the organization. `ContentScope._take_grants` reads it back."""
     entry = (
         content_grants.c.target_type
         + _FIELD_SEP
@@ -163,6 +140,14 @@ def caller_grants(
         + sa.func.coalesce(through_teams.correlate(org_id.table).scalar_subquery(), "")
     )
     return sa.case((member.is_(None), sa.null()), (org_role == "admin", sa.null()), else_=held)
+
+
+# The caller's role in an organization, and their grants in it: every content read that did not
+# read them with the content runs it.
+_ROLE = sa.select(
+    members.c.role,
+    caller_grants(members.c.organization_id, members.c.user_id, members.c.role).label("grants"),
+).where(members.c.organization_id == sa.bindparam("oid"), members.c.user_id == sa.bindparam("uid"))
 
 
 def cap(org_role: str | None, level: str | None) -> str | None:
@@ -203,11 +188,12 @@ class ContentScope:
         *,
         is_member: bool,
         org_role: str | None,
+        grants: str | None,
     ) -> ContentScope:
-        """`load` for a caller whose membership was read with the organization
-        (org_policy.load): one query fewer."""
+        """`load` for a caller whose membership and grants (`caller_grants`) were read with the
+        organization (org_policy.load): two queries fewer."""
         scope = cls(org_id=org_id, user_id=user_id, is_member=is_member, org_role=org_role)
-        await scope._load_grants(conn)
+        scope._take_grants(grants)
         await scope._load_tree(conn)
         return scope
 
@@ -243,10 +229,7 @@ class ContentScope:
         scope = cls(org_id=org_id, user_id=user_id, is_member=is_member, org_role=org_role)
         if not is_member or (role_only and scope.is_admin):
             return scope
-        for entry in filter(None, (grants or "").split(_ENTRY_SEP)):
-            target_type, rest = entry.split(_FIELD_SEP, 1)
-            target_id, role = rest.rsplit(_FIELD_SEP, 1)
-            scope._grant(target_type, target_id, role)
+        scope._take_grants(grants)
         if collection_id is not None:
             scope.tree = await ancestors_of(conn, org_id, collection_id)
         return scope
@@ -304,30 +287,23 @@ class ContentScope:
     @classmethod
     async def _for(cls, conn: AsyncConnection, org_id: str, user_id: str) -> ContentScope:
         role_row = (await conn.execute(_ROLE, {"oid": org_id, "uid": user_id})).first()
-        scope = cls(
-            org_id=org_id,
-            user_id=user_id,
-            is_member=role_row is not None,
-            org_role=role_row.role if role_row is not None else None,
-        )
         # Access to content is for members (guests included); grants never outlive membership.
-        await scope._load_grants(conn)
+        if role_row is None:
+            return cls(org_id=org_id, user_id=user_id, is_member=False, org_role=None)
+        scope = cls(org_id=org_id, user_id=user_id, is_member=True, org_role=role_row.role)
+        scope._take_grants(role_row.grants)
         return scope
 
     async def _load_tree(self, conn: AsyncConnection) -> None:
         rows = await conn.execute(_TREE, {"oid": self.org_id})
         self.tree = {r.id: (r.parent_id or ROOT, r.default_level) for r in rows}
 
-    async def _load_grants(self, conn: AsyncConnection) -> None:
-        # An organization admin is admin on everything (roles.effective_role): no grant can
-        # change a role, a visible set or an administered set of theirs, so none is read.
-        if not self.is_member or self.is_admin:
-            return
-        rows = (
-            await conn.execute(_MY_GRANTS, {"oid": self.org_id, "uid": self.user_id})
-        ).mappings()
-        for g in rows:
-            self._grant(g["target_type"], g["target_id"], g["role"])
+    def _take_grants(self, grants: str | None) -> None:
+        """The grants `caller_grants` read (None for a non-member or an organization admin)."""
+        for entry in filter(None, (grants or "").split(_ENTRY_SEP)):
+            target_type, rest = entry.split(_FIELD_SEP, 1)
+            target_id, role = rest.rsplit(_FIELD_SEP, 1)
+            self._grant(target_type, target_id, role)
 
     def _grant(self, target_type: str, target_id: str, role: str) -> None:
         """Several grants on one target (direct, through teams): the highest counts."""

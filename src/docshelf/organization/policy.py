@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from docshelf.authz.content import ContentScope
+from docshelf.authz.content import ContentScope, caller_grants
 from docshelf.authz.guard import not_found
 from docshelf.authz.roles import at_least
 from docshelf.kit.context import Ctx
@@ -87,7 +87,14 @@ def permissions(a: OrgAccess) -> dict[str, bool]:
 
 def _visible_stmt(for_update: bool) -> sa.Select[tuple[object, ...]]:
     stmt = (
-        sa.select(*ORG_COLUMNS, members.c.role.label("caller_role"), owns_team_column())
+        sa.select(
+            *ORG_COLUMNS,
+            members.c.role.label("caller_role"),
+            owns_team_column(),
+            caller_grants(organizations.c.id, members.c.user_id, members.c.role).label(
+                "caller_grants"
+            ),
+        )
         .select_from(organizations)
         .join(
             members,
@@ -126,7 +133,13 @@ async def load_for(
 
 async def content_scope(ctx: Ctx, access: OrgAccess) -> ContentScope:
     """The caller's ContentScope (with the whole collection tree) in an organization `load`
-    already read: the caller's role comes with it."""
+    already read: the caller's role and grants come with it."""
     return await ContentScope.load_known(
-        ctx.conn, access.id, ctx.actor.user_id, is_member=access.is_member, org_role=access.role
+        ctx.conn,
+        access.id,
+        ctx.actor.user_id,
+        is_member=access.is_member,
+        org_role=access.role,
+        # A member's access is always `load`'s; a published site's visitor is no member.
+        grants=access.org["caller_grants"] if access.is_member else None,
     )
