@@ -93,8 +93,12 @@ _TREE = sa.select(collections.c.id, collections.c.parent_id, collections.c.defau
     collections.c.organization_id == sa.bindparam("oid")
 )
 
-# Ids, target types and roles hold neither separator.
+# Ids, target types and roles hold neither separator. Written into the SQL (rather than bound):
+# the same for every execution.
 _ENTRY_SEP, _FIELD_SEP = ",", ":"
+_ENTRY_SQL, _FIELD_SQL, _EMPTY_SQL = (
+    sa.literal_column(f"'{text}'", sa.String()) for text in (_ENTRY_SEP, _FIELD_SEP, "")
+)
 
 
 def caller_grants(
@@ -108,9 +112,9 @@ def caller_grants(
     teams, however large the organization. `ContentScope._take_grants` reads it back."""
     entry = (
         content_grants.c.target_type
-        + _FIELD_SEP
+        + _FIELD_SQL
         + content_grants.c.target_id
-        + _FIELD_SEP
+        + _FIELD_SQL
         + content_grants.c.role
     )
     direct = sa.select(sa.func.aggregate_strings(entry, _ENTRY_SEP)).where(
@@ -135,9 +139,9 @@ def caller_grants(
         )
     )
     held = (
-        sa.func.coalesce(direct.correlate(org_id.table).scalar_subquery(), "")
-        + _ENTRY_SEP
-        + sa.func.coalesce(through_teams.correlate(org_id.table).scalar_subquery(), "")
+        sa.func.coalesce(direct.correlate(org_id.table).scalar_subquery(), _EMPTY_SQL)
+        + _ENTRY_SQL
+        + sa.func.coalesce(through_teams.correlate(org_id.table).scalar_subquery(), _EMPTY_SQL)
     )
     return sa.case((member.is_(None), sa.null()), (org_role == "admin", sa.null()), else_=held)
 
