@@ -408,3 +408,48 @@ async def test_a_members_spaces_as_another_member_sees_them(
     assert sorted(i["space"]["id"] for i in r.json()["items"]) == sorted(
         [ids["Only A"], ids["Both"]]
     )
+
+
+async def test_direct_and_team_grants_count_together(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """A member's own grants and their teams' are one set on every read path (a space, a
+    collection, the organization's listing): on one target the highest counts, whichever way
+    it came."""
+    org_id, (admin, guest) = await factories.org_with_members(db, None)
+    h = admin.headers
+    r = await client.put(
+        f"/v1/orgs/{org_id}/teams", json={"title": "T", "members": [guest.id]}, headers=h
+    )
+    team = r.json()["id"]
+    r = await client.post(f"/v1/orgs/{org_id}/collections", json={"title": "C"}, headers=h)
+    collection = r.json()["id"]
+    team_higher, direct_higher, team_only = [await _space(client, org_id, h) for _ in range(3)]
+    hidden = await _space(client, org_id, h)
+    for target, body in (
+        (f"spaces/{team_higher}", {"role": "read", "users": [guest.id]}),
+        (f"spaces/{team_higher}", {"role": "edit", "teams": [team]}),
+        (f"spaces/{direct_higher}", {"role": "edit", "users": [guest.id]}),
+        (f"spaces/{direct_higher}", {"role": "read", "teams": [team]}),
+        (f"spaces/{team_only}", {"role": "comment", "teams": [team]}),
+        (f"collections/{collection}", {"role": "review", "teams": [team]}),
+    ):
+        r = await client.post(f"/v1/{target}/permissions", json=body, headers=h)
+        assert r.status_code == 204, r.text
+    for space, can_edit, can_comment in (
+        (team_higher, True, True),
+        (direct_higher, True, True),
+        (team_only, False, True),
+    ):
+        r = await client.get(f"/v1/spaces/{space}", headers=guest.headers)
+        assert r.status_code == 200, (space, r.text)
+        assert (r.json()["permissions"]["edit"], r.json()["permissions"]["comment"]) == (
+            can_edit,
+            can_comment,
+        )
+    r = await client.get(f"/v1/spaces/{hidden}", headers=guest.headers)
+    assert r.status_code == 404
+    r = await client.get(f"/v1/collections/{collection}", headers=guest.headers)
+    assert (r.status_code, r.json()["permissions"]["view"]) == (200, True)
+    r = await client.get(f"/v1/orgs/{org_id}/spaces", headers=guest.headers)
+    assert {i["id"] for i in r.json()["items"]} == {team_higher, direct_higher, team_only}

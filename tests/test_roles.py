@@ -138,7 +138,7 @@ def _organizations(draw: st.DrawFn) -> _Org:
 
 @given(_organizations())
 def test_no_grant_changes_what_an_organization_admin_may_do(org: _Org) -> None:
-    # ContentScope does not read an admin's grants (one query fewer on every read): sound only
+    # ContentScope does not read an admin's grants (caller_grants skips its subqueries): sound only
     # if every answer it gives an admin is the same with and without them.
     from docshelf.authz.content import ContentScope
 
@@ -167,3 +167,34 @@ def test_no_grant_changes_what_an_organization_admin_may_do(org: _Org) -> None:
         (a, a_values), (b, b_values) = clauses
         assert a is b and a_values == b_values
     assert granted.administered_spaces_clause() is bare.administered_spaces_clause()
+
+
+@pytest.mark.parametrize(
+    ("org_role", "is_member", "read", "expected"),
+    [
+        ("read", True, None, {}),
+        ("read", True, ",", {}),
+        ("read", True, "space:s1:edit,", {("space", "s1"): "edit"}),
+        (
+            None,
+            True,
+            ",space:s1:read,collection:c1:review",
+            {("space", "s1"): "read", ("collection", "c1"): "review"},
+        ),
+        # The same target directly and through a team, either way round: the highest counts.
+        ("read", True, "space:s1:comment,space:s1:admin", {("space", "s1"): "admin"}),
+        ("read", True, "space:s1:admin,space:s1:comment", {("space", "s1"): "admin"}),
+        # Refused even if given: an outsider's grants would give access, an admin's nothing.
+        ("read", False, "space:s1:edit", {}),
+        ("admin", True, "space:s1:edit", {}),
+    ],
+)
+def test_grants_read_back(
+    org_role: str | None, is_member: bool, read: str | None, expected: dict[Any, str]
+) -> None:
+    """What `caller_grants` read (direct grants, a separator, the teams' grants)."""
+    from docshelf.authz.content import ContentScope
+
+    scope = ContentScope(org_id="o", user_id="u", is_member=is_member, org_role=org_role)
+    scope._take_grants(read)
+    assert scope.grants == expected

@@ -140,6 +140,7 @@ async def content_scope(ctx: Ctx, access: OrgAccess) -> ContentScope:
         ctx.actor.user_id,
         is_member=access.is_member,
         org_role=access.role,
-        # A member's access is always `load`'s; a published site's visitor is no member.
+        # A member's access comes from `load`, which reads their grants (a KeyError otherwise,
+        # rather than a member without them); one built elsewhere is a visitor's.
         grants=access.org["caller_grants"] if access.is_member else None,
     )

@@ -61,7 +61,7 @@ async def load(
     """The space as the caller sees it: 404 unless they may read it. A deleted space is seen
     only by its admins, and only where `deleted` asks for it (GET, restore). `role_only`: the
     caller uses the row and the role, not the scope (an organization admin's scope then stays
-    empty, which saves the grant and collection reads: see ARCHITECTURE.md, "A request")."""
+    empty, which saves the collection read: see ARCHITECTURE.md, "A request")."""
     row = await repository.get_with_membership(ctx.conn, space_id, ctx.actor.user_id)
     if row is None:
         not_found("Space")
