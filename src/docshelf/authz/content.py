@@ -118,31 +118,26 @@ def caller_grants(
         + _FIELD_SQL
         + content_grants.c.role
     )
-    direct = sa.select(sa.func.aggregate_strings(entry, _ENTRY_SEP)).where(
-        content_grants.c.organization_id == org_id,
-        content_grants.c.principal_type == "user",
-        content_grants.c.principal_id == sa.bindparam("uid"),
-    )
+
+    def held(principal_type: str, principal: sa.ColumnElement[bool]) -> sa.ColumnElement[str]:
+        found = sa.select(sa.func.aggregate_strings(entry, _ENTRY_SEP)).where(
+            content_grants.c.organization_id == org_id,
+            content_grants.c.principal_type == principal_type,
+            principal,
+        )
+        return sa.func.coalesce(found.correlate(org_id.table).scalar_subquery(), _EMPTY_SQL)
+
     # The teams first, then each team's grants by the index: written as a join, SQLite (which
     # keeps no statistics) walks every team grant in the organization instead.
-    through_teams = sa.select(sa.func.aggregate_strings(entry, _ENTRY_SEP)).where(
-        content_grants.c.organization_id == org_id,
-        content_grants.c.principal_type == "team",
-        content_grants.c.principal_id.in_(
-            sa.select(team_members.c.team_id)
-            .where(
-                team_members.c.organization_id == org_id,
-                team_members.c.user_id == sa.bindparam("uid"),
-            )
-            .correlate(org_id.table)
-        ),
+    teams = sa.select(team_members.c.team_id).where(
+        team_members.c.organization_id == org_id, team_members.c.user_id == sa.bindparam("uid")
     )
-    held = (
-        sa.func.coalesce(direct.correlate(org_id.table).scalar_subquery(), _EMPTY_SQL)
+    both = (
+        held("user", content_grants.c.principal_id == sa.bindparam("uid"))
         + _ENTRY_SQL
-        + sa.func.coalesce(through_teams.correlate(org_id.table).scalar_subquery(), _EMPTY_SQL)
+        + held("team", content_grants.c.principal_id.in_(teams.correlate(org_id.table)))
     )
-    return sa.case((member.is_(None), sa.null()), (org_role == "admin", sa.null()), else_=held)
+    return sa.case((member.is_(None), sa.null()), (org_role == "admin", sa.null()), else_=both)
 
 
 # The caller's role in an organization, and their grants in it: every content read that did not
