@@ -55,7 +55,17 @@ def invalid_values(prop: dict[str, Any]) -> list[tuple[str, Any]]:
             cases.append(("too many items", ["x"] * (prop["maxItems"] + 1)))
     elif kind == "object":
         cases.append(("wrong type", 5))
+        if "properties" not in prop:
+            # Free-form: walked by the body's checks, which once recursed and answered 500.
+            cases.append(("nested too deeply", _nested(300)))
     return cases
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"a": "b"}
+    for _ in range(depth):
+        value = {"a": [value]}
+    return value
 
 
 def body_cases(
@@ -210,3 +220,38 @@ async def test_forged_cursors_are_400(
         r = await client.get(url, params={"page": page}, headers=world.admin_a.headers)
         assert r.status_code == 400, (values, r.text)
         assert r.json()["error"]["code"] == 400
+
+
+async def test_deep_nesting_is_400(
+    client: httpx.AsyncClient, db: AsyncEngine, job_env: JobEnv
+) -> None:
+    """Bodies nested hundreds of levels deep (a tester's 500s): refused with the error body,
+    whether the document's own check or the body's walk sees it first, and nothing changes."""
+    world = await build_world(client, db, job_env=job_env)
+    ids, headers = world.ids(), {**world.admin_a.headers, "Content-Type": "application/json"}
+    leaf = '{"object": "block", "type": "paragraph", "nodes": [{"object": "text", "leaves": []}]}'
+    before = await snapshot(db)
+    for depth in (180, 300):
+        quoted = '{"object": "block", "type": "blockquote", "nodes": [' * depth + leaf
+        document = '{"object": "document", "nodes": [' + quoted + "]}" * depth + "]}"
+        body = (
+            '{"changes": [{"operation": "insert_page", "title": "Deep", '
+            f'"document": {{"document": {document}}}}}]}}'
+        )
+        r = await client.post(f"/v1/spaces/{ids['spaceId']}/content", content=body, headers=headers)
+        assert r.status_code == 400, (depth, r.text)
+        assert r.json()["error"]["code"] == 400
+        schema = '{"type": "object", "properties": {"a": ' * depth + '{"type": "string"}'
+        r = await client.put(
+            f"/v1/orgs/{ids['organizationId']}/sites/{ids['siteId']}/adaptive-schema",
+            content='{"jsonSchema": ' + schema + "}}" * depth + "}",
+            headers=headers,
+        )
+        assert r.json() == {
+            "error": {
+                "code": 400,
+                "message": "Invalid body field 'jsonSchema': "
+                "lists and objects nest at most 200 levels deep",
+            }
+        }, depth
+    assert await snapshot(db) == before

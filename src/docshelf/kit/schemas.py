@@ -1,5 +1,5 @@
 """Base for request bodies: unknown fields are refused, so a typo is a 400, not a silent no-op;
-control characters are refused in every text a body carries."""
+control characters are refused in every text a body carries, and so is nesting past MAX_NESTING."""
 
 from __future__ import annotations
 
@@ -7,7 +7,12 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationInfo, field_validator
 
-from docshelf.kit.validation import CONTROLS_REFUSED, has_controls
+from docshelf.kit.validation import (
+    CONTROLS_REFUSED,
+    MAX_NESTING,
+    NESTING_REFUSED,
+    has_controls,
+)
 
 Role = Literal["admin", "create", "review", "edit", "comment", "read"]
 TeamRole = Literal["owner", "member"]
@@ -17,18 +22,25 @@ EntityId = Annotated[
 ]
 
 
-def _holds_controls(value: Any, multiline: bool) -> bool:
-    # Nested models are Bodies too and check their own fields; this walks plain containers
-    # (lists, free-form dicts and their keys).
-    if isinstance(value, str):
-        return has_controls(value, multiline=multiline)
-    if isinstance(value, list | tuple):
-        return any(_holds_controls(v, multiline) for v in value)
-    if isinstance(value, dict):
-        return any(
-            _holds_controls(k, False) or _holds_controls(v, multiline) for k, v in value.items()
-        )
-    return False
+def _refusal(value: Any, multiline: bool) -> str | None:
+    """Why a field's value is refused, or None. Nested models are Bodies too and check their own
+    fields; this walks plain containers (lists, free-form dicts and their keys), without
+    recursion: a body nested a few hundred levels deep is refused, never a RecursionError."""
+    stack: list[tuple[Any, bool, int]] = [(value, multiline, 0)]
+    while stack:
+        item, lines, depth = stack.pop()
+        if isinstance(item, str):
+            if has_controls(item, multiline=lines):
+                return CONTROLS_REFUSED
+        elif isinstance(item, list | tuple | dict):
+            if depth >= MAX_NESTING:
+                return NESTING_REFUSED
+            if isinstance(item, dict):
+                stack.extend((k, False, depth + 1) for k in item)
+                stack.extend((v, lines, depth + 1) for v in item.values())
+            else:
+                stack.extend((v, lines, depth + 1) for v in item)
+    return None
 
 
 class Body(BaseModel):
@@ -42,8 +54,9 @@ class Body(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _no_control_characters(cls, value: Any, info: ValidationInfo) -> Any:
-        if _holds_controls(value, info.field_name in cls.multiline_fields):
-            raise ValueError(CONTROLS_REFUSED)
+        refusal = _refusal(value, info.field_name in cls.multiline_fields)
+        if refusal is not None:
+            raise ValueError(refusal)
         return value
 
 

@@ -55,6 +55,11 @@ def describe_validation_error(errors: Sequence[Any]) -> str:
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 _CONTROLS_BUT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 CONTROLS_REFUSED = "control characters are not allowed"
+# Lists and objects within one field of a body. A valid document nests its deepest blocks ~150
+# levels (document.model.MAX_DOCUMENT_DEPTH, two levels a block); orjson, which writes what is
+# stored and answered, stops at 255.
+MAX_NESTING = 200
+NESTING_REFUSED = f"lists and objects nest at most {MAX_NESTING} levels deep"
 
 
 def content_type_error(content_type: str | None, errors: Sequence[Any], body: Any) -> str | None:
