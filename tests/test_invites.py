@@ -43,7 +43,7 @@ async def test_link_invite_lifecycle_and_join(client: httpx.AsyncClient, db: Asy
     assert r.status_code == 200
 
     r = await client.delete(f"{url}/{first}", headers=admin.headers)
-    assert r.status_code == 204
+    assert r.status_code == 205
     stranger = await factories.user(db)
     r = await client.post(f"/v1/orgs/{org_id}/invites/{first}", headers=stranger.headers)
     assert (r.status_code, r.json()) == (404, error(404, "Invite not found"))

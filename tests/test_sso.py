@@ -161,7 +161,7 @@ async def test_provider_lifecycle(client: httpx.AsyncClient, db: AsyncEngine) ->
     assert r.status_code == 200 and r.json()["status"] == "pending"
 
     r = await client.delete(f"/v1/orgs/{org}/saml/{pid}", headers=admin.headers)
-    assert r.status_code == 205 and r.content == b""
+    assert r.status_code == 204 and r.content == b""
     r = await client.get(f"/v1/orgs/{org}/saml/{pid}", headers=admin.headers)
     assert r.status_code == 404
     assert r.json() == error(404, "SAML provider not found")

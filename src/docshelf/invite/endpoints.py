@@ -70,12 +70,12 @@ async def update_invite(
 
 @router.delete(
     "/orgs/{organizationId}/link-invites/{inviteId}",
-    status_code=204,
+    status_code=205,
     summary="Delete an invite link",
 )
 async def delete_invite(organizationId: str, inviteId: str, ctx: Context) -> Response:
     await service.delete_invite(ctx, organizationId, inviteId)
-    return empty(204)
+    return empty(205)
 
 
 @router.post(

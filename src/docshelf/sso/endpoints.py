@@ -66,12 +66,12 @@ async def update_saml_provider(
 
 @router.delete(
     "/orgs/{organizationId}/saml/{samlProviderId}",
-    status_code=205,
+    status_code=204,
     summary="Delete a SAML provider",
 )
 async def delete_saml_provider(organizationId: str, samlProviderId: str, ctx: Context) -> Response:
     await service.delete_provider(ctx, organizationId, samlProviderId)
-    return empty(205)
+    return empty(204)
 
 
 @router.get(
