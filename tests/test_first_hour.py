@@ -191,6 +191,14 @@ async def test_a_leading_heading_is_the_page_title_not_a_second_one(
     assert r.status_code == 200, r.text
     assert await page(install) == ("Installing", "install", "Run the installer twice.\n")
 
+    # A body that holds its own heading, read back and written again (edited or not), keeps
+    # its title: only a `title` renames it.
+    for markdown in ("# Different\n\nKept as content.\n", "# Different\n\nEdited.\n"):
+        change = {"operation": "update_page", "page": other, "document": {"markdown": markdown}}
+        r = await client.post(f"/v1/spaces/{sid}/content", json={"changes": [change]}, headers=h)
+        assert r.status_code == 200, r.text
+        assert await page(other) == ("Other", "other", markdown)
+
     # The reader shows the title once.
     r = await client.post(
         f"/v1/orgs/{org_id}/sites", json={"title": "Docs", "spaces": [sid]}, headers=h

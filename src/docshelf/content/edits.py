@@ -307,9 +307,15 @@ class Editor:
                 raise ChangeError(f"{where}: only document pages have a body")
             await self._remember_includes(page)
             text = self._markdown(change.document, where)
-            page["title"], text = _titled(
-                change.title if "title" in given else None, text, page["title"]
-            )
+            if "title" in given or await self._opens_with_heading(page):
+                # A body that held its own heading (its title differs) keeps a heading as
+                # content: read back and written again, it renames nothing.
+                page["title"], text = _titled(page["title"], text)
+            else:
+                # Its heading was taken as the title (or it had none): a new one is the title, as
+                # on insert.
+                title, text = _titled(None, text)
+                page["title"] = title if title is not None else page["title"]
             page["markdown"] = self.snap.put_text(text)
             self._rewritten.add(page["id"])
             self._written_at[page["id"]] = where
@@ -566,6 +572,10 @@ class Editor:
                 self._by_slug.setdefault(page_slug(rec["title"]), rid)
         return self._by_slug.get(slug)
 
+    async def _opens_with_heading(self, page: Record) -> bool:
+        text = await self.snap.markdown(page) if page.get("markdown") else ""
+        return md.leading_title(text) is not None
+
     async def _remember_includes(self, page: Record) -> None:
         if page["id"] in self._included_before:
             return
@@ -730,14 +740,14 @@ class Editor:
         return await self.snap.resolve_path(path)
 
 
-def _titled(given: str | None, text: str, current: str | None = None) -> tuple[str | None, str]:
+def _titled(given: str | None, text: str) -> tuple[str | None, str]:
     """The page's title and body when `text` opens with a `# heading`: GitBook takes that heading
     as the title (as its Git Sync does), so the reader and the PDF, which show the title, do not
     show it twice. Taken when no title is given (it becomes the title) or the given one is the
     same text; a different given title keeps the heading as content."""
     split = md.leading_title(text)
     if split is None:
-        return (given if given is not None else current), text
+        return given, text
     heading, body = split
     if given is None or " ".join(given.split()) == heading:
         return (given if given is not None else heading), body
