@@ -93,3 +93,56 @@ async def test_share_links(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     assert r.json() == listing(press)
     r = await client.patch(link_url, json={"active": True}, headers=admin.headers)
     assert r.json() == error(404, "Share link not found")
+
+
+async def test_share_key_resolves_published_urls(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """The spec's `shareKey` on the structure routes: an active link's key is carried by the
+    published URLs given back, which then open for anyone; any other key is ignored."""
+    org, (admin,) = await factories.org_with_members(db)
+    space = await factories.api_space(client, org, admin, title="Guide")
+    r = await client.post(
+        f"/v1/orgs/{org}/sites",
+        json={"title": "Partners", "visibility": "share-link", "spaces": [space["id"]]},
+        headers=admin.headers,
+    )
+    site = f"/v1/orgs/{org}/sites/{r.json()['id']}"
+    await client.post(f"{site}/publish", headers=admin.headers)
+    link = (
+        await client.post(f"{site}/share-links", json={"name": "P"}, headers=admin.headers)
+    ).json()
+    key = secret_of(link)
+    address = f"{BASE}/{org}/{r.json()['id']}/"
+
+    def urls(body: Any) -> list[str]:
+        if isinstance(body, list):
+            return [u for item in body for u in urls(item)]
+        if not isinstance(body, dict):
+            return []
+        own = [body["urls"]["published"]] if "published" in body.get("urls", {}) else []
+        return own + [u for k, v in body.items() if k != "space" for u in urls(v)]
+
+    async def published(path: str, share_key: str | None) -> list[str]:
+        params = {} if share_key is None else {"shareKey": share_key}
+        r = await client.get(f"{site}/{path}", params=params, headers=admin.headers)
+        return urls(r.json())
+
+    for path in ("site-spaces", "structure"):
+        with_key = await published(path, key)
+        assert with_key and all(u == f"{address}?shareKey={key}" for u in with_key), with_key
+        for other in (None, "not-a-key", key[:-1]):
+            assert await published(path, other) == [address] * len(with_key), (path, other)
+    # A section's URLs, once the site has sections.
+    api = await factories.api_space(client, org, admin, title="API")
+    r = await client.post(
+        f"{site}/sections", json={"title": "API", "spaceId": api["id"]}, headers=admin.headers
+    )
+    assert r.status_code == 201, r.text
+    with_key = await published("sections", key)
+    assert len(with_key) >= 2 and all(u.endswith(f"/?shareKey={key}") for u in with_key)
+    assert all("?" not in u for u in await published("sections", "not-a-key"))
+    # (bare first: opened with the key, the reader keeps it in a cookie)
+    assert (await client.get(address[len(BASE) :])).status_code == 404
+    r = await client.get(f"{address}?shareKey={key}"[len(BASE) :])
+    assert r.status_code in (200, 302, 303, 307), r.text

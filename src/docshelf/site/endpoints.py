@@ -132,7 +132,7 @@ async def unpublish_site(organizationId: str, siteId: str, ctx: Context) -> JSON
 async def site_structure(
     organizationId: str, siteId: str, ctx: Context, shareKey: ShareKey = None
 ) -> JSON:
-    return ok(await service.structure_of(ctx, organizationId, siteId))
+    return ok(await service.structure_of(ctx, organizationId, siteId, shareKey))
 
 
 # -- sections --
@@ -142,7 +142,7 @@ async def site_structure(
 async def list_sections(
     organizationId: str, siteId: str, ctx: Context, paging: Paging, shareKey: ShareKey = None
 ) -> JSON:
-    return ok(await structure.list_sections(ctx, organizationId, siteId, paging))
+    return ok(await structure.list_sections(ctx, organizationId, siteId, paging, shareKey))
 
 
 @router.post(
@@ -302,7 +302,9 @@ async def list_site_spaces(
     default: bool | None = None,
 ) -> JSON:
     return ok(
-        await structure.list_site_spaces(ctx, organizationId, siteId, paging, default=default)
+        await structure.list_site_spaces(
+            ctx, organizationId, siteId, paging, default=default, share_key=shareKey
+        )
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from sqlalchemy import RowMapping
 
@@ -120,17 +120,24 @@ class SiteView:
     scope: ContentScope
     base_url: str
     public: str
+    # An active share link's key for a share-link site: its published URLs carry it, so that
+    # they open for whoever is given them (the spec's `shareKey` query parameter).
+    share_key: str | None = None
     _by_section: dict[str, list[Row]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for ss in self.site_spaces:
             self._by_section.setdefault(ss["section_key"], []).append(ss)
 
-    def section_url(self, section: Row | None) -> str:
-        base = site_address(self.site, self.public)
-        if section is None or section["is_default"]:
-            return base
-        return f"{base}{section['path']}/"
+    def published_url(self, section: Row | None, site_space: Row | None = None) -> str:
+        url = site_address(self.site, self.public)
+        if section is not None and not section["is_default"]:
+            url += f"{section['path']}/"
+        if site_space is not None and not site_space["is_default"]:
+            url += f"{site_space['path']}/"
+        if self.share_key is not None:
+            url += f"?shareKey={quote(self.share_key, safe='')}"
+        return url
 
     def location(self, kind: str, item_id: str) -> str:
         site = self.site
@@ -144,8 +151,7 @@ class SiteView:
         # GitBook 0.130 requires `location` (it serves no GET there; nor do we).
         urls = {"location": self.location("site-spaces", ss["id"])}
         if self.site["published"]:
-            base = self.section_url(section)
-            urls["published"] = base if ss["is_default"] else f"{base}{ss['path']}/"
+            urls["published"] = self.published_url(section, ss)
         body: dict[str, Any] = {
             "object": "site-space",
             "id": ss["id"],
@@ -171,7 +177,7 @@ class SiteView:
     def section(self, section: Row) -> dict[str, Any]:
         urls = {"location": self.location("sections", section["id"])}
         if self.site["published"]:
-            urls["published"] = self.section_url(section)
+            urls["published"] = self.published_url(section)
         body: dict[str, Any] = {
             "object": "site-section",
             "id": section["id"],

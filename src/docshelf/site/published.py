@@ -142,17 +142,29 @@ async def visitor_scope(conn: AsyncConnection, site: Row, who: Visitor) -> dict[
 
 
 async def site_view(
-    conn: AsyncConnection, site: Row, scope: ContentScope, base_url: str, public: str
+    conn: AsyncConnection,
+    site: Row,
+    scope: ContentScope,
+    base_url: str,
+    public: str,
+    share_key: str | None = None,
 ) -> SiteView:
     """The whole structure of a site as `scope` may see it, read once (sites hold tens of
-    items, not thousands): what the API's structure routes and the published look-ups draw."""
+    items, not thousands): what the API's structure routes and the published look-ups draw.
+    `share_key`: carried by its published URLs if it opens the site (else ignored, as GitBook
+    ignores a key where none is needed)."""
     site_id = site["id"]
     sections, groups = await _structure(conn, site)
     site_spaces, spaces = await repository.site_spaces_and_spaces(conn, site_id)
     current = Current(
         site=site, sections=sections, groups=groups, site_spaces=site_spaces, spaces=spaces
     )
-    return current.view(scope, base_url, public)
+    if share_key is not None and (
+        site["visibility"] != "share-link"
+        or await repository.active_share_link(conn, site_id, share_key) is None
+    ):
+        share_key = None
+    return current.view(scope, base_url, public, share_key)
 
 
 def _filtered(
@@ -269,7 +281,9 @@ class Current:
     site_spaces: list[Row]
     spaces: dict[str, Row]
 
-    def view(self, scope: ContentScope, base_url: str, public: str) -> SiteView:
+    def view(
+        self, scope: ContentScope, base_url: str, public: str, share_key: str | None = None
+    ) -> SiteView:
         return SiteView(
             site=self.site,
             sections=self.sections,
@@ -279,6 +293,7 @@ class Current:
             scope=scope,
             base_url=base_url,
             public=public,
+            share_key=share_key,
         )
 
 

@@ -190,6 +190,8 @@ async def set_published(ctx: Ctx, org_id: str, site_id: str, published: bool) ->
     return await get(ctx, org_id, site_id)
 
 
-async def structure_of(ctx: Ctx, org_id: str, site_id: str) -> dict[str, Any]:
-    shown = await structure.fresh_view(ctx, org_id, site_id)
+async def structure_of(
+    ctx: Ctx, org_id: str, site_id: str, share_key: str | None = None
+) -> dict[str, Any]:
+    shown = await structure.fresh_view(ctx, org_id, site_id, share_key)
     return shown.structure()

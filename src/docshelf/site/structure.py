@@ -60,13 +60,15 @@ _SITE_SPACE_KEYS = (
 # -- loading and presenting --
 
 
-async def view(ctx: Ctx, access: SiteAccess) -> SiteView:
+async def view(ctx: Ctx, access: SiteAccess, share_key: str | None = None) -> SiteView:
     scope = await org_policy.content_scope(ctx, access.org)
-    return await published.site_view(ctx.conn, access.site, scope, ctx.base_url, public_base(ctx))
+    return await published.site_view(
+        ctx.conn, access.site, scope, ctx.base_url, public_base(ctx), share_key
+    )
 
 
-async def fresh_view(ctx: Ctx, org_id: str, site_id: str) -> SiteView:
-    return await view(ctx, await policy.load(ctx, org_id, site_id))
+async def fresh_view(ctx: Ctx, org_id: str, site_id: str, share_key: str | None = None) -> SiteView:
+    return await view(ctx, await policy.load(ctx, org_id, site_id), share_key)
 
 
 async def edit(ctx: Ctx, org_id: str, site_id: str, *, lock: bool = True) -> SiteAccess:
@@ -209,12 +211,14 @@ async def remove_section(conn: AsyncConnection, site_id: str, section_id: str) -
 # -- sections --
 
 
-async def list_sections(ctx: Ctx, org_id: str, site_id: str, params: PageParams) -> dict[str, Any]:
+async def list_sections(
+    ctx: Ctx, org_id: str, site_id: str, params: PageParams, share_key: str | None = None
+) -> dict[str, Any]:
     access = await policy.load(ctx, org_id, site_id)
     page = await paginate(
         ctx.conn, repository.sections_of(site_id), keys=_POSITION_KEYS, params=params
     )
-    shown = await view(ctx, access)
+    shown = await view(ctx, access, share_key)
     return page.render(shown.section)
 
 
@@ -558,12 +562,18 @@ async def move_group(
 
 
 async def list_site_spaces(
-    ctx: Ctx, org_id: str, site_id: str, params: PageParams, *, default: bool | None
+    ctx: Ctx,
+    org_id: str,
+    site_id: str,
+    params: PageParams,
+    *,
+    default: bool | None,
+    share_key: str | None = None,
 ) -> dict[str, Any]:
     access = await policy.load(ctx, org_id, site_id)
     stmt, values = repository.site_spaces_listing(site_id, default=default)
     page = await paginate(ctx.conn, stmt, keys=_SITE_SPACE_KEYS, params=params, values=values)
-    shown = await view(ctx, access)
+    shown = await view(ctx, access, share_key)
     return page.render(shown.site_space)
 
 
