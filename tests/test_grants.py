@@ -453,3 +453,39 @@ async def test_direct_and_team_grants_count_together(
     assert (r.status_code, r.json()["permissions"]["view"]) == (200, True)
     r = await client.get(f"/v1/orgs/{org_id}/spaces", headers=guest.headers)
     assert {i["id"] for i in r.json()["items"]} == {team_higher, direct_higher, team_only}
+
+
+async def test_a_teams_spaces_count_its_collections(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """GitBook's Team.spaces, "the count of spaces this team has access to": granted directly,
+    or through a collection granted to it at any depth; deleted spaces are not counted."""
+    org_id, (admin,) = await factories.org_with_members(db)
+    h = admin.headers
+    r = await client.put(f"/v1/orgs/{org_id}/teams", json={"title": "Writers"}, headers=h)
+    team = r.json()["id"]
+    outer = (await factories.api_collection(client, org_id, admin, title="Outer"))["id"]
+    inner = (await factories.api_collection(client, org_id, admin, title="In", parent=outer))["id"]
+    other = (await factories.api_collection(client, org_id, admin, title="Other"))["id"]
+    in_outer = await _space(client, org_id, h, parent=outer)
+    in_inner = await _space(client, org_id, h, parent=inner)
+    await _space(client, org_id, h, parent=other)
+    loose = await _space(client, org_id, h)
+
+    async def counted() -> int:
+        listed = (await client.get(f"/v1/orgs/{org_id}/teams", headers=h)).json()["items"]
+        one = (await client.get(f"/v1/orgs/{org_id}/teams/{team}", headers=h)).json()
+        assert [t["spaces"] for t in listed] == [one["spaces"]]
+        return int(one["spaces"])
+
+    assert await counted() == 0
+    grant = {"role": "edit", "teams": [team]}
+    r = await client.post(f"/v1/collections/{outer}/permissions", json=grant, headers=h)
+    assert r.status_code == 204, r.text
+    assert await counted() == 2  # in_outer, and in_inner below it
+    r = await client.post(f"/v1/spaces/{loose}/permissions", json=grant, headers=h)
+    assert r.status_code == 204, r.text
+    r = await client.post(f"/v1/spaces/{in_inner}/permissions", json=grant, headers=h)
+    assert await counted() == 3  # a space reached twice counts once
+    assert (await client.delete(f"/v1/spaces/{in_outer}", headers=h)).status_code == 205
+    assert await counted() == 2

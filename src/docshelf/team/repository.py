@@ -9,7 +9,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from docshelf.kit.sql import contains_pattern, like_ci
 from docshelf.member.repository import MEMBER_COLUMNS
-from docshelf.models import content_grants, members, spaces, team_members, teams, users
+from docshelf.models import (
+    collections,
+    content_grants,
+    members,
+    spaces,
+    team_members,
+    teams,
+    users,
+)
 
 _members_count = (
     sa.select(sa.func.count())
@@ -19,18 +27,34 @@ _members_count = (
 )
 
 
-_spaces_count = (
-    sa.select(sa.func.count())
-    .select_from(content_grants.join(spaces, spaces.c.id == content_grants.c.target_id))
-    .where(
-        content_grants.c.target_type == "space",
+def _team_grants(target_type: str) -> sa.Select[Any]:
+    return sa.select(content_grants.c.target_id).where(
         content_grants.c.principal_type == "team",
         content_grants.c.principal_id == teams.c.id,
-        spaces.c.deleted_at.is_(None),
+        content_grants.c.target_type == target_type,
     )
-    .correlate(teams)
-    .scalar_subquery()
-)
+
+
+def _spaces_count() -> sa.ScalarSelect[Any]:
+    """GitBook's "count of spaces this team has access to": the live spaces granted to it, and
+    those in a collection granted to it, however deep."""
+    anchor = _team_grants("collection").correlate(teams)
+    reach = anchor.cte("reach", recursive=True, nesting=True)
+    below = collections.alias("below")
+    reach = reach.union(sa.select(below.c.id).join(reach, below.c.parent_id == reach.c.target_id))
+    return (
+        sa.select(sa.func.count())
+        .select_from(spaces)
+        .where(
+            spaces.c.deleted_at.is_(None),
+            sa.or_(
+                spaces.c.id.in_(_team_grants("space").correlate(teams)),
+                spaces.c.parent_id.in_(sa.select(reach.c.target_id)),
+            ),
+        )
+        .correlate(teams)
+        .scalar_subquery()
+    )
 
 
 def team_columns(caller_id: str | sa.BindParameter[str]) -> tuple[Any, ...]:
@@ -46,7 +70,7 @@ def team_columns(caller_id: str | sa.BindParameter[str]) -> tuple[Any, ...]:
         teams.c.title,
         teams.c.created_at,
         _members_count.label("members_count"),
-        _spaces_count.label("spaces_count"),
+        _spaces_count().label("spaces_count"),
         caller_role.label("caller_team_role"),
     )
 
