@@ -203,6 +203,52 @@ async def test_a_branch_is_a_change_request(product: Product, tmp_path: Path) ->
     assert r.json()["markdown"] == "Hello, writer."
 
 
+async def test_main_merged_into_a_branch_brings_the_change_request_up_to_date(
+    product: Product, tmp_path: Path
+) -> None:
+    """`git merge origin/main` on a change request's branch, a conflict resolved in git, then a
+    push: the change request stands on that main with the resolution, so main's new pages are
+    not its own (a tester saw them created again, then twice on main after the merge) and its
+    merge takes the resolution without a conflict."""
+    org, space_id = await _space(product, "Merged in")
+    git("clone", _remote(product, org, space_id, product.token), "w", cwd=tmp_path)
+    w = tmp_path / "w"
+    git("checkout", "-b", "reword", cwd=w)
+    (w / "README.md").write_text((w / "README.md").read_text().replace("Hello.", "Hello, you."))
+    git("commit", "-am", "Reword", cwd=w)
+    assert "opened change request" in git("push", "origin", "reword", cwd=w).stderr
+    welcome = next(p for p in await _pages(product, space_id) if p["title"] == "Welcome")
+    async with product.client(product.token) as c:
+        changes = [
+            {"operation": "insert_page", "title": "News", "document": {"markdown": "New."}},
+            {"operation": "update_page", "page": welcome["id"], "document": {"markdown": "Hi."}},
+        ]
+        r = await c.post(f"/v1/spaces/{space_id}/content", json={"changes": changes})
+        assert r.status_code == 200, r.text
+        news = r.json()["changes"][0]["page"]["id"]
+    git("fetch", "origin", cwd=w)
+    assert git("merge", "--no-edit", "origin/main", cwd=w, ok=False).returncode != 0  # conflict
+    resolved = git("show", "origin/main:README.md", cwd=w).stdout.replace("Hi.", "Hi, you.")
+    (w / "README.md").write_text(resolved)
+    git("add", "README.md", cwd=w)
+    git("commit", "--no-edit", cwd=w)
+    assert "updated change request" in git("push", "origin", "reword", cwd=w).stderr
+    git("pull", "--ff-only", "origin", "reword", cwd=w)  # the branch served builds on the merge
+    async with product.client(product.token) as c:
+        (cr,) = (await c.get(f"/v1/spaces/{space_id}/change-requests")).json()["items"]
+        base = f"/v1/spaces/{space_id}/change-requests/{cr['id']}"
+        r = await c.get(f"{base}/changes")
+        assert [(ch["type"], ch["page"]["title"]) for ch in r.json()["changes"]] == [
+            ("page_edited", "Welcome")
+        ], r.text
+        r = await c.post(f"{base}/merge")
+        assert r.json()["result"] == "merge", r.text
+    pages = await _pages(product, space_id)
+    assert sorted((p["title"], p["id"]) for p in pages if p["title"] == "News") == [("News", news)]
+    assert await _markdown(product, space_id, welcome["id"]) == "Hi, you."
+    assert len(pages) == 4
+
+
 async def test_refused_pushes_say_why_and_change_nothing(product: Product, tmp_path: Path) -> None:
     org, space_id = await _space(product, "Refusals")
     remote = _remote(product, org, space_id, product.token)

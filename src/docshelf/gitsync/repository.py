@@ -60,6 +60,10 @@ async def open_change_requests(conn: AsyncConnection, space_id: str) -> list[sa.
             change_requests.c.id,
             change_requests.c.number,
             change_requests.c.revision_id,
+            # What its merges start from: main's revision it was last brought up to (or began on).
+            sa.func.coalesce(
+                change_requests.c.revision_merged_ancestor, change_requests.c.revision_initial
+            ).label("standing_on"),
             git_branches.c.name,
         )
         .select_from(

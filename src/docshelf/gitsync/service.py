@@ -419,6 +419,7 @@ class Served:
     revision_of: dict[bytes, str] = field(default_factory=dict)  # commit -> revision
     branches: dict[str, sa.RowMapping] = field(default_factory=dict)  # branch -> change request
     ours: set[bytes] = field(default_factory=set)  # every object served (a push adds others)
+    main_line: list[str] = field(default_factory=list)  # main's revisions, newest first
 
 
 def branch_of(cr: sa.RowMapping) -> str:
@@ -477,6 +478,11 @@ async def served(ctx: Ctx, space: SpaceAccess) -> Served:
         history.revision_of,
         history.ours,
     )
+    line: str | None = out.main if out.main in rows else None
+    while line is not None:
+        out.main_line.append(line)
+        parents = rows[line]["parents"]
+        line = parents[0] if parents and parents[0] in rows else None
     for ref, rid in heads.items():
         repo.refs[ref] = out.commit_of[rid]
     if MAIN in heads:
@@ -685,12 +691,20 @@ async def _apply_ref(
         return "nothing to apply"
     space_id = space.row["id"]
     cr = served_repo.branches.get(branch)
+    # The revision the pushed tree is compared with: where the pushed commits start from.
+    start = served_repo.revision_of[chain[0].parents[0]]
     if ref == MAIN and await _straight_to_main(ctx, space):
         cr_id, base = None, served_repo.main
         said = "applied to main"
     elif cr is not None:
         cr_id, base = cr["id"], cr["revision_id"]
         said = f"updated change request #{cr['number']}"
+        onto = _main_merged_in(chain, served_repo, cr)
+        if onto is not None:
+            base = await content_service.rebase_change_request(
+                ctx, space_id, cr_id, base=base, onto=onto
+            )
+            start = onto
     else:
         if ref != MAIN and branch.startswith(BRANCH_PREFIX):
             raise GitRefusal(f"{BRANCH_PREFIX}<n> names the branches of existing change requests")
@@ -703,11 +717,26 @@ async def _apply_ref(
         said = f"opened change request #{opened['number']}"
         if ref == MAIN:
             said = f"main is under review: {said}"
-    made = await _apply_push(ctx, space_id, served_repo, chain, base, cr_id)
+    made = await _apply_push(ctx, space_id, served_repo, chain, start, base, cr_id)
     where = f"spaces/{space_id}" + (f"/change-requests/{cr_id}" if cr_id else "")
     if made is None:
         return f"{said} (no change to the content): {ctx.app_url(where)}"
     return f"{said}: {ctx.app_url(where)}"
+
+
+def _main_merged_in(chain: list[Commit], served_repo: Served, cr: sa.RowMapping) -> str | None:
+    """The newest of main's revisions that a pushed commit merges in (a parent past its first),
+    when newer than the one the change request stands on; else None."""
+    rank = {rid: i for i, rid in enumerate(served_repo.main_line)}
+    since = rank.get(cr["standing_on"], len(rank))
+    merged = [
+        rank[rid]
+        for commit in chain
+        for parent in commit.parents[1:]
+        if (rid := served_repo.revision_of.get(parent)) in rank
+    ]
+    newest = min(merged, default=since)
+    return served_repo.main_line[newest] if newest < since else None
 
 
 def _subject(commit: Commit) -> str:
@@ -745,13 +774,18 @@ def _new_objects(repo: MemoryRepo, chain: list[Commit], known: set[bytes]) -> li
 
 
 async def _apply_push(
-    ctx: Ctx, space_id: str, served_repo: Served, chain: list[Commit], base: str, cr_id: str | None
+    ctx: Ctx,
+    space_id: str,
+    served_repo: Served,
+    chain: list[Commit],
+    start: str,
+    base: str,
+    cr_id: str | None,
 ) -> str | None:
-    """The pushed tip's files as one revision on `base`: compared with the revision the pushed
-    commits start from (so what came to `base` meanwhile is not undone), applied in the
-    caller's transaction. Nothing is applied when anything is refused."""
+    """The pushed tip's files as one revision on `base`: compared with `start`, the revision
+    the pushed commits start from (so what came to `base` meanwhile is not undone), applied in
+    the caller's transaction. Nothing is applied when anything is refused."""
     repo = served_repo.repo
-    start = served_repo.revision_of[chain[0].parents[0]]
     row = await content_repository.get(ctx.conn, space_id, start)
     assert row is not None
     tip = chain[-1]
@@ -784,7 +818,9 @@ async def _apply_push(
     made_row = await content_repository.get(ctx.conn, space_id, made)
     assert made_row is not None
     tree_id = (await _tree_of(ctx, made_row)).tree_id
-    exact = tree_id == tip.tree and len(chain) == 1 and tip.parents == [served_repo.commit_of[base]]
+    exact = (
+        tree_id == tip.tree and len(chain) == 1 and tip.parents == [served_repo.commit_of.get(base)]
+    )
     await repository.keep_commit(
         ctx.conn,
         {
