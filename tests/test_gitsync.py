@@ -294,6 +294,25 @@ async def test_refused_pushes_say_why_and_change_nothing(product: Product, tmp_p
     assert len(await _pages(product, space_id)) == len(before)
 
 
+async def test_a_push_larger_than_an_api_body(product: Product, tmp_path: Path) -> None:
+    """Files under the 5 MiB bound make a pack past the API's 8 MiB body cap: the push has its
+    own (DOCSHELF_GIT_PUSH_MAX_BYTES); a tester's push of three 3 MB files got a bare 413."""
+    org, space_id = await _space(product, "Large push")
+    git("clone", _remote(product, org, space_id, product.token), "w", cwd=tmp_path)
+    w = tmp_path / "w"
+    (w / ".gitbook/assets").mkdir(parents=True)
+    for n in range(3):  # incompressible: the pack is as large as the files
+        (w / f".gitbook/assets/part-{n}.bin").write_bytes(os.urandom(3 * 1024 * 1024))
+    git("add", "-A", cwd=w)
+    git("commit", "-m", "Three large files", cwd=w)
+    assert "applied to main" in git("push", "origin", "main", cwd=w).stderr
+    async with product.client(product.token) as c:
+        r = await c.get(f"/v1/spaces/{space_id}/content/files")
+    assert sorted((f["name"], f["size"]) for f in r.json()["items"]) == [
+        (f"part-{n}.bin", 3 * 1024 * 1024) for n in range(3)
+    ]
+
+
 async def test_access_is_the_apis(product: Product, tmp_path: Path) -> None:
     org, space_id = await _space(product, "Private")
     async with httpx.AsyncClient() as c:

@@ -68,22 +68,27 @@ class EdgeMiddleware:
     answer to a token-bearing request), control characters in the path or query (400), and the
     install's cursor-signing key for the request."""
 
-    def __init__(self, app: ASGIApp, *, max_body: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_body: int, git_push_max: int) -> None:
         self.app = app
         self.max_body = max_body
+        self.git_push_max = git_push_max
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        path = scope["path"]
+        # A git push carries a pack of whole files (gitsync/): bounded apart.
+        pushing = path.startswith("/git/") and path.endswith("/git-receive-pack")
+        max_body = self.git_push_max if pushing else self.max_body
         headers = dict(scope["headers"])
         length = headers.get(b"content-length")
         if length is not None and not length.isdigit():
             await _error(400, "Invalid Content-Length header")(scope, receive, send)
             return
         # Compare lengths first: int() of thousands of digits is refused by Python itself.
-        if length is not None and (len(length) > 19 or int(length) > self.max_body):
-            await _error(413, f"Request body exceeds {self.max_body} bytes")(scope, receive, send)
+        if length is not None and (len(length) > 19 or int(length) > max_body):
+            await _error(413, f"Request body exceeds {max_body} bytes")(scope, receive, send)
             return
 
         extra: list[tuple[bytes, bytes]] = []
@@ -160,7 +165,7 @@ class EdgeMiddleware:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_body:
+                if received > max_body:
                     # Bodies without Content-Length are counted as they stream; the app sees a
                     # disconnect and whatever it answers is replaced by the 413 below.
                     too_large = True
@@ -180,7 +185,7 @@ class EdgeMiddleware:
             if not too_large:
                 raise
         if too_large:
-            await _error(413, f"Request body exceeds {self.max_body} bytes")(scope, receive, send)
+            await _error(413, f"Request body exceeds {max_body} bytes")(scope, receive, send)
 
 
 def _is_unique_violation(exc: IntegrityError) -> bool:
@@ -320,7 +325,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     _install_error_handlers(app)
     # Inside the edge (size caps, rate limits): published pages under DOCSHELF_PUBLIC_URL.
     app.add_middleware(ReaderMiddleware)
-    app.add_middleware(EdgeMiddleware, max_body=settings.max_body_bytes)
+    app.add_middleware(
+        EdgeMiddleware,
+        max_body=settings.max_body_bytes,
+        git_push_max=settings.git_push_max_bytes,
+    )
     app.add_middleware(
         AdmissionMiddleware,
         per_turn=settings.reads_per_turn,

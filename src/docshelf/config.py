@@ -30,6 +30,8 @@ class Settings(BaseSettings):
     # Pool size for PostgreSQL; SQLite uses a small pool of its own (one writer anyway).
     db_pool_size: int = 20
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    # A git push's pack (git-receive-pack): its files may hold up to 5 MiB each.
+    git_push_max_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     # Requests per token per window. 0 disables rate limiting.
     rate_limit: int = Field(default=1200, ge=0)
     rate_limit_window: int = Field(default=60, ge=1, le=3600)
