@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -183,6 +184,10 @@ async def test_a_branch_is_a_change_request(product: Product, tmp_path: Path) ->
     assert "opened change request #1" in pushed.stderr
     async with product.client(product.token) as c:
         crs = (await c.get(f"/v1/spaces/{space_id}/change-requests")).json()["items"]
+        # The address printed is the change request's in the app, and it answers.
+        printed = re.findall(r"opened change request #1: (\S+)", pushed.stderr)
+        assert printed == [crs[0]["urls"]["app"]]
+        assert (await c.get(printed[0])).status_code == 200
     assert [(cr["number"], cr["subject"], cr["status"]) for cr in crs] == [
         (1, "Reword the welcome", "open")
     ]

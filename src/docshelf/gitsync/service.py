@@ -694,10 +694,10 @@ async def _apply_ref(
     # The revision the pushed tree is compared with: where the pushed commits start from.
     start = served_repo.revision_of[chain[0].parents[0]]
     if ref == MAIN and await _straight_to_main(ctx, space):
-        cr_id, base = None, served_repo.main
+        cr_id, base, number = None, served_repo.main, None
         said = "applied to main"
     elif cr is not None:
-        cr_id, base = cr["id"], cr["revision_id"]
+        cr_id, base, number = cr["id"], cr["revision_id"], cr["number"]
         said = f"updated change request #{cr['number']}"
         onto = _main_merged_in(chain, served_repo, cr)
         if onto is not None:
@@ -713,12 +713,13 @@ async def _apply_ref(
         )
         if ref != MAIN:
             await repository.add_branch(ctx.conn, space_id, branch, opened["id"])
-        cr_id, base = opened["id"], opened["revision"]
+        cr_id, base, number = opened["id"], opened["revision"], opened["number"]
         said = f"opened change request #{opened['number']}"
         if ref == MAIN:
             said = f"main is under review: {said}"
     made = await _apply_push(ctx, space_id, served_repo, chain, start, base, cr_id)
-    where = f"spaces/{space_id}" + (f"/change-requests/{cr_id}" if cr_id else "")
+    # The app's addresses, as the space's and change request's `urls.app` give them.
+    where = f"s/{space_id}/" + (f"~/changes/{number}/" if number is not None else "")
     if made is None:
         return f"{said} (no change to the content): {ctx.app_url(where)}"
     return f"{said}: {ctx.app_url(where)}"
