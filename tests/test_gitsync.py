@@ -318,6 +318,42 @@ async def test_a_push_larger_than_an_api_body(product: Product, tmp_path: Path) 
     ]
 
 
+async def test_images_written_as_gitbook_writes_them_are_the_spaces_files(
+    product: Product, tmp_path: Path
+) -> None:
+    """`../.gitbook/assets/x.png` from a page in a folder, `.gitbook/assets/x.png` from the
+    root: the file the push adds, or one the space has, not a URL nothing serves (a tester's
+    finding: the reader and the PDF showed the alt text)."""
+    org, space_id = await _space(product, "Pictures")
+    git("clone", _remote(product, org, space_id, product.token), "w", cwd=tmp_path)
+    w = tmp_path / "w"
+    (w / ".gitbook/assets").mkdir(parents=True)
+    (w / ".gitbook/assets/diagram one.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 64)
+    step = w / "guide/step-one.md"
+    step.write_text(step.read_text() + "\n![Diagram](../.gitbook/assets/diagram%20one.png)\n")
+    readme = w / "README.md"
+    readme.write_text(readme.read_text() + "\n[The diagram](.gitbook/assets/diagram%20one.png)\n")
+    git("add", "-A", cwd=w)
+    git("commit", "-m", "A diagram", cwd=w)
+    git("push", "origin", "main", cwd=w)
+    async with product.client(product.token) as c:
+        (diagram,) = (await c.get(f"/v1/spaces/{space_id}/content/files")).json()["items"]
+    pages = {p["title"]: p["id"] for p in await _pages(product, space_id)}
+    step_text = await _markdown(product, space_id, pages["Step one"])
+    assert step_text.endswith(f"\n![Diagram](/files/{diagram['id']})\n"), step_text
+    welcome_text = await _markdown(product, space_id, pages["Welcome"])
+    assert welcome_text.endswith(f"\n[The diagram](/files/{diagram['id']})\n"), welcome_text
+    # The file the space has, named again from an edited page.
+    git("pull", "--ff-only", cwd=w)
+    guide = w / "guide/README.md"
+    guide.write_text(guide.read_text() + "\n![Again](/.gitbook/assets/diagram%20one.png)\n")
+    git("commit", "-am", "Again", cwd=w)
+    git("push", "origin", "main", cwd=w)
+    assert (await _markdown(product, space_id, pages["Guide"])).endswith(
+        f"![Again](/files/{diagram['id']})\n"
+    )
+
+
 async def test_access_is_the_apis(product: Product, tmp_path: Path) -> None:
     org, space_id = await _space(product, "Private")
     async with httpx.AsyncClient() as c:

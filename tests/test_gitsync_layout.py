@@ -17,6 +17,8 @@ from docshelf.gitsync.layout import (
     Page,
     Reusable,
     Space,
+    asset_ref,
+    asset_target,
     changes,
     export,
     ordered,
@@ -164,7 +166,7 @@ def test_a_gitbook_repository_without_ids_is_all_new_pages() -> None:
         ),
         (
             lambda f: {**f, ".gitbook/assets/b.txt": b"new"},
-            [{"op": "insert_file", "name": "b.txt", "data": b"new"}],
+            [{"op": "insert_file", "name": "b.txt", "data": b"new", "ref": asset_ref("b.txt")}],
         ),
         (
             lambda f: _edit(f, ".gitbook/includes/Snippet.md", "shared", "changed"),
@@ -379,3 +381,25 @@ def test_a_page_cannot_change_its_type() -> None:
     new = _space(*[replace(p, type="document") if p.key == "l1" else p for p in SAMPLE.pages])
     with pytest.raises(LayoutError, match="cannot turn from a link into a document"):
         changes(SAMPLE, new)
+
+
+@pytest.mark.parametrize(
+    ("page", "target", "name"),
+    [
+        ("guide/step.md", "../.gitbook/assets/a.png", "a.png"),
+        ("README.md", ".gitbook/assets/a.png", "a.png"),
+        ("README.md", "./.gitbook/assets/a.png#x", "a.png"),
+        ("a/b/c.md", "/.gitbook/assets/two%20words.png", "two words.png"),
+        ("a/b/c.md", "../../.gitbook/assets/a.png?raw=1", "a.png"),
+        ("guide/step.md", ".gitbook/assets/a.png", None),  # guide/.gitbook/...: not the assets
+        ("README.md", "../.gitbook/assets/a.png", None),  # above the root
+        ("README.md", ".gitbook/assets/sub/a.png", None),  # assets hold no folders
+        ("README.md", ".gitbook/assets/", None),
+        ("README.md", "https://example.com/.gitbook/assets/a.png", None),
+        ("README.md", "//example.com/.gitbook/assets/a.png", None),
+        ("README.md", "/files/abc", None),
+        ("README.md", "", None),
+    ],
+)
+def test_asset_targets(page: str, target: str, name: str | None) -> None:
+    assert asset_target(page, target) == name

@@ -15,12 +15,14 @@ Reusable contents are `.gitbook/includes/<name>.md`, files `.gitbook/assets/<nam
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
+from urllib.parse import unquote
 
 import yaml
 
@@ -103,6 +105,9 @@ class Space:
     pages: tuple[Page, ...] = ()
     reusables: tuple[Reusable, ...] = ()
     assets: tuple[Asset, ...] = ()
+    # The file each page read from the tree came from (a read tree's, by key): what a relative
+    # link in its body starts from.
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     _kids: dict[str | None, list[Page]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -382,6 +387,7 @@ class _Read:
     pages: list[Page] = field(default_factory=list)
     used: set[str] = field(default_factory=set)  # page files SUMMARY.md named
     ids: dict[str, str] = field(default_factory=dict)  # id -> where it was seen
+    sources: dict[str, str] = field(default_factory=dict)  # key -> page file read
 
 
 def _identity(read: _Read, where: str, value: Any, fallback: str) -> str:
@@ -423,8 +429,10 @@ def _read_page(
     slug = _optional_text(path, meta, "slug") or _slug_from_path(path)
     if not heading.strip():
         raise LayoutError(f"{path}: the page has no title")
+    key = _identity(read, path, meta.get("id"), f"+{path}")
+    read.sources[key] = path
     return Page(
-        key=_identity(read, path, meta.get("id"), f"+{path}"),
+        key=key,
         parent=parent,
         type="document",
         title=heading,
@@ -532,7 +540,30 @@ def parse(files: Mapping[str, bytes], known: Mapping[str, Page] | None = None) -
     assets = tuple(
         Asset(None, p[len(ASSETS) :], files[p]) for p in sorted(files) if p.startswith(ASSETS)
     )
-    return Space(tuple(read.pages), tuple(reusables), assets)
+    return Space(tuple(read.pages), tuple(reusables), assets, read.sources)
+
+
+def asset_target(page_path: str, target: str) -> str | None:
+    """The name under .gitbook/assets/ that a link or image of the page file `page_path` names
+    (relative to the file's folder, or from the root with a leading '/', as GitBook writes
+    them), else None."""
+    if not target or _SCHEME.match(target) or target.startswith("//"):
+        return None
+    path = unquote(target.split("#", 1)[0].split("?", 1)[0])
+    if path.startswith("/"):
+        joined = path.lstrip("/")
+    else:
+        joined = posixpath.join(posixpath.dirname(page_path), path)
+    normalized = posixpath.normpath(joined) if joined else ""
+    if not normalized.startswith(ASSETS) or "/" in normalized[len(ASSETS) :]:
+        return None
+    return normalized[len(ASSETS) :] or None
+
+
+def asset_ref(name: str) -> str:
+    """The batch reference a file the push adds goes by, so its pages can name it before it
+    has an id."""
+    return "asset-" + hashlib.sha256(name.encode()).hexdigest()[:24]
 
 
 # What turns one space into another
@@ -544,8 +575,10 @@ def changes(base: Space, new: Space) -> list[dict[str, Any]]:
     """The operations that turn `base` into `new`, in an order the content engine can apply one
     after another: pages that go with nothing kept under them first, then every page of `new`
     parents first (inserted, or updated and moved where it differs), then what is left to go.
-    Keys of `new` that `base` lacks are new pages (refs of the batch)."""
-    out: list[dict[str, Any]] = []
+    Keys of `new` that `base` lacks are new pages (refs of the batch). Files the tree adds come
+    first, so that the pages naming them (by `asset_ref`) find them."""
+    files = _asset_changes(base, new)
+    out: list[dict[str, Any]] = [op for op in files if op["op"] == "insert_file"]
     old = {p.key: p for p in base.pages}
     wanted = {p.key: p for p in new.pages}
     kids: dict[str | None, list[str]] = {}
@@ -586,7 +619,7 @@ def changes(base: Space, new: Space) -> list[dict[str, Any]]:
             out.append({"op": "delete_page", "page": page.key})
             detach(page.key)
     # The pages deleted above, and everything under them.
-    deleted = {op["page"] for op in out}
+    deleted = {op["page"] for op in out if op["op"] == "delete_page"}
     for page in base.pages:
         if page.parent in deleted:
             deleted.add(page.key)
@@ -636,7 +669,7 @@ def changes(base: Space, new: Space) -> list[dict[str, Any]]:
                     deleted.add(below.key)
 
     out += _reusable_changes(base, new)
-    out += _asset_changes(base, new)
+    out += [op for op in files if op["op"] != "insert_file"]
     return out
 
 
@@ -673,7 +706,8 @@ def _asset_changes(base: Space, new: Space) -> list[dict[str, Any]]:
     for asset in new.assets:
         before = old.pop(asset.name, None)
         if before is None:
-            out.append({"op": "insert_file", "name": asset.name, "data": asset.data})
+            ref = asset_ref(asset.name)
+            out.append({"op": "insert_file", "name": asset.name, "data": asset.data, "ref": ref})
         elif before.data != asset.data:
             out.append(
                 {"op": "update_file", "file": before.key, "name": asset.name, "data": asset.data}

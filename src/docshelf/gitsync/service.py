@@ -39,6 +39,7 @@ from dulwich.repo import MemoryRepo
 from dulwich.server import DictBackend, ReceivePackHandler, UploadPackHandler
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+import docshelf.document.markdown as md
 from docshelf.auth.service import authenticate
 from docshelf.change_request import service as cr_service
 from docshelf.change_request.schemas import CreateChangeRequest
@@ -57,6 +58,7 @@ from docshelf.content.schemas import (
 )
 from docshelf.content.tree import hamt
 from docshelf.content.tree.snapshot import ROOT, Record, Snapshot
+from docshelf.document import parsing
 from docshelf.gitsync import layout, repository
 from docshelf.gitsync import objects as git
 from docshelf.kit.context import Ctx
@@ -805,7 +807,7 @@ async def _apply_push(
     # The files pushed as the start revision has them are its pages as they are: not read again.
     by_id = {page.key: page for page in before.pages}
     known = {ours.paths[page_id]: by_id[page_id] for page_id in same if page_id in by_id}
-    after = layout.adopt(before, layout.parse(files, known))
+    after = layout.adopt(before, await _assets_linked(layout.parse(files, known), before))
     ops = layout.changes(before, after)
 
     async def edit(editor: Editor) -> None:
@@ -842,6 +844,33 @@ async def _apply_push(
             ctx.conn, space_id, _new_objects(repo, chain, served_repo.ours)
         )
     return made
+
+
+async def _assets_linked(pushed: layout.Space, before: layout.Space) -> layout.Space:
+    """The pushed pages with their links and images into .gitbook/assets/ (GitBook's
+    `../.gitbook/assets/x.png`) as the stable references the engine stores: `/files/<id>` for
+    a file the space has, the batch reference of one the push adds (the engine turns it into
+    the same once the file has its id)."""
+    have = {a.name: a.key for a in before.assets if a.key is not None}
+    added = {a.name for a in pushed.assets} - set(have)
+    read = [p for p in pushed.pages if p.key in pushed.sources and "assets/" in p.markdown]
+    if not read:
+        return pushed
+    await parsing.warm([p.markdown for p in read])
+    linked: dict[str, layout.Page] = {}
+    for page in read:
+        source = pushed.sources[page.key]
+
+        def resolve(target: str, _image: bool, source: str = source) -> str | None:
+            name = layout.asset_target(source, target)
+            if name in have:
+                return f"/files/{have[name]}"
+            if name in added:
+                return f"./{layout.asset_ref(name)}"
+            return None
+
+        linked[page.key] = replace(page, markdown=md.rewrite_links(page.markdown, resolve))
+    return replace(pushed, pages=tuple(linked.get(p.key, p) for p in pushed.pages))
 
 
 def _unchanged(ours: _Built, ids: Mapping[str, bytes]) -> set[str]:
@@ -947,7 +976,7 @@ def _change(op: dict[str, Any], where: str) -> Any:
         url=None,
         base64=base64.b64encode(op["data"]).decode(),
         contentType=None,
-        ref=None,
+        ref=op.get("ref"),
     )
     return InsertFiles.model_construct(operation="insert_files", files=[file])
 
