@@ -611,6 +611,12 @@ async def test_files_and_download_links(client: httpx.AsyncClient, db: AsyncEngi
     assert r.content == image
     assert r.headers["content-type"] == "image/png"
     assert r.headers["x-content-type-options"] == "nosniff"
+    # HEAD: the same headers (the size, the type), no bytes.
+    head = await client.head(red["downloadURL"].removeprefix(BASE))
+    assert (head.status_code, head.content) == (200, b"")
+    assert {k: v for k, v in head.headers.items() if k != "date"} == {
+        k: v for k, v in r.headers.items() if k not in ("date", "x-request-id")
+    } | {"x-request-id": head.headers["x-request-id"]}
     notes = next(f for f in inserted if f["name"] == "notes.txt")
     r = await client.get(notes["downloadURL"].removeprefix(BASE))
     assert r.content == b"hello"

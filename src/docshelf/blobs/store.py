@@ -44,10 +44,15 @@ def check_key(key: object) -> str:
 @dataclass(frozen=True)
 class OpenBlob:
     """A blob being read: its size (for Content-Length) and its bytes in chunks. Iterating the
-    chunks to the end, or closing them early, releases the file or the connection."""
+    chunks to the end, or closing them early, releases the file or the connection; `discard`
+    releases them unread (a HEAD request)."""
 
     size: int
     chunks: AsyncIterator[bytes]
+    release: Callable[[], None]
+
+    async def discard(self) -> None:
+        await asyncio.to_thread(self.release)
 
 
 async def _chunks(read: Callable[[int], bytes], close: Callable[[], None]) -> AsyncIterator[bytes]:
@@ -131,7 +136,7 @@ class LocalBlobStore:
             return None
         size = os.fstat(f.fileno()).st_size
         BLOB_BYTES.labels("read").inc(size)
-        return OpenBlob(size, _chunks(f.read, f.close))
+        return OpenBlob(size, _chunks(f.read, f.close), f.close)
 
     async def delete(self, key: str) -> None:
         await asyncio.to_thread(self._unlink, self.path_for(key))
@@ -268,7 +273,7 @@ class S3BlobStore:
         body = response["Body"]
         size = int(response["ContentLength"])
         BLOB_BYTES.labels("read").inc(size)
-        return OpenBlob(size, _chunks(body.read, body.close))
+        return OpenBlob(size, _chunks(body.read, body.close), body.close)
 
     async def delete(self, key: str) -> None:
         name = self.object_name(key)

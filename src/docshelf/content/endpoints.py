@@ -291,6 +291,8 @@ async def revision_changes(
     return ok(await service.changes(ctx, spaceId, Where(revision=revisionId), limit))
 
 
+# HEAD too: clients and proxies ask a file's type and size before fetching it.
+@public_router.head("/downloads/{token}", response_class=Response, include_in_schema=False)
 @public_router.get(
     "/downloads/{token}",
     summary="A file's bytes, through a signed link (Docshelf extension; an export's expires)",
@@ -304,15 +306,15 @@ async def download(token: str, request: Request) -> Response:
     )
     media_type, inline = served_type(content_type)
     disposition = "inline" if inline else "attachment"
+    headers = {
+        "Content-Length": str(blob.size),
+        "Content-Disposition": f"{disposition}; filename*=UTF-8''{quote(name, safe='')}",
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "sandbox; default-src 'none'",
+        "Cache-Control": "private, max-age=300",
+    }
+    if request.method == "HEAD":
+        await blob.discard()
+        return Response(media_type=media_type, headers=headers)
     # Streamed chunk by chunk: a download holds one chunk in memory, whatever the file's size.
-    return StreamingResponse(
-        blob.chunks,
-        media_type=media_type,
-        headers={
-            "Content-Length": str(blob.size),
-            "Content-Disposition": f"{disposition}; filename*=UTF-8''{quote(name, safe='')}",
-            "X-Content-Type-Options": "nosniff",
-            "Content-Security-Policy": "sandbox; default-src 'none'",
-            "Cache-Control": "private, max-age=300",
-        },
-    )
+    return StreamingResponse(blob.chunks, media_type=media_type, headers=headers)
