@@ -86,7 +86,8 @@ ZIP_CASES: dict[str, tuple[dict[str, str | bytes], Imported]] = {
         },
         Imported(
             pages=(
-                page("p1", None, "Introduction", "Hello.\n"),
+                # GitBook's front matter: its description is the page's.
+                ImportedPage("p1", None, "Introduction", "Hello.\n", description="The home page"),
                 page("p2", None, "Getting started", "First steps.\n"),
                 page("p3", "p2", "Install", "Run it.\n"),
                 page("p4", "p3", "On Linux", "apt install it\n"),
@@ -455,10 +456,15 @@ MARKDOWN_CASES: dict[str, tuple[bytes, str, ImportedPage]] = {
         "x.md",
         page("p1", None, "The title", "Body\n"),
     ),
-    "front matter dropped": (
+    "front matter: its description kept, the rest dropped": (
         b"---\ndescription: >-\n  About it\nicon: rocket\n---\n\n# Title\n\nBody\n",
         "x.md",
-        page("p1", None, "Title", "Body\n"),
+        ImportedPage("p1", None, "Title", "Body\n", description="About it"),
+    ),
+    "front matter's title before the heading": (
+        b"---\ntitle: From the front\n---\n# Heading\n\nBody\n",
+        "x.md",
+        page("p1", None, "From the front", "Body\n"),
     ),
     "a leading divider is not front matter": (
         b"---\n\nText\n\n---\n",
@@ -479,6 +485,26 @@ MARKDOWN_CASES: dict[str, tuple[bytes, str, ImportedPage]] = {
 )
 def test_from_markdown(data: bytes, name: str, expected: ImportedPage) -> None:
     assert from_markdown(data, name) == Imported((expected,), (), 1, 1, ())
+
+
+def test_from_markdown_reports_its_local_links() -> None:
+    """A single page's local links and images lead to nothing of the import (a tester saw
+    them dropped without a word): kept as written and reported, as a project's are."""
+    data = b"# T\n\n![pic](img/logo.png) [other](other.md) [web](https://x.org) [here](#a)\n"
+    imported = from_markdown(data, "notes.md")
+    assert imported.pages[0].markdown == data.decode().split("\n", 2)[2]
+    assert imported.skipped == (
+        Skipped(
+            "notes.md",
+            "shows the image 'img/logo.png', which is no image of the import: left as written",
+            "unresolved",
+        ),
+        Skipped(
+            "notes.md",
+            "links to 'other.md', which is no page or image of the import: left as written",
+            "unresolved",
+        ),
+    )
 
 
 def test_from_markdown_refuses_binary() -> None:

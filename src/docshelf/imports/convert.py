@@ -213,13 +213,20 @@ def _stem(name: str) -> str:
 
 
 def from_markdown(data: bytes, name: str) -> Imported:
-    """One page: titled by its first `# heading` (taken out of the body), else by the file name
-    without its extension."""
+    """One page: titled by its front matter's `title`, else its first `# heading` (taken out of
+    the body), else the file name without its extension; described by the front matter's
+    `description`. Its local links and images lead to nothing of the import: kept as written,
+    and reported as unresolved."""
     if b"\0" in data:
         raise ConversionError(f"{name} is not a text file")
-    title, body = _split_title(_checked(_decode(data), name))
-    page = ImportedPage("p1", None, title or _stem(name) or "Untitled", body)
-    return Imported((page,), (), 1, 1, ())
+    text = _checked(_decode(data), name)
+    meta = front_matter(text)[0]
+    heading, body = _split_title(text)
+    broken: list[Skipped] = []
+    body = _rewritten(name, body, {}, {}, broken)
+    title = _meta_text(meta, "title") or heading or _stem(name) or "Untitled"
+    page = ImportedPage("p1", None, title, body, description=_meta_text(meta, "description"))
+    return Imported((page,), (), 1, 1, tuple(broken))
 
 
 # -- HTML --------------------------------------------------------------------------------------
@@ -450,6 +457,8 @@ class _Archive:
         notes = Notes()
         if not self.dialect:
             text = _checked(text, path)
+            # GitBook keeps a page's description in its front matter (its Git Sync writes it).
+            description = _meta_text(front_matter(text)[0], "description")
         else:
             # The rewriting is linear and bounded (dialects.MAX_NESTING, MAX_INCLUDED_BYTES),
             # and so is finding the title (a block parse): the limits are checked once, on the
