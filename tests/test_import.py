@@ -448,3 +448,30 @@ async def test_cli_import_folder(
         CliRunner().invoke, main, ["import", sid, str(tmp_path / "nope")], env=env
     )
     assert result.exit_code != 0 and "no such file or folder" in result.output
+
+
+async def test_an_imports_event_names_its_author(
+    client: httpx.AsyncClient, db: AsyncEngine, site: tuple[str, Files], allow_loopback: None
+) -> None:
+    """space_content_updated for an import names the author as every other write's does (a
+    tester saw no name in the webhook body and the audit log)."""
+    base, files = site
+    sid, admin, editor, _reader = await setup(client, db)
+    files["/note.md"] = ("text/markdown", b"# Note\n\nHello.\n")
+    r = await client.post(
+        f"/v1/spaces/{sid}/content/import",
+        json={"source": "markdown", "url": f"{base}/note.md"},
+        headers=editor.headers,
+    )
+    assert r.status_code == 201, r.text
+    org_id = (await client.get(f"/v1/spaces/{sid}", headers=admin.headers)).json()["organization"]
+    r = await client.get(
+        f"/v1/orgs/{org_id}/audit-log",
+        params={"type": "space_content_updated", "actor": editor.id},
+        headers=admin.headers,
+    )
+    [event] = r.json()["items"]
+    assert event["actor"] == {"type": "user", "id": editor.id, "label": editor.name}
+    assert event["payload"]["updatedBy"] == [
+        {"object": "user", "id": editor.id, "displayName": editor.name}
+    ]

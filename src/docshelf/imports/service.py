@@ -140,6 +140,7 @@ async def apply(
     *,
     store: BlobStore,
     author_id: str | None,
+    author_label: str | None = None,
     revision_id: str | None = None,
     progress: Callable[[int], None] | None = None,
     put: Collection[str] = (),
@@ -173,7 +174,8 @@ async def apply(
         event.SPACE_CONTENT_UPDATED,
         space=space_id,
         actor_id=author_id,
-        data={"revisionId": new_id_, "updatedBy": [user_ref(author_id, None)]},
+        actor_label=author_label,
+        data={"revisionId": new_id_, "updatedBy": [user_ref(author_id, author_label)]},
     )
     return new_id_
 
@@ -261,6 +263,7 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> Ou
                 imported,
                 store=st.state.blobs,
                 author_id=st.actor.user_id,
+                author_label=st.actor.display_name,
                 put=put,
             )
             return Outcome(applied={"revision": revision_id, **report(imported)})
@@ -295,6 +298,8 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> Ou
                 "name": name,
                 "revision": revision_id,
                 "author": st.actor.user_id,
+                # How events name the author, as when a request applies an import.
+                "author_label": st.actor.display_name,
                 "run": run_id,
             },
             organization=access.org_id,
@@ -411,6 +416,7 @@ async def run_import(
         imported,
         store=env.blobs,
         author_id=payload["author"],
+        author_label=payload.get("author_label"),
         revision_id=payload["revision"],
     )
     if payload.get("run"):
