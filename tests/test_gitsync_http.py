@@ -142,3 +142,32 @@ async def test_reading_is_cloning_and_editing_is_pushing(
     # The dumb protocol is not served.
     r = await client.get(url, auth=("x", owner.token))
     assert r.status_code == 403
+
+
+async def test_a_gzip_body_is_inflated_within_the_bound(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    """Bodies are read before the caller is known: a few KiB of gzip that inflate past the
+    push's bound are refused unread (413), broken gzip is a 400, and good gzip goes on to the
+    credentials check."""
+    import gzip
+
+    owner = await factories.user(db)
+    org = await factories.organization(db, owner=owner)
+    space = await factories.api_space(client, org, owner, title="Docs")
+    url = f"/git/{org}/{space['id']}.git/git-receive-pack"
+    bound = 32 * 1024 * 1024
+    bomb = gzip.compress(b"\0" * (bound + 1))
+    assert len(bomb) < 64 * 1024
+    for body, status, said in (
+        (bomb, 413, f"Request body exceeds {bound} bytes once inflated\n"),
+        (gzip.compress(b"0000")[:-8], 400, "The request body is not valid gzip\n"),
+        (b"not gzip", 400, "The request body is not valid gzip\n"),
+        (
+            gzip.compress(b"0000"),
+            401,
+            "Authentication required: use an API token as the password\n",
+        ),
+    ):
+        r = await client.post(url, content=body, headers={"Content-Encoding": "gzip"})
+        assert (r.status_code, r.text) == (status, said)

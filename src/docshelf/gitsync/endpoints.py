@@ -5,7 +5,6 @@ a space's link to an outside repository (remote.py), a Docshelf extension."""
 
 from __future__ import annotations
 
-import gzip
 import zlib
 
 from fastapi import APIRouter, FastAPI, Request, Response
@@ -14,7 +13,7 @@ from fastapi.responses import StreamingResponse
 from docshelf.auth.context import Context, StagedContext
 from docshelf.gitsync import remote, service
 from docshelf.gitsync.schemas import GitSyncOut, LinkRemote
-from docshelf.kit.errors import BadRequest, DocshelfError, Unauthorized
+from docshelf.kit.errors import BadRequest, DocshelfError, PayloadTooLarge, Unauthorized
 from docshelf.kit.http import JSON, empty, ok
 from docshelf.kit.routing import domain_router, staged
 
@@ -67,15 +66,23 @@ def _refusal(exc: DocshelfError) -> Response:
     )
 
 
-async def _body(request: Request) -> bytes:
+async def _body(request: Request, cap: int) -> bytes:
     body = await request.body()
     encoding = request.headers.get("content-encoding", "").lower()
-    if encoding in ("gzip", "x-gzip"):
-        try:
-            return gzip.decompress(body)
-        except (OSError, EOFError, zlib.error):
-            raise BadRequest("The request body is not valid gzip") from None
-    return body
+    if encoding not in ("gzip", "x-gzip"):
+        return body
+    # Inflated to the same bound as a plain body: a few KiB of gzip can hold gigabytes, and
+    # this runs before the caller is known.
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        data = inflate.decompress(body, cap + 1)
+    except zlib.error:
+        raise BadRequest("The request body is not valid gzip") from None
+    if len(data) > cap or inflate.unconsumed_tail:
+        raise PayloadTooLarge(f"Request body exceeds {cap} bytes once inflated")
+    if not inflate.eof or inflate.unused_data:
+        raise BadRequest("The request body is not valid gzip")
+    return data
 
 
 @router.get("/{org_id}/{space_name}/info/refs")
@@ -107,7 +114,7 @@ async def info_refs(request: Request, org_id: str, space_name: str) -> Response:
 async def upload_pack(request: Request, org_id: str, space_name: str) -> Response:
     state = request.app.state
     try:
-        body = await _body(request)
+        body = await _body(request, state.settings.max_body_bytes)
         served = await service.read(
             state.engine,
             state,
@@ -131,7 +138,7 @@ async def receive_pack(request: Request, org_id: str, space_name: str) -> Respon
     state = request.app.state
     authorization = request.headers.get("authorization")
     try:
-        body = await _body(request)
+        body = await _body(request, state.settings.git_push_max_bytes)
         served = await service.read(
             state.engine,
             state,
