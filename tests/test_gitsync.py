@@ -220,9 +220,22 @@ async def test_main_merged_into_a_branch_brings_the_change_request_up_to_date(
     w = tmp_path / "w"
     git("checkout", "-b", "reword", cwd=w)
     (w / "README.md").write_text((w / "README.md").read_text().replace("Hello.", "Hello, you."))
-    git("commit", "-am", "Reword", cwd=w)
+    # The branch's own new page and file: they keep their ids through the merge.
+    (w / "faq.md").write_text("# FAQ\n\nAsk.\n")
+    (w / "SUMMARY.md").write_text((w / "SUMMARY.md").read_text() + "* [FAQ](faq.md)\n")
+    (w / ".gitbook/assets").mkdir(parents=True)
+    (w / ".gitbook/assets/faq.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"1" * 32)
+    git("add", "-A", cwd=w)
+    git("commit", "-m", "Reword", cwd=w)
     assert "opened change request" in git("push", "origin", "reword", cwd=w).stderr
+    git("pull", "--ff-only", "origin", "reword", cwd=w)  # the new page's id line
     welcome = next(p for p in await _pages(product, space_id) if p["title"] == "Welcome")
+    async with product.client(product.token) as c:
+        (cr,) = (await c.get(f"/v1/spaces/{space_id}/change-requests")).json()["items"]
+        base = f"/v1/spaces/{space_id}/change-requests/{cr['id']}"
+        pages = (await c.get(f"{base}/content/pages")).json()["pages"]
+        faq = next(p["id"] for p in pages if p["title"] == "FAQ")
+        (faq_png,) = (await c.get(f"{base}/content/files")).json()["items"]
     async with product.client(product.token) as c:
         changes = [
             {"operation": "insert_page", "title": "News", "document": {"markdown": "New."}},
@@ -235,23 +248,71 @@ async def test_main_merged_into_a_branch_brings_the_change_request_up_to_date(
     assert git("merge", "--no-edit", "origin/main", cwd=w, ok=False).returncode != 0  # conflict
     resolved = git("show", "origin/main:README.md", cwd=w).stdout.replace("Hi.", "Hi, you.")
     (w / "README.md").write_text(resolved)
-    git("add", "README.md", cwd=w)
+    summary = git("show", "origin/main:SUMMARY.md", cwd=w).stdout + "* [FAQ](faq.md)\n"
+    (w / "SUMMARY.md").write_text(summary)
+    git("add", "README.md", "SUMMARY.md", cwd=w)
     git("commit", "--no-edit", cwd=w)
     assert "updated change request" in git("push", "origin", "reword", cwd=w).stderr
     git("pull", "--ff-only", "origin", "reword", cwd=w)  # the branch served builds on the merge
+    # Main again, merged cleanly: the push is the merge alone, and the branch stays the user's.
+    step = next(p for p in await _pages(product, space_id) if p["title"] == "Step one")
     async with product.client(product.token) as c:
-        (cr,) = (await c.get(f"/v1/spaces/{space_id}/change-requests")).json()["items"]
-        base = f"/v1/spaces/{space_id}/change-requests/{cr['id']}"
+        edit = {"operation": "update_page", "page": step["id"], "document": {"markdown": "1st."}}
+        r = await c.post(f"/v1/spaces/{space_id}/content", json={"changes": [edit]})
+        assert r.status_code == 200, r.text
+    git("fetch", "origin", cwd=w)
+    git("merge", "--no-edit", "origin/main", cwd=w)
+    pushed = git("push", "origin", "reword", cwd=w).stderr
+    assert "updated change request #1 (no change to the content)" in pushed
+    git("pull", "--ff-only", "origin", "reword", cwd=w)
+    async with product.client(product.token) as c:
         r = await c.get(f"{base}/changes")
-        assert [(ch["type"], ch["page"]["title"]) for ch in r.json()["changes"]] == [
-            ("page_edited", "Welcome")
-        ], r.text
+        assert sorted(
+            (ch["type"], ch.get("page", ch.get("file", {})).get("title"))
+            for ch in r.json()["changes"]
+        ) == [("file_created", None), ("page_created", "FAQ"), ("page_edited", "Welcome")], r.text
         r = await c.post(f"{base}/merge")
         assert r.json()["result"] == "merge", r.text
+        (on_main,) = (await c.get(f"/v1/spaces/{space_id}/content/files")).json()["items"]
     pages = await _pages(product, space_id)
-    assert sorted((p["title"], p["id"]) for p in pages if p["title"] == "News") == [("News", news)]
+    assert sorted((p["title"], p["id"]) for p in pages if p["title"] in ("News", "FAQ")) == [
+        ("FAQ", faq),
+        ("News", news),
+    ]
+    assert on_main["id"] == faq_png["id"]
     assert await _markdown(product, space_id, welcome["id"]) == "Hi, you."
-    assert len(pages) == 4
+    assert await _markdown(product, space_id, step["id"]) == "1st."
+    assert len(pages) == 5
+
+
+async def test_a_branch_fast_forwarded_to_main_takes_nothing_of_it_for_its_own(
+    product: Product, tmp_path: Path
+) -> None:
+    """A change request opened by the API holds main as it was; its branch fast-forwarded to
+    a newer main (no merge commit) and edited: only the edit is the change request's."""
+    org, space_id = await _space(product, "Fast-forward")
+    async with product.client(product.token) as c:
+        r = await c.post(f"/v1/spaces/{space_id}/change-requests", json={"subject": "Later"})
+        number = r.json()["number"]
+        changes = [{"operation": "insert_page", "title": "News", "document": {"markdown": "N"}}]
+        r = await c.post(f"/v1/spaces/{space_id}/content", json={"changes": changes})
+        assert r.status_code == 200, r.text
+    git("clone", _remote(product, org, space_id, product.token), "w", cwd=tmp_path)
+    w = tmp_path / "w"
+    git("checkout", "-b", "mine", f"origin/change-requests/{number}", cwd=w)
+    git("merge", "--ff-only", "origin/main", cwd=w)
+    (w / "README.md").write_text((w / "README.md").read_text().replace("Hello.", "Hey."))
+    git("commit", "-am", "Hey", cwd=w)
+    assert (
+        f"updated change request #{number}"
+        in git("push", "origin", f"mine:change-requests/{number}", cwd=w).stderr
+    )
+    async with product.client(product.token) as c:
+        crs = (await c.get(f"/v1/spaces/{space_id}/change-requests")).json()["items"]
+        r = await c.get(f"/v1/spaces/{space_id}/change-requests/{crs[0]['id']}/changes")
+    assert [(ch["type"], ch["page"]["title"]) for ch in r.json()["changes"]] == [
+        ("page_edited", "Welcome")
+    ], r.text
 
 
 async def test_refused_pushes_say_why_and_change_nothing(product: Product, tmp_path: Path) -> None:

@@ -1162,37 +1162,25 @@ async def update(ctx: Ctx, space_id: str, cr_ref: str) -> dict[str, Any]:
 async def rebase_change_request(
     ctx: Ctx, space_id: str, change_request_id: str, *, base: str, onto: str
 ) -> str:
-    """The change request set on main's revision `onto`, holding what `onto` holds, in the
-    caller's transaction: what a git merge of main into its branch brings (gitsync/), before
-    the merged tree is applied on it. Its merges then start from `onto`, so what main had by
-    then is not the change request's own. `base` is the head the caller worked from (Conflict
-    when it has moved since). The new head's id."""
+    """Main's revision `onto` merged into the change request, as `update` merges main's head,
+    in the caller's transaction: what a git merge of main into its branch brings (gitsync/),
+    before the merged tree pushed is applied on it. Its merges then start from `onto`, so
+    what main had by then is not the change request's own, and what it added keeps its ids.
+    Where both changed the same thing its side stands: the tree pushed says how git resolved
+    it. `base` is the head the caller worked from (Conflict when it has moved since). The new
+    head's id."""
     await space_repository.lock_head(ctx.conn, space_id, share=True)
     cr = await cr_repository.lock(ctx.conn, change_request_id)
     _writable(cr)
     if cr["revision_id"] != base:
         raise Conflict("the change request has moved since: fetch, then push again")
-    main = await repository.get(ctx.conn, space_id, onto)
-    assert main is not None
-    now = utcnow()
-    revision_id = await repository.insert(
-        ctx.conn,
-        space_id=space_id,
-        type="update",
-        parents=[base, onto],
-        pages_root=main["pages_root"],
-        files_root=main["files_root"],
-        reusable_root=main["reusable_root"],
-        author_id=ctx.actor.user_id,
-        change_request_id=change_request_id,
-        created_at=now,
-    )
+    done = await _three_way(ctx, space_id, cr, onto, into_main=False)
     await cr_repository.update(
         ctx.conn,
-        change_request_id,
-        {"revision_id": revision_id, "revision_merged_ancestor": onto, "updated_at": now},
+        cr["id"],
+        {"revision_id": done.revision_id, "revision_merged_ancestor": onto, "updated_at": done.now},
     )
-    return revision_id
+    return done.revision_id
 
 
 async def download(engine: AsyncEngine, blobs: Any, token: str) -> tuple[OpenBlob, str, str]:

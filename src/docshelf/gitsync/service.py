@@ -693,20 +693,24 @@ async def _apply_ref(
         return "nothing to apply"
     space_id = space.row["id"]
     cr = served_repo.branches.get(branch)
-    # The revision the pushed tree is compared with: where the pushed commits start from.
+    # The revision the pushed tree is compared with: where the pushed commits start from, or
+    # on a branch the newest of main's revisions they hold (a `git merge origin/main`, a
+    # fast-forward to it), so that main's changes are not taken for the branch's own.
     start = served_repo.revision_of[chain[0].parents[0]]
+    merged = _newest_main(repo, new, served_repo)
+    rebased = False
     if ref == MAIN and await _straight_to_main(ctx, space):
         cr_id, base, number = None, served_repo.main, None
         said = "applied to main"
     elif cr is not None:
         cr_id, base, number = cr["id"], cr["revision_id"], cr["number"]
         said = f"updated change request #{cr['number']}"
-        onto = _main_merged_in(chain, served_repo, cr)
-        if onto is not None:
-            base = await content_service.rebase_change_request(
-                ctx, space_id, cr_id, base=base, onto=onto
+        rank = {rid: n for n, rid in enumerate(served_repo.main_line)}
+        if merged is not None and rank[merged] < rank.get(cr["standing_on"], len(rank)):
+            base = start = await content_service.rebase_change_request(
+                ctx, space_id, cr_id, base=base, onto=merged
             )
-            start = onto
+            rebased = True
     else:
         if ref != MAIN and branch.startswith(BRANCH_PREFIX):
             raise GitRefusal(f"{BRANCH_PREFIX}<n> names the branches of existing change requests")
@@ -719,7 +723,11 @@ async def _apply_ref(
         said = f"opened change request #{opened['number']}"
         if ref == MAIN:
             said = f"main is under review: {said}"
+        start = merged or start
     made = await _apply_push(ctx, space_id, served_repo, chain, start, base, cr_id)
+    if made is None and rebased:
+        # The merge was the whole push: the branch is the commit pushed, as git has it.
+        await _keep_pushed(ctx, space_id, served_repo, chain, base, exact=False)
     # The app's addresses, as the space's and change request's `urls.app` give them.
     where = f"s/{space_id}/" + (f"~/changes/{number}/" if number is not None else "")
     if made is None:
@@ -727,19 +735,30 @@ async def _apply_ref(
     return f"{said}: {ctx.app_url(where)}"
 
 
-def _main_merged_in(chain: list[Commit], served_repo: Served, cr: sa.RowMapping) -> str | None:
-    """The newest of main's revisions that a pushed commit merges in (a parent past its first),
-    when newer than the one the change request stands on; else None."""
-    rank = {rid: i for i, rid in enumerate(served_repo.main_line)}
-    since = rank.get(cr["standing_on"], len(rank))
-    merged = [
-        rank[rid]
-        for commit in chain
-        for parent in commit.parents[1:]
-        if (rid := served_repo.revision_of.get(parent)) in rank
-    ]
-    newest = min(merged, default=since)
-    return served_repo.main_line[newest] if newest < since else None
+def _newest_main(repo: MemoryRepo, tip: bytes, served_repo: Served) -> str | None:
+    """The newest of main's revisions the pushed history reaches, through any parent, down to
+    the commits the server already has; None when it reaches none."""
+    rank = {rid: n for n, rid in enumerate(served_repo.main_line)}
+    newest: str | None = None
+    seen: set[bytes] = set()
+    stack = [tip]
+    while stack:
+        sha = stack.pop()
+        if sha in seen:
+            continue
+        seen.add(sha)
+        rid = served_repo.revision_of.get(sha)
+        if rid is not None:
+            if rid in rank and (newest is None or rank[rid] < rank[newest]):
+                newest = rid
+            continue
+        if len(seen) > 10_000:
+            raise GitRefusal("more than 10000 new commits in one push")
+        obj = repo.object_store[ObjectID(sha)]
+        if not isinstance(obj, Commit):
+            raise GitRefusal("not a commit")
+        stack.extend(obj.parents)
+    return newest
 
 
 def _subject(commit: Commit) -> str:
@@ -824,10 +843,20 @@ async def _apply_push(
     exact = (
         tree_id == tip.tree and len(chain) == 1 and tip.parents == [served_repo.commit_of.get(base)]
     )
+    await _keep_pushed(ctx, space_id, served_repo, chain, made, exact=exact)
+    return made
+
+
+async def _keep_pushed(
+    ctx: Ctx, space_id: str, served_repo: Served, chain: list[Commit], revision: str, *, exact: bool
+) -> None:
+    """The pushed tip as `revision`'s commit: the very commit when `exact` (its tree and parent
+    are the revision's), else one on top of it that holds the files as the space stores them."""
+    tip = chain[-1]
     await repository.keep_commit(
         ctx.conn,
         {
-            "revision_id": made,
+            "revision_id": revision,
             "space_id": space_id,
             "author": tip.author,
             "author_time": tip.author_time,
@@ -841,9 +870,8 @@ async def _apply_push(
     )
     if not exact:
         await repository.keep_objects(
-            ctx.conn, space_id, _new_objects(repo, chain, served_repo.ours)
+            ctx.conn, space_id, _new_objects(served_repo.repo, chain, served_repo.ours)
         )
-    return made
 
 
 async def _assets_linked(pushed: layout.Space, before: layout.Space) -> layout.Space:
