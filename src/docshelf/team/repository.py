@@ -36,25 +36,34 @@ def _team_grants(target_type: str) -> sa.Select[Any]:
 
 
 def _spaces_count() -> sa.ScalarSelect[Any]:
-    """GitBook's "count of spaces this team has access to": the live spaces granted to it, and
-    those in a collection granted to it, however deep."""
+    """GitBook's "count of spaces this team has access to": the organization's live spaces
+    granted to it, and those in a collection granted to it, however deep. Found from its
+    grants (indexed look-ups), so the count costs what the team holds, not the organization's
+    size."""
     anchor = _team_grants("collection").correlate(teams)
     reach = anchor.cte("reach", recursive=True, nesting=True)
     below = collections.alias("below")
     reach = reach.union(sa.select(below.c.id).join(reach, below.c.parent_id == reach.c.target_id))
+    inside = spaces.alias("inside")
+    granted = sa.union(
+        _team_grants("space").correlate(teams),
+        sa.select(inside.c.id).join(reach, inside.c.parent_id == reach.c.target_id),
+    )
     return (
         sa.select(sa.func.count())
         .select_from(spaces)
         .where(
+            spaces.c.id.in_(granted),
+            spaces.c.organization_id == teams.c.organization_id,
             spaces.c.deleted_at.is_(None),
-            sa.or_(
-                spaces.c.id.in_(_team_grants("space").correlate(teams)),
-                spaces.c.parent_id.in_(sa.select(reach.c.target_id)),
-            ),
         )
         .correlate(teams)
         .scalar_subquery()
     )
+
+
+# Built once: its cache key is walked for every statement that presents teams.
+_SPACES_COUNT = _spaces_count()
 
 
 def team_columns(caller_id: str | sa.BindParameter[str]) -> tuple[Any, ...]:
@@ -70,7 +79,7 @@ def team_columns(caller_id: str | sa.BindParameter[str]) -> tuple[Any, ...]:
         teams.c.title,
         teams.c.created_at,
         _members_count.label("members_count"),
-        _spaces_count().label("spaces_count"),
+        _SPACES_COUNT.label("spaces_count"),
         caller_role.label("caller_team_role"),
     )
 
