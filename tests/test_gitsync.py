@@ -315,6 +315,21 @@ async def test_a_branch_fast_forwarded_to_main_takes_nothing_of_it_for_its_own(
     ], r.text
 
 
+async def test_a_heading_under_the_title_line_is_content(product: Product, tmp_path: Path) -> None:
+    """A page file states its title on its first line; a `# heading` added under it opens the
+    body and renames nothing (a reviewer's finding: the heading became the title)."""
+    org, space_id = await _space(product, "Headings")
+    git("clone", _remote(product, org, space_id, product.token), "w", cwd=tmp_path)
+    w = tmp_path / "w"
+    step = w / "guide/step-one.md"
+    step.write_text(step.read_text().replace("# Step one\n\n", "# Step one\n\n# Section\n\n"))
+    git("commit", "-am", "A section", cwd=w)
+    git("push", "origin", "main", cwd=w)
+    page = next(p for p in await _pages(product, space_id) if p["path"].endswith("step-one"))
+    assert page["title"] == "Step one"
+    assert await _markdown(product, space_id, page["id"]) == "# Section\n\nFirst."
+
+
 async def test_refused_pushes_say_why_and_change_nothing(product: Product, tmp_path: Path) -> None:
     org, space_id = await _space(product, "Refusals")
     remote = _remote(product, org, space_id, product.token)

@@ -461,10 +461,15 @@ MARKDOWN_CASES: dict[str, tuple[bytes, str, ImportedPage]] = {
         "x.md",
         ImportedPage("p1", None, "Title", "Body\n", description="About it"),
     ),
-    "front matter's title before the heading": (
+    "front matter's title before the heading, which stays": (
         b"---\ntitle: From the front\n---\n# Heading\n\nBody\n",
         "x.md",
-        page("p1", None, "From the front", "Body\n"),
+        page("p1", None, "From the front", "# Heading\n\nBody\n"),
+    ),
+    "front matter's title, the same heading taken out": (
+        b"---\ntitle: Same\n---\n# Same\n\nBody\n",
+        "x.md",
+        page("p1", None, "Same", "Body\n"),
     ),
     "a leading divider is not front matter": (
         b"---\n\nText\n\n---\n",

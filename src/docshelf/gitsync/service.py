@@ -828,6 +828,12 @@ async def _apply_push(
     known = {ours.paths[page_id]: by_id[page_id] for page_id in same if page_id in by_id}
     after = layout.adopt(before, await _assets_linked(layout.parse(files, known), before))
     ops = layout.changes(before, after)
+    titles = {page.key: page.title for page in after.pages}
+    for op in ops:
+        if op["op"] == "update_page" and "markdown" in op:
+            # A file states its page's title (its first line): a heading opening the body
+            # under it is content, never a new title (see Editor._update_page).
+            op.setdefault("title", titles[op["page"]])
 
     async def edit(editor: Editor) -> None:
         await _run(editor, ops)
@@ -879,8 +885,10 @@ async def _assets_linked(pushed: layout.Space, before: layout.Space) -> layout.S
     `../.gitbook/assets/x.png`) as the stable references the engine stores: `/files/<id>` for
     a file the space has, the batch reference of one the push adds (the engine turns it into
     the same once the file has its id)."""
-    have = {a.name: a.key for a in before.assets if a.key is not None}
-    added = {a.name for a in pushed.assets} - set(have)
+    kept = {a.name for a in pushed.assets}
+    # A file the push deletes is linked to as written: nothing to resolve it to.
+    have = {a.name: a.key for a in before.assets if a.key is not None and a.name in kept}
+    added = kept - set(have)
     read = [p for p in pushed.pages if p.key in pushed.sources and "assets/" in p.markdown]
     if not read:
         return pushed

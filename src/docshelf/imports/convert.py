@@ -222,9 +222,12 @@ def from_markdown(data: bytes, name: str) -> Imported:
     text = _checked(_decode(data), name)
     meta = front_matter(text)[0]
     heading, body = _split_title(text)
+    given = _meta_text(meta, "title")
+    if given is not None and heading is not None and _squash(heading) != given:
+        body = _drop_front_matter(text)  # a heading other than the title is content
     broken: list[Skipped] = []
     body = _rewritten(name, body, {}, {}, broken)
-    title = _meta_text(meta, "title") or heading or _stem(name) or "Untitled"
+    title = given or heading or _stem(name) or "Untitled"
     page = ImportedPage("p1", None, title, body, description=_meta_text(meta, "description"))
     return Imported((page,), (), 1, 1, tuple(broken))
 

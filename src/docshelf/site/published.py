@@ -195,6 +195,7 @@ def _filtered(
         scope=shown.scope,
         base_url=shown.base_url,
         public=shown.public,
+        share_key=shown.share_key,
     )
 
 
