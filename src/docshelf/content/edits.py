@@ -49,7 +49,6 @@ _SLUG_FORBIDDEN = re.compile(r"[\s/?#\\]")
 _PAGE_LINK = re.compile(r"^/pages/([A-Za-z0-9_-]+)$")
 _ID = re.compile(r"[A-Za-z0-9_-]+")
 _FILE_LINK = re.compile(r"^/files/([A-Za-z0-9_-]+)$")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PAGE_FIELDS = ("title", "emoji", "icon", "description", "hidden", "noIndex", "noRobotsIndex")
 
 
@@ -305,9 +304,10 @@ class Editor:
                 raise ChangeError(f"{where}: document must not be null")
             if page["type"] != "document":
                 raise ChangeError(f"{where}: only document pages have a body")
-            await self._remember_includes(page)
+            stored = await self._stored(page)
+            await self._remember_includes(page, stored)
             text = self._markdown(change.document, where)
-            if "title" in given or await self._opens_with_heading(page):
+            if "title" in given or md.leading_title(stored) is not None:
                 # A body that held its own heading (its title differs) keeps a heading as
                 # content: read back and written again, it renames nothing.
                 page["title"], text = _titled(page["title"], text)
@@ -572,14 +572,14 @@ class Editor:
                 self._by_slug.setdefault(page_slug(rec["title"]), rid)
         return self._by_slug.get(slug)
 
-    async def _opens_with_heading(self, page: Record) -> bool:
-        text = await self.snap.markdown(page) if page.get("markdown") else ""
-        return md.leading_title(text) is not None
+    async def _stored(self, page: Record) -> str:
+        """The page's body as the batch has it so far."""
+        return await self.snap.markdown(page) if page.get("markdown") else ""
 
-    async def _remember_includes(self, page: Record) -> None:
+    async def _remember_includes(self, page: Record, stored: str | None = None) -> None:
         if page["id"] in self._included_before:
             return
-        text = await self.snap.markdown(page) if page.get("markdown") else ""
+        text = await self._stored(page) if stored is None else stored
         self._included_before[page["id"]] = {target for _, target in reusable.includes(text)}
 
     async def _resolve_includes(self, page: Record, text: str) -> str:
@@ -700,7 +700,7 @@ class Editor:
                 self.snap.put_page({**page, "markdown": self.snap.put_text(new_text)})
 
     async def _resolve(self, target: str, here: str) -> str | None:
-        if not target or _SCHEME.match(target) or target.startswith("//"):
+        if not target or md.is_external(target):
             return None  # external URLs stay as they are
         path, _, anchor = target.partition("#")
         suffix = f"#{anchor}" if anchor else ""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import hashlib
+import posixpath
 import re
 import types
 import unicodedata
@@ -828,6 +829,23 @@ def _replacement(markdown: str, d: _Dest, new: str) -> tuple[int, int, str] | No
         return d.start, d.end, _bracketed(new)
     bare = _bare(new)
     return d.start, d.end, bare if bare is not None else f"<{_bracketed(new)}>"
+
+
+_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def is_external(target: str) -> bool:
+    """A link target that leaves the content: a URL with a scheme, or one naming another host."""
+    return bool(_URL_SCHEME.match(target)) or target.startswith("//")
+
+
+def link_path(target: str, folder: str) -> str | None:
+    """Where a relative link `target` (no fragment) written in a file of `folder` leads, as a
+    path from the content's root ("." for the root itself); a leading "/" starts from the root,
+    as GitBook writes some links. None when it leaves the root."""
+    joined = target.lstrip("/") if target.startswith("/") else posixpath.join(folder, target)
+    path = posixpath.normpath(joined) if joined else "."
+    return None if path == ".." or path.startswith("../") else path
 
 
 def rewrite_links(markdown: str, resolve: Callable[[str, bool], str | None]) -> str:

@@ -26,6 +26,7 @@ from urllib.parse import unquote
 
 import yaml
 
+import docshelf.document.markdown as md
 from docshelf.kit import yamlbound
 
 PageType = Literal["document", "group", "link"]
@@ -547,17 +548,13 @@ def asset_target(page_path: str, target: str) -> str | None:
     """The name under .gitbook/assets/ that a link or image of the page file `page_path` names
     (relative to the file's folder, or from the root with a leading '/', as GitBook writes
     them), else None."""
-    if not target or _SCHEME.match(target) or target.startswith("//"):
+    if not target or md.is_external(target):
         return None
     path = unquote(target.split("#", 1)[0].split("?", 1)[0])
-    if path.startswith("/"):
-        joined = path.lstrip("/")
-    else:
-        joined = posixpath.join(posixpath.dirname(page_path), path)
-    normalized = posixpath.normpath(joined) if joined else ""
-    if not normalized.startswith(ASSETS) or "/" in normalized[len(ASSETS) :]:
+    found = md.link_path(path, posixpath.dirname(page_path))
+    if found is None or not found.startswith(ASSETS) or "/" in found[len(ASSETS) :]:
         return None
-    return normalized[len(ASSETS) :] or None
+    return found[len(ASSETS) :] or None
 
 
 def asset_ref(name: str) -> str:

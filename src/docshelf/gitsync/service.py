@@ -421,7 +421,8 @@ class Served:
     revision_of: dict[bytes, str] = field(default_factory=dict)  # commit -> revision
     branches: dict[str, sa.RowMapping] = field(default_factory=dict)  # branch -> change request
     ours: set[bytes] = field(default_factory=set)  # every object served (a push adds others)
-    main_line: list[str] = field(default_factory=list)  # main's revisions, newest first
+    # main's revisions by how far back from its head they are (0: the head)
+    main_rank: dict[str, int] = field(default_factory=dict)
 
 
 def branch_of(cr: sa.RowMapping) -> str:
@@ -482,7 +483,7 @@ async def served(ctx: Ctx, space: SpaceAccess) -> Served:
     )
     line: str | None = out.main if out.main in rows else None
     while line is not None:
-        out.main_line.append(line)
+        out.main_rank[line] = len(out.main_rank)
         parents = rows[line]["parents"]
         line = parents[0] if parents and parents[0] in rows else None
     for ref, rid in heads.items():
@@ -697,7 +698,6 @@ async def _apply_ref(
     # on a branch the newest of main's revisions they hold (a `git merge origin/main`, a
     # fast-forward to it), so that main's changes are not taken for the branch's own.
     start = served_repo.revision_of[chain[0].parents[0]]
-    merged = _newest_main(repo, new, served_repo)
     rebased = False
     if ref == MAIN and await _straight_to_main(ctx, space):
         cr_id, base, number = None, served_repo.main, None
@@ -705,7 +705,8 @@ async def _apply_ref(
     elif cr is not None:
         cr_id, base, number = cr["id"], cr["revision_id"], cr["number"]
         said = f"updated change request #{cr['number']}"
-        rank = {rid: n for n, rid in enumerate(served_repo.main_line)}
+        merged = _newest_main(repo, new, served_repo)
+        rank = served_repo.main_rank
         if merged is not None and rank[merged] < rank.get(cr["standing_on"], len(rank)):
             base = start = await content_service.rebase_change_request(
                 ctx, space_id, cr_id, base=base, onto=merged
@@ -723,7 +724,7 @@ async def _apply_ref(
         said = f"opened change request #{opened['number']}"
         if ref == MAIN:
             said = f"main is under review: {said}"
-        start = merged or start
+        start = _newest_main(repo, new, served_repo) or start
     made = await _apply_push(ctx, space_id, served_repo, chain, start, base, cr_id)
     if made is None and rebased:
         # The merge was the whole push: the branch is the commit pushed, as git has it.
@@ -738,7 +739,7 @@ async def _apply_ref(
 def _newest_main(repo: MemoryRepo, tip: bytes, served_repo: Served) -> str | None:
     """The newest of main's revisions the pushed history reaches, through any parent, down to
     the commits the server already has; None when it reaches none."""
-    rank = {rid: n for n, rid in enumerate(served_repo.main_line)}
+    rank = served_repo.main_rank
     newest: str | None = None
     seen: set[bytes] = set()
     stack = [tip]

@@ -35,6 +35,8 @@ from markdown_it.token import Token
 from docshelf.document.limits import MAX_IMPORT_DEPTH, MAX_MARKDOWN_BYTES, PAGE_DEPTH, PAGE_SIZE
 from docshelf.document.markdown import (
     commonmark,
+    is_external,
+    link_path,
     markup_count,
     plain_text,
     rewrite_links,
@@ -283,7 +285,6 @@ _CONFIGS = {
     "sidebars.json",
 }
 _CHUNK = 64 * 1024
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _DAMAGED = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, ValueError)
 
@@ -506,7 +507,7 @@ class _Archive:
             # pymdownx.snippets looks from the project's root; authors also write paths from
             # the docs folder or from the page.
             for base in ("", self.root.rstrip("/"), here):
-                found = _local_path(target, base)
+                found = link_path(target, base)
                 if found is not None and found in self.sources:
                     self.included.add(found)
                     return front_matter(self.sources[found])[1]
@@ -661,19 +662,6 @@ def _load(source: Iterable[_Entry], max_files: int, max_total_bytes: int) -> _Ar
     )
 
 
-def _external(target: str) -> bool:
-    return bool(_SCHEME.match(target)) or target.startswith("//")
-
-
-def _local_path(target: str, base: str) -> str | None:
-    """Where a relative `target` (no fragment) written in folder `base` leads, or None when it
-    leaves the archive."""
-    # GitBook writes some links from the root of the content with a leading "/".
-    joined = target.lstrip("/") if target.startswith("/") else posixpath.join(base, target)
-    path = posixpath.normpath(joined) if joined else "."
-    return None if path == ".." or path.startswith("../") else path
-
-
 def _find_readme(texts: dict[str, str], folder: str) -> str | None:
     prefix = "" if folder == "." else folder + "/"
     exact = prefix + "README.md"
@@ -701,7 +689,7 @@ _SUMMARY_MD = commonmark(2 * SUMMARY_MAX_DEPTH + 2)
 def _summary_target(arc: _Archive, href: str) -> tuple[str | None, str]:
     """The markdown file a SUMMARY entry points at (None if there is none) and how it reads."""
     raw = href.split("#", 1)[0].split("?", 1)[0]
-    path = _local_path(unquote(raw), "")
+    path = link_path(unquote(raw), "")
     if path is None:
         return None, raw
     if raw.endswith("/") or path == "." or (path not in arc.texts and _extension(path) == ""):
@@ -792,7 +780,7 @@ def _summary_entry(
     end = next((k for k in range(start, len(children)) if children[k].type == "link_close"), None)
     title = plain_text(children[start + 1 : end])
     href = str(children[start].attrGet("href") or "")
-    if _external(href):
+    if is_external(href):
         return link_page(arc, parent, title, href, f"listed in {summary}")
     path, shown = _summary_target(arc, href)
     if path is not None and path in arc.texts and path not in used:
@@ -962,20 +950,20 @@ def _resolver(
     starts = list(dict.fromkeys((base, url_base, *(posixpath.dirname(u) for u in urls))))
 
     def resolve(target: str, image: bool) -> str | None:
-        if not target or target.startswith("#") or _external(target):
+        if not target or target.startswith("#") or is_external(target):
             return None
         raw, sep, fragment = target.partition("#")
         raw = raw.split("?", 1)[0]
         # Try the name as written first: a file may really have "%20" in it.
         for written in dict.fromkeys((raw, unquote(raw))):
             for start in starts:
-                path = _local_path(written, start)
+                path = link_path(written, start)
                 if path is None and wrapper:
                     # Up out of the content and back into it by the name of its folder.
                     joined = posixpath.normpath(posixpath.join(start, written))
                     back = "../" + wrapper + "/"
                     if joined.startswith(back):
-                        path = _local_path(joined[len(back) :], "")
+                        path = link_path(joined[len(back) :], "")
                 if path is None:
                     continue
                 ref = files.get(path)
@@ -1008,7 +996,7 @@ def _rewritten(
 
     def tracked(target: str, image: bool) -> str | None:
         found = resolve(target, image)
-        if found is None and target and not target.startswith("#") and not _external(target):
+        if found is None and target and not target.startswith("#") and not is_external(target):
             nowhere.setdefault(target, image)
         return found
 

@@ -25,6 +25,7 @@ import re
 from typing import Any, Literal
 
 from docshelf.document.limits import MAX_IMPORT_DEPTH, PAGE_DEPTH
+from docshelf.document.markdown import is_external, link_path
 from docshelf.imports.convert import (
     ConversionError,
     SkipKind,
@@ -34,11 +35,9 @@ from docshelf.imports.convert import (
     _Draft,
     _drop_deep_files,
     _emit_folder,
-    _external,
     _Folder,
     _folder_tree,
     _from_summary,
-    _local_path,
     _meta_text,
     _order,
     link_page,
@@ -143,7 +142,7 @@ def _gitbook(arc: _Archive) -> str | None:
     wanted = structure.get("summary")
     summary = None
     if isinstance(wanted, str):
-        summary = _local_path(wanted, "")
+        summary = link_path(wanted, "")
         if summary not in arc.texts:
             summary = None
     if summary is None:
@@ -229,10 +228,10 @@ def _nav(
 def _nav_page(
     arc: _Archive, config: str, title: str | None, target: str, parent: int | None, used: set[str]
 ) -> int | None:
-    if _external(target):
+    if is_external(target):
         made = link_page(arc, parent, title or target, target, f"in {config}'s nav")
         return None if made < 0 else made
-    path = _local_path(target.split("#", 1)[0], "")
+    path = link_path(target.split("#", 1)[0], "")
     if path is None or path not in arc.texts:
         why = f"listed in {config}'s nav but not in the docs folder: left out"
         arc.skipped.append(Skipped(target, why, "unresolved"))
@@ -439,7 +438,7 @@ class _Sidebars:
             self.doc(item.get("id"), label, parent)
         elif kind == "link":
             href = item.get("href")
-            if isinstance(href, str) and _external(href):
+            if isinstance(href, str) and is_external(href):
                 link_page(self.arc, parent, label or href, href, f"in {self.config}")
             else:
                 self.report(str(href), "a link to the site itself, not a doc: left out")

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 import sqlalchemy as sa
 
 from docshelf.kit.clock import isoformat
+from docshelf.site.presenter import shared
 
 
 def present_share_link(row: sa.RowMapping, site_address: str) -> dict[str, Any]:
@@ -16,5 +16,5 @@ def present_share_link(row: sa.RowMapping, site_address: str) -> dict[str, Any]:
         "name": row["name"],
         "active": row["active"],
         # The link handed out: the site's address with the secret as its share key.
-        "urls": {"published": f"{site_address}?shareKey={quote(row['secret'], safe='')}"},
+        "urls": {"published": shared(site_address, row["secret"])},
     }

@@ -46,6 +46,11 @@ def site_address(site: Row, public: str) -> str:
     return f"{public}/{org}/{site['basename'] or site['id']}/"
 
 
+def shared(address: str, share_key: str) -> str:
+    """An address opened with a share link's key."""
+    return f"{address}?shareKey={quote(share_key, safe='')}"
+
+
 def _features(site: Row) -> list[dict[str, Any]]:
     """The features the site's data uses, each on the site's plan."""
     keys = {
@@ -135,9 +140,7 @@ class SiteView:
             url += f"{section['path']}/"
         if site_space is not None and not site_space["is_default"]:
             url += f"{site_space['path']}/"
-        if self.share_key is not None:
-            url += f"?shareKey={quote(self.share_key, safe='')}"
-        return url
+        return url if self.share_key is None else shared(url, self.share_key)
 
     def location(self, kind: str, item_id: str) -> str:
         site = self.site
