@@ -473,9 +473,14 @@ async def test_main_under_merge_rules_opens_a_change_request(
     git("clone", _remote(product, org, space_id, product.token), "w", cwd=tmp_path)
     w = tmp_path / "w"
     (w / "README.md").write_text((w / "README.md").read_text().replace("Hello.", "Hi."))
-    git("commit", "-am", "Shorter greeting", cwd=w)
+    # A new page without its id line: the space keeps the files in a commit on top of this one.
+    (w / "faq.md").write_text("# FAQ\n\nAsk.\n")
+    (w / "SUMMARY.md").write_text((w / "SUMMARY.md").read_text() + "* [FAQ](faq.md)\n")
+    git("add", "-A", cwd=w)
+    git("commit", "-m", "Shorter greeting", cwd=w)
     pushed = git("push", "origin", "main", cwd=w)
-    assert "main is under review: opened change request #1" in pushed.stderr
+    said = "main is under review: opened change request #1 (branch change-requests/1)"
+    assert said in pushed.stderr
     welcome = next(p for p in await _pages(product, space_id) if p["title"] == "Welcome")
     assert await _markdown(product, space_id, welcome["id"]) == "Hello."
     async with product.client(product.token) as c:
@@ -486,6 +491,35 @@ async def test_main_under_merge_rules_opens_a_change_request(
     refs = git("ls-remote", "origin", cwd=w).stdout
     assert "refs/heads/change-requests/1" in refs
     assert git("rev-parse", "origin/main", cwd=w).stdout != git("rev-parse", "HEAD", cwd=w).stdout
+    # The next push to main holds those commits again: they go on in the same change request,
+    # with the new commit's change on top.
+    (w / "README.md").write_text((w / "README.md").read_text().replace("Hi.", "Hi there."))
+    git("commit", "-am", "Warmer greeting", cwd=w)
+    pushed = git("push", "origin", "main", cwd=w)
+    said = "main is under review: updated change request #1 (branch change-requests/1)"
+    assert said in pushed.stderr
+    again = git("push", "origin", "main", cwd=w)
+    assert "main is under review: change request #1 has these commits" in again.stderr
+    async with product.client(product.token) as c:
+        crs = (await c.get(f"/v1/spaces/{space_id}/change-requests")).json()["items"]
+        r = await c.get(
+            f"/v1/spaces/{space_id}/change-requests/{crs[0]['id']}/content/page/{welcome['id']}",
+            params={"format": "markdown"},
+        )
+    assert [(cr["number"], cr["status"]) for cr in crs] == [(1, "open")]
+    assert r.json()["markdown"] == "Hi there."
+    async with product.client(product.token) as c:
+        r = await c.get(f"/v1/spaces/{space_id}/change-requests/{crs[0]['id']}/content")
+    assert [p["title"] for p in r.json()["pages"]] == ["Welcome", "Guide", "FAQ"]
+    assert [p["title"] for p in await _pages(product, space_id)] == ["Welcome", "Guide", "Step one"]
+    assert await _markdown(product, space_id, welcome["id"]) == "Hello."
+    # Unrelated commits on main's head are a change request of their own.
+    git("fetch", cwd=w)
+    git("reset", "--hard", "origin/main", cwd=w)
+    (w / "README.md").write_text((w / "README.md").read_text().replace("Hello.", "Hey."))
+    git("commit", "-am", "Another greeting", cwd=w)
+    pushed = git("push", "origin", "main", cwd=w)
+    assert "main is under review: opened change request #2" in pushed.stderr
 
 
 async def test_the_export_pushed_into_an_empty_space_is_the_space(

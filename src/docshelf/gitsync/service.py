@@ -699,12 +699,25 @@ async def _apply_ref(
     # fast-forward to it), so that main's changes are not taken for the branch's own.
     start = served_repo.revision_of[chain[0].parents[0]]
     rebased = False
-    if ref == MAIN and await _straight_to_main(ctx, space):
+    reviewed = ref == MAIN and not await _straight_to_main(ctx, space)
+    if reviewed:
+        # Main did not move when an earlier push to it opened a change request, so the same
+        # commits come again with the next push: they go on in that change request.
+        found = _pushed_before(repo, served_repo, chain)
+        if found is not None:
+            cr, start, chain = found
+            if not chain:
+                number = cr["number"]
+                where = ctx.app_url(f"s/{space_id}/~/changes/{number}/")
+                return f"main is under review: change request #{number} has these commits: {where}"
+    if ref == MAIN and not reviewed:
         cr_id, base, number = None, served_repo.main, None
         said = "applied to main"
     elif cr is not None:
         cr_id, base, number = cr["id"], cr["revision_id"], cr["number"]
-        said = f"updated change request #{cr['number']}"
+        said = f"updated change request #{cr['number']} (branch {branch_of(cr)})"
+        if reviewed:
+            said = f"main is under review: {said}"
         merged = _newest_main(repo, new, served_repo)
         rank = served_repo.main_rank
         if merged is not None and rank[merged] < rank.get(cr["standing_on"], len(rank)):
@@ -723,7 +736,7 @@ async def _apply_ref(
         cr_id, base, number = opened["id"], opened["revision"], opened["number"]
         said = f"opened change request #{opened['number']}"
         if ref == MAIN:
-            said = f"main is under review: {said}"
+            said = f"main is under review: {said} (branch {BRANCH_PREFIX}{opened['number']})"
         start = _newest_main(repo, new, served_repo) or start
     made = await _apply_push(ctx, space_id, served_repo, chain, start, base, cr_id)
     if made is None and rebased:
@@ -734,6 +747,33 @@ async def _apply_ref(
     if made is None:
         return f"{said} (no change to the content): {ctx.app_url(where)}"
     return f"{said}: {ctx.app_url(where)}"
+
+
+def _pushed_before(
+    repo: MemoryRepo, served_repo: Served, chain: list[Commit]
+) -> tuple[sa.RowMapping, str, list[Commit]] | None:
+    """The open change request that holds the newest of the pushed commits, with the revision
+    that commit became and the commits after it; None when it holds none. A revision a push
+    made is the pushed commit itself, or a commit on top of it (its parent that is not a
+    revision's own commit)."""
+    made: dict[bytes, tuple[sa.RowMapping, str]] = {}
+    for cr in served_repo.branches.values():
+        stack = [served_repo.commit_of[cr["revision_id"]]]
+        while stack:
+            sha = stack.pop()
+            rid = served_repo.revision_of.get(sha)
+            if rid is None or rid in served_repo.main_rank or sha in made:
+                continue
+            made[sha] = (cr, rid)
+            for parent in repo.object_store[ObjectID(sha)].parents:  # type: ignore[attr-defined]
+                if parent not in served_repo.revision_of:
+                    made.setdefault(parent, (cr, rid))
+                stack.append(parent)
+    for at in range(len(chain) - 1, -1, -1):
+        if chain[at].id in made:
+            cr, rid = made[chain[at].id]
+            return cr, rid, chain[at + 1 :]
+    return None
 
 
 def _newest_main(repo: MemoryRepo, tip: bytes, served_repo: Served) -> str | None:
