@@ -450,6 +450,16 @@ async def test_who_may_link_and_pull(
     )
     r = await client.put(path, json={**link, "branch": "a..b"}, headers=owner.headers)
     assert r.status_code == 400, r.text
+    # A public host over plain http: its credentials could be read on the way.
+    public = {"url": "http://93.184.216.34/x.git", "username": "me", "token": TOKEN}
+    for body in (public, {**public, "username": None}, {**public, "token": None}):
+        r = await client.put(path, json=body, headers=owner.headers)
+        assert (r.status_code, r.json()) == (
+            400,
+            error(400, "url: credentials are sent over https only"),
+        )
+    r = await client.get(path, headers=owner.headers)
+    assert r.status_code == 404, r.text
 
     r = await client.put(path, json=link, headers=owner.headers)
     hook = r.json()["webhookUrl"]

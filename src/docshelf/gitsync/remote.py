@@ -92,8 +92,14 @@ async def link(st: Staged, space_id: str, body: LinkRemote) -> dict[str, Any]:
         raise BadRequest("url: give the credentials as username and token, not in the URL")
     allowed = parse_allowed_hosts(st.state.settings.fetch_allowed_hosts)
     targets = await check_url(body.url, resolver=system_resolver, allowed_hosts=allowed)
-    if targets[0].url.query or targets[0].url.fragment:
+    target = targets[0]
+    if target.url.query or target.url.fragment:
         raise BadRequest("url: a repository URL has no query or fragment")
+    exempt = target.host in allowed or str(target.address) in allowed
+    if (body.username or body.token) and target.url.scheme == "http" and not exempt:
+        # Basic credentials over plain http can be read on the way; a host the operator
+        # exempts (DOCSHELF_FETCH_ALLOWED_HOSTS: their own network) may still have them.
+        raise BadRequest("url: credentials are sent over https only")
     async with st.write() as ctx:
         _require_admin(await space_policy.load(ctx, space_id))
         now = utcnow()
