@@ -715,9 +715,9 @@ async def _apply_ref(
         said = "applied to main"
     elif cr is not None:
         cr_id, base, number = cr["id"], cr["revision_id"], cr["number"]
-        said = f"updated change request #{cr['number']} (branch {branch_of(cr)})"
+        said = f"updated change request #{cr['number']}"
         if reviewed:
-            said = f"main is under review: {said}"
+            said = f"main is under review: {said} (branch {branch_of(cr)})"
         merged = _newest_main(repo, new, served_repo)
         rank = served_repo.main_rank
         if merged is not None and rank[merged] < rank.get(cr["standing_on"], len(rank)):
