@@ -197,6 +197,25 @@ async def test_review_lifecycle_and_outdated(client: httpx.AsyncClient, db: Asyn
     )
     assert r.json() == listing(outdated_approval) | {"count": 3}
     assert approved_at < again["createdAt"]
+    # A filter that binds no value is part of the listing too: a cursor of all the reviews
+    # does not continue the outdated ones (its count would be all of them).
+    for outdated in ("true", "false"):
+        r = await client.get(
+            s.url + "/reviews",
+            params={"limit": 2, "outdated": outdated, "page": page["next"]["page"]},
+            headers=s.reader.headers,
+        )
+        assert (r.status_code, r.json()) == (
+            400,
+            error(400, "Invalid query parameter 'page': not a cursor returned by this listing"),
+        )
+    r = await client.get(s.url + "/reviews?outdated=true&limit=1", headers=s.reader.headers)
+    r = await client.get(
+        s.url + "/reviews",
+        params={"limit": 1, "outdated": "true", "page": r.json()["next"]["page"]},
+        headers=s.reader.headers,
+    )
+    assert r.json() == listing(outdated_approval) | {"count": 2}
 
 
 async def test_requested_reviewers(client: httpx.AsyncClient, db: AsyncEngine) -> None:
