@@ -250,6 +250,9 @@ async def test_list_is_paged(client: httpx.AsyncClient, db: AsyncEngine) -> None
     ("body", "message"),
     [
         ({"url": "ftp://e.com/x"}, "Invalid body field 'url'"),
+        ({"url": "http://me:pw@e.com/x"}, "user names and passwords in URLs are not allowed"),
+        ({"url": "http://me@e.com/x"}, "user names and passwords in URLs are not allowed"),
+        ({"url": "https:///x"}, "the URL has no host"),
         ({"url": "https://e.com", "events": ["page_viewed"]}, "unknown event names: page_viewed"),
         ({"url": "https://e.com", "space": "nope"}, "'space' 'nope' is no space"),
         ({"url": "https://e.com", "secret": "mine"}, "secret"),

@@ -1,13 +1,30 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import AfterValidator, Field, StringConstraints, field_validator
 
 from docshelf.events.event import TYPES
 from docshelf.kit.schemas import Body, EntityId, Out
 
-Url = Annotated[str, StringConstraints(max_length=2048, pattern=r"^https?://\S+$")]
+
+def _deliverable(url: str) -> str:
+    # What every delivery would refuse, refused now (an address is checked at each delivery:
+    # a name's DNS answer can change). The fetcher's own parse would import httpx here.
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("user names and passwords in URLs are not allowed")
+    if not parts.hostname:
+        raise ValueError("the URL has no host")
+    return url
+
+
+Url = Annotated[
+    str,
+    StringConstraints(max_length=2048, pattern=r"^https?://\S+$"),
+    AfterValidator(_deliverable),
+]
 EventName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 EventNames = Annotated[list[EventName], Field(max_length=len(TYPES))]
 
