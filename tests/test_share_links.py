@@ -98,8 +98,9 @@ async def test_share_links(client: httpx.AsyncClient, db: AsyncEngine) -> None:
 async def test_share_key_resolves_published_urls(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
-    """The spec's `shareKey` on the structure routes: an active link's key is carried by the
-    published URLs given back, which then open for anyone; any other key is ignored."""
+    """The spec's `shareKey` on the structure routes and the published site: an active link's
+    key is carried by the published URLs given back, which then open for anyone; any other key
+    is ignored."""
     org, (admin,) = await factories.org_with_members(db)
     space = await factories.api_space(client, org, admin, title="Guide")
     r = await client.post(
@@ -128,11 +129,18 @@ async def test_share_key_resolves_published_urls(
         r = await client.get(f"{site}/{path}", params=params, headers=admin.headers)
         return urls(r.json())
 
-    for path in ("site-spaces", "structure"):
+    for path in ("site-spaces", "structure", "published"):
         with_key = await published(path, key)
         assert with_key and all(u == f"{address}?shareKey={key}" for u in with_key), with_key
         for other in (None, "not-a-key", key[:-1]):
             assert await published(path, other) == [address] * len(with_key), (path, other)
+    # A visitor from outside, whom the key lets in.
+    outsider = await factories.user(db)
+    r = await client.get(f"{site}/published", params={"shareKey": key}, headers=outsider.headers)
+    assert r.status_code == 200, r.text
+    assert set(urls(r.json())) == {f"{address}?shareKey={key}"}
+    r = await client.get(f"{site}/published", headers=outsider.headers)
+    assert (r.status_code, r.json()) == (404, error(404, "Site not found"))
     # A section's URLs, once the site has sections.
     api = await factories.api_space(client, org, admin, title="API")
     r = await client.post(

@@ -128,7 +128,7 @@ class SiteView:
     # An active share link's key for a share-link site: its published URLs carry it, so that
     # they open for whoever is given them (the spec's `shareKey` query parameter).
     share_key: str | None = None
-    _by_section: dict[str, list[Row]] = field(default_factory=dict)
+    _by_section: dict[str, list[Row]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for ss in self.site_spaces:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -41,7 +41,7 @@ from docshelf.organization.policy import OrgAccess
 from docshelf.site import nav as navs
 from docshelf.site import repository, visitor
 from docshelf.site.conditions import shows
-from docshelf.site.presenter import Row, SiteView, present_site, site_origin
+from docshelf.site.presenter import Row, SiteView, present_site, shared, site_origin
 
 # GitBook's defaults for a site nobody customised (Docshelf stores no customization yet).
 DEFAULT_CUSTOMIZATION: dict[str, Any] = {
@@ -159,12 +159,16 @@ async def site_view(
     current = Current(
         site=site, sections=sections, groups=groups, site_spaces=site_spaces, spaces=spaces
     )
-    if share_key is not None and (
-        site["visibility"] != "share-link"
-        or await repository.active_share_link(conn, site_id, share_key) is None
-    ):
+    if share_key is not None and not await _opens(conn, site, share_key):
         share_key = None
     return current.view(scope, base_url, public, share_key)
+
+
+async def _opens(conn: AsyncConnection, site: Row, share_key: str) -> bool:
+    """Whether the key is an active share link of this share-link site."""
+    if site["visibility"] != "share-link":
+        return False
+    return await repository.active_share_link(conn, site["id"], share_key) is not None
 
 
 def _filtered(
@@ -362,13 +366,20 @@ async def _org(conn: AsyncConnection, org_id: str) -> sa.RowMapping:
 
 
 async def published_site(
-    conn: AsyncConnection, opened: Opened, org: OrgAccess | None
+    conn: AsyncConnection, opened: Opened, org: OrgAccess | None, share_key: str | None = None
 ) -> dict[str, Any]:
-    """GitBook's `PublishedContentSite`. `org` is the member's access; a visitor has none."""
+    """GitBook's `PublishedContentSite`. `org` is the member's access; a visitor has none.
+    `share_key`: carried by the structure's published URLs if it opens the site, as
+    `site_view` carries it."""
     site = opened.view.site
+    view = opened.view
+    if share_key is not None and await _opens(conn, site, share_key):
+        view = replace(view, share_key=share_key)
     if org is None:
         org = OrgAccess(org=await _org(conn, site["organization_id"]), is_member=False, role=None)
-    presented = present_site(site, org, opened.view.base_url, opened.view.public)
+    presented = present_site(site, org, view.base_url, view.public)
+    if view.share_key is not None and "published" in presented["urls"]:
+        presented["urls"]["published"] = shared(presented["urls"]["published"], view.share_key)
     # Only a space this reader is shown: the default site space's, else the first shown.
     shown = opened.view.site_spaces
     section = next((s["id"] for s in opened.view.sections if s["is_default"]), None)
@@ -383,7 +394,7 @@ async def published_site(
     return {
         "object": "published-content-site",
         "site": presented,
-        "structure": opened.view.structure(),
+        "structure": view.structure(),
         "customizations": {
             "site": DEFAULT_CUSTOMIZATION,
             "siteSpaces": {ss["id"]: DEFAULT_CUSTOMIZATION for ss in opened.view.site_spaces},

@@ -131,7 +131,7 @@ async def published_site(
     ctx: Ctx, org_id: str, site_id: str, who: published.Visitor
 ) -> dict[str, Any]:
     opened, org = await opened_for(ctx, org_id, site_id, who)
-    return await published.published_site(ctx.conn, opened, org)
+    return await published.published_site(ctx.conn, opened, org, who.share_key)
 
 
 async def lookup(
