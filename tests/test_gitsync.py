@@ -499,7 +499,8 @@ async def test_main_under_merge_rules_opens_a_change_request(
     said = "main is under review: updated change request #1 (branch change-requests/1)"
     assert said in pushed.stderr
     again = git("push", "origin", "main", cwd=w)
-    assert "main is under review: change request #1 has these commits" in again.stderr
+    held = "main is under review: change request #1 (branch change-requests/1) holds these"
+    assert held in again.stderr
     async with product.client(product.token) as c:
         crs = (await c.get(f"/v1/spaces/{space_id}/change-requests")).json()["items"]
         r = await c.get(
@@ -520,6 +521,44 @@ async def test_main_under_merge_rules_opens_a_change_request(
     git("commit", "-am", "Another greeting", cwd=w)
     pushed = git("push", "origin", "main", cwd=w)
     assert "main is under review: opened change request #2" in pushed.stderr
+    # #2 is edited in the app; a push of main on top of its commit would undo that: refused.
+    async with product.client(product.token) as c:
+        crs = (await c.get(f"/v1/spaces/{space_id}/change-requests")).json()["items"]
+        second = next(cr for cr in crs if cr["number"] == 2)
+        edit = {"operation": "update_page", "page": welcome["id"], "title": "Welcome"}
+        edit["document"] = {"markdown": "Hey.\n\nA reviewer's line."}
+        r = await c.post(
+            f"/v1/spaces/{space_id}/change-requests/{second['id']}/content",
+            json={"changes": [edit]},
+        )
+        assert r.status_code == 200, r.text
+    (w / "README.md").write_text((w / "README.md").read_text().replace("Hey.", "Hey you."))
+    git("commit", "-am", "Longer greeting", cwd=w)
+    refused = git("push", "origin", "main", cwd=w, ok=False)
+    assert refused.returncode != 0
+    assert (
+        "main is under review: change request #2 (branch change-requests/2) has changed since"
+        " these commits; fetch its branch and push your commits there" in refused.stderr
+    )
+    async with product.client(product.token) as c:
+        r = await c.get(
+            f"/v1/spaces/{space_id}/change-requests/{second['id']}/content/page/{welcome['id']}",
+            params={"format": "markdown"},
+        )
+    assert r.json()["markdown"] == "Hey.\n\nA reviewer's line."
+    # A change request of a named branch stays that branch's: main holding its commits is a
+    # change request of its own.
+    git("fetch", cwd=w)
+    git("checkout", "-b", "rework", "origin/main", cwd=w)
+    (w / "README.md").write_text((w / "README.md").read_text().replace("Hello.", "Howdy."))
+    git("commit", "-am", "Rework the greeting", cwd=w)
+    assert "opened change request #3" in git("push", "origin", "rework", cwd=w).stderr
+    git("checkout", "-B", "main", "rework", cwd=w)
+    (w / "README.md").write_text((w / "README.md").read_text().replace("Howdy.", "Howdy all."))
+    git("commit", "-am", "On main", cwd=w)
+    pushed = git("push", "-f", "origin", "main", cwd=w)
+    assert "main is under review: opened change request #4" in pushed.stderr
+    assert git("push", "origin", "rework", cwd=w).returncode == 0  # still where it was pushed
 
 
 async def test_the_export_pushed_into_an_empty_space_is_the_space(

@@ -537,6 +537,24 @@ async def test_the_sweep_pulls_into_a_change_request_under_merge_rules(
     r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
     assert r.json() == expected
 
+    # A commit on top of them goes on in that change request.
+    (work / "README.md").write_text(
+        f"---\nslug: guide\nid: {page_id}\n---\n\n# Guide\n\nReviewed twice.\n"
+    )
+    theirs = _commit(work, "Say it again")
+    await _sweep(db, job_env)
+    r = await client.get(f"/v1/spaces/{space_id}/change-requests", headers=owner.headers)
+    assert [cr["number"] for cr in r.json()["items"]] == [crs[0]["number"]]
+    r = await client.get(
+        f"/v1/spaces/{space_id}/change-requests/{crs[0]['id']}/content/page/{page_id}",
+        params={"format": "markdown"},
+        headers=owner.headers,
+    )
+    assert r.json()["markdown"] == "Reviewed twice.\n"
+    assert await _markdown(client, space_id, page_id, owner) == "Read me."
+    r = await client.get(f"/v1/spaces/{space_id}/git-sync", headers=owner.headers)
+    assert r.json() == {**expected, "remoteCommit": theirs}
+
 
 async def test_a_refused_pull_is_a_status_and_changes_nothing(
     client: httpx.AsyncClient,
