@@ -17,6 +17,8 @@ def _deliverable(url: str) -> str:
         raise ValueError("user names and passwords in URLs are not allowed")
     if not parts.hostname:
         raise ValueError("the URL has no host")
+    if parts.port == 0:  # urlsplit takes 0 as a port; past 65535 it raises ValueError itself
+        raise ValueError("port 0 is out of range")
     return url
 
 
