@@ -373,8 +373,12 @@ async def published_site(
     `site_view` carries it."""
     site = opened.view.site
     view = opened.view
-    if share_key is not None and await _opens(conn, site, share_key):
-        view = replace(view, share_key=share_key)
+    # A visitor's key was checked when it opened the site; a member's is checked here.
+    key = opened.share_key if opened.scope is not None else None
+    if opened.scope is None and share_key is not None and await _opens(conn, site, share_key):
+        key = share_key
+    if key is not None:
+        view = replace(view, share_key=key)
     if org is None:
         org = OrgAccess(org=await _org(conn, site["organization_id"]), is_member=False, role=None)
     presented = present_site(site, org, view.base_url, view.public)
