@@ -186,7 +186,12 @@ def _part(element: Any) -> Any:
     if isinstance(element, BindParameter):
         return element.effective_value
     if isinstance(element, sa.Column):
-        return element.key
+        table = element.table
+        return f"{table.name}.{element.key}" if isinstance(table, sa.Table) else element.key
+    if isinstance(element, sa.FunctionElement):
+        return f"{element.name}()"
+    if isinstance(element, sa.TextClause):
+        return element.text
     operator = getattr(element, "operator", None)
     if operator is not None:
         return getattr(operator, "opstring", None) or getattr(operator, "__name__", "op")
