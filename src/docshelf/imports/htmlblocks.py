@@ -29,7 +29,10 @@ _MEANT = frozenset(
         *("dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr"),
         *("i", "img", "kbd", "li", "mark", "ol", "p", "pre", "s", "span", "strike", "strong"),
         *("sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u"),
-        *("ul", "center", "picture", "source", "html", "body"),
+        *("ul", "center", "picture", "source"),
+        # The document's frame, which lxml adds around a block (a `<head>` for a leading
+        # `<script>`): never text of the page's own.
+        *("html", "head", "body"),
     )
 )
 _BLANK_RUN = re.compile(r"\n{3,}")
