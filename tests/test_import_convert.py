@@ -512,6 +512,31 @@ def test_from_markdown_reports_its_local_links() -> None:
     )
 
 
+def test_from_markdown_cleans_html_and_alerts_as_a_project_does() -> None:
+    """A single markdown file's HTML, comments and GitHub alerts are rewritten and reported as
+    a project's pages are (a tester found them stored raw: scripts and handlers included)."""
+    data = (
+        b"# Mix\n\n<script>alert('x')</script>\n\n"
+        b'<div onclick="evil()">Hi <a href="javascript:alert(1)">x</a></div>\n\n'
+        b"<!-- a comment -->\n\n<table><tr><th>A</th></tr><tr><td>1</td></tr></table>\n\n"
+        b"> [!WARNING]\n> Careful.\n"
+    )
+    imported = from_markdown(data, "mix.md")
+    assert imported.pages == (
+        page(
+            "p1",
+            None,
+            "Mix",
+            "Hi x\n\n\n| A |\n| --- |\n| 1 |\n\n"
+            '{% hint style="warning" %}\nCareful.\n{% endhint %}\n',
+        ),
+    )
+    assert imported.skipped == (
+        Skipped("mix.md", "HTML <script> left out: no place in a page", "approximated"),
+        Skipped("mix.md", "HTML attributes onclick left out: a page has no layout", "approximated"),
+    )
+
+
 def test_from_markdown_refuses_binary() -> None:
     with pytest.raises(ConversionError, match=r"^photo\.md is not a text file$"):
         from_markdown(b"\x89PNG\0\0", "photo.md")

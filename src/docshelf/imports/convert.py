@@ -223,11 +223,18 @@ def from_markdown(data: bytes, name: str) -> Imported:
         raise ConversionError(f"{name} is not a text file")
     text = _checked(_decode(data), name)
     meta = front_matter(text)[0]
+    # Alerts, comments and HTML as a project's pages have them (bs4 loads here, in the worker).
+    from docshelf.imports.markup import clean
+
+    notes = Notes()
+    cleaned = clean(text, notes)
+    if cleaned != text:
+        text = _checked(cleaned, name)
     heading, body = _split_title(text)
     given = _meta_text(meta, "title")
     if given is not None and heading is not None and _squash(heading) != given:
         body = _drop_front_matter(text)  # a heading other than the title is content
-    broken: list[Skipped] = []
+    broken = [Skipped(name, why, "approximated") for why in dict.fromkeys(notes.approximated)]
     body = _rewritten(name, body, {}, {}, broken)
     title = given or heading or _stem(name) or "Untitled"
     page = ImportedPage("p1", None, title, body, description=_meta_text(meta, "description"))
