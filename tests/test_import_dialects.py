@@ -80,6 +80,16 @@ CASES = {
         '{% tabs %}\n{% tab title="JavaScript" %}\n\nconst x = 1;\n\n{% endtab %}\n'
         '{% tab title="Python 3" %}\n\nx = 1\n\n{% endtab %}\n{% endtabs %}\n',
     ),
+    "Docusaurus tabs written on one line each, or closed after their text": (
+        '<Tabs>\n<TabItem value="a" label="Apple">Apple text</TabItem>\n'
+        '<TabItem value="b" label="Banana">Banana text</TabItem>\n'
+        '<TabItem value="c" label="Cherry">\nCherry one\nCherry two</TabItem>\n'
+        '<TabItem value="d" label="Date">\nLeft open\n</Tabs>\n',
+        '{% tabs %}\n{% tab title="Apple" %}\nApple text\n{% endtab %}\n'
+        '{% tab title="Banana" %}\nBanana text\n{% endtab %}\n'
+        '{% tab title="Cherry" %}\nCherry one\nCherry two\n{% endtab %}\n'
+        '{% tab title="Date" %}\nLeft open\n{% endtab %}\n{% endtabs %}\n',
+    ),
     "snippets are inlined": ('--8<-- "inc/abbr.md"\n', "Included *text*.\n\n"),
 }
 

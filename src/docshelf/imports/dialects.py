@@ -157,6 +157,9 @@ def _statement_end(lines: list[str], i: int) -> int:
 _TABS_START = re.compile(r"^\s*<Tabs\b")
 _TAB_ITEM_START = re.compile(r"^\s*<TabItem\b")
 _TAB_ITEM_CLOSE = re.compile(r"^\s*</TabItem>\s*$")
+# A `<TabItem ...>` opening tag, to where it ends: what follows on its line is the tab's own.
+_TAB_ITEM_OPENING = re.compile(r"""\s*<TabItem\b(?:[^>"'{]|"[^"]*"|'[^']*'|\{[^}]*\})*>""")
+_TAB_ITEM_END = "</TabItem>"
 _ATTR = re.compile(r"""\b(label|value)=\{?\s*(?:"([^"]*)"|'([^']*)'|`([^`$]*)`)\s*\}?""")
 _TAG_LINES = 50  # lines an opening tag may span
 
@@ -394,17 +397,28 @@ class _Converter:
                 title = attrs.get("label") or labels.get(value or "") or value or "Tab"
                 out.append(f'{{% tab title="{title.replace(chr(34), "&quot;")}" %}}')
                 body = []
+                # Written on one line (`<TabItem label="A">Text</TabItem>`): its text follows.
+                whole = _TAB_ITEM_OPENING.match(tag or "")
+                line = (tag or "")[whole.end() :] if whole is not None else ""
+                if not line.strip():
+                    continue
+            if body is None:
                 continue
-            elif _TAB_ITEM_CLOSE.match(line) and body is not None:
-                out.extend(
-                    self._lines(textwrap.dedent("\n".join(body)).split("\n"), depth, nest + 1)
-                )
-                out.append("{% endtab %}")
+            if _TAB_ITEM_CLOSE.match(line) or line.rstrip().endswith(_TAB_ITEM_END):
+                if not _TAB_ITEM_CLOSE.match(line):  # the tab's last text, before its close
+                    body.append(line.rstrip().removesuffix(_TAB_ITEM_END))
+                out.extend(self._tab(body, depth, nest))
                 body = None
-            elif body is not None:
+            else:
                 body.append(line)
+        if body is not None:  # a tab left open: its text is kept, not lost
+            out.extend(self._tab(body, depth, nest))
         out.append("{% endtabs %}")
         return end + 1
+
+    def _tab(self, body: list[str], depth: int, nest: int) -> list[str]:
+        text = textwrap.dedent("\n".join(body))
+        return [*self._lines(text.split("\n"), depth, nest + 1), "{% endtab %}"]
 
     def _snippet(self, target: str, depth: int) -> list[str]:
         if depth >= MAX_INCLUDE_DEPTH:
