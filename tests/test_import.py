@@ -97,7 +97,8 @@ async def test_import_each_source(
     files["/page.html"] = (
         "text/html",
         b"<html><head><title>Web page</title><script>evil()</script></head>"
-        b"<body><h1>Web page</h1><p>Some <b>bold</b> text.</p></body></html>",
+        b"<body><h1>Web page</h1><p>Some <b>bold</b> text, and <a href='more.html'>more</a>."
+        b"</p></body></html>",
     )
     png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
     files["/book.zip"] = (
@@ -148,6 +149,12 @@ async def test_import_each_source(
         "items"
     ][0]
     assert page["markdown"] == f"See [setup](setup.md) and ![logo](/files/{logo['id']}).\n"
+    # A web page's relative links lead back to its site.
+    web = pages["pages"][1]
+    r = await client.get(
+        f"/v1/spaces/{sid}/content/page/{web['id']}?format=markdown", headers=reader.headers
+    )
+    assert r.json()["markdown"] == f"Some **bold** text, and [more]({base}/more.html).\n"
     web = pages["pages"][1]
     text = (
         await client.get(

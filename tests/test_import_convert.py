@@ -537,6 +537,22 @@ def test_from_markdown_cleans_html_and_alerts_as_a_project_does() -> None:
     )
 
 
+def test_from_html_of_a_file_reports_its_local_links() -> None:
+    """A page read from a file has no site to point its links back at: they lead to nothing
+    of the import, kept and reported as a markdown file's are (a URL's are made absolute)."""
+    data = b"<html><body><h1>T</h1><p><a href='x.html'>x</a> <a href='https://e.org'>e</a></p>"
+    imported = from_html(data, "page.html")
+    assert imported.pages[0].markdown == "[x](x.html) [e](https://e.org)\n"
+    assert imported.skipped == (
+        Skipped(
+            "page.html",
+            "links to 'x.html', which is no page or image of the import: left as written",
+            "unresolved",
+        ),
+    )
+    assert from_html(data, "https://e.org/docs/page.html").skipped == ()
+
+
 def test_from_markdown_refuses_binary() -> None:
     with pytest.raises(ConversionError, match=r"^photo\.md is not a text file$"):
         from_markdown(b"\x89PNG\0\0", "photo.md")

@@ -252,7 +252,16 @@ def from_html(data: bytes, url: str) -> Imported:
     # (the import worker) load them, not every API process.
     from docshelf.imports.html import convert_html
 
-    return convert_html(data, url)
+    imported = convert_html(data, url)
+    # A page read from a file (no URL to point them back at): its local links lead to
+    # nothing of the import, kept as written and reported, as a markdown file's are.
+    broken: list[Skipped] = []
+    pages = tuple(
+        replace(p, markdown=_rewritten(url, p.markdown, {}, {}, broken)) for p in imported.pages
+    )
+    return (
+        replace(imported, pages=pages, skipped=(*imported.skipped, *broken)) if broken else imported
+    )
 
 
 def from_docx(data: bytes, name: str) -> Imported:

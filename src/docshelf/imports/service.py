@@ -238,7 +238,9 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> Ou
     if not 200 <= fetched.status < 300:
         raise BadRequest(f"Cannot import {url}: it answered HTTP {fetched.status}")
     name = fetched.url.rstrip("/").rsplit("/", 1)[-1] or "index"
-    imported = await convert_offloaded(source, fetched.body, name, org_id)
+    # A web page's relative links and images lead back to its site: read against its URL.
+    read_as = fetched.url if source == "html" else name
+    imported = await convert_offloaded(source, fetched.body, read_as, org_id)
     count = len(imported.pages) + len(imported.files)
     if count == 0:
         raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
@@ -295,7 +297,7 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> Ou
                 "space": space_id,
                 "blob": key,
                 "source": source,
-                "name": name,
+                "name": read_as,
                 "revision": revision_id,
                 "author": st.actor.user_id,
                 # How events name the author, as when a request applies an import.
