@@ -164,6 +164,13 @@ async def test_collection_lifecycle(client: httpx.AsyncClient, db: AsyncEngine) 
     assert r.json() == collection_body(guides["id"], org_id, title="T" * 50)
     r = await client.patch(item, json={}, headers=admin.headers)
     assert r.json() == collection_body(guides["id"], org_id, title="T" * 50)
+    # A value none of the levels: the message names every level allowed, not pydantic's parts.
+    r = await client.patch(item, json={"defaultLevel": "boss"}, headers=admin.headers)
+    assert r.json() == error(
+        400,
+        "Invalid body field 'defaultLevel': Input should be 'admin', 'create', 'review', 'edit',"
+        " 'comment', 'read' or 'inherit'",
+    )
     r = await client.get(item, headers=admin.headers)
     assert r.json() == collection_body(guides["id"], org_id, title="T" * 50)
 

@@ -20,10 +20,22 @@ _LOCATIONS = {
 
 def _field(loc: Sequence[Any]) -> tuple[str, str]:
     where = str(loc[0]) if loc else "body"
-    parts = [
-        str(p) for p in loc[1:] if not (isinstance(p, str) and p.startswith("function-after["))
-    ]
+    # Pydantic names the member of a union, or the validator, that refused a value
+    # (`literal['admin',...]`, `function-after[...]`): never part of the field's name.
+    parts = [str(p) for p in loc[1:] if not (isinstance(p, str) and "[" in p)]
     return _LOCATIONS.get(where, where), ".".join(parts)
+
+
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'")
+
+
+def _one_of(errors: Sequence[Any], loc: tuple[str, str]) -> str | None:
+    """For a value that matched none of a union's literal members: every value allowed."""
+    same = [e for e in errors if _field(e.get("loc", ())) == loc]
+    if len(same) < 2 or any(e.get("type") != "literal_error" for e in same):
+        return None
+    values = [v for e in same for v in _QUOTED.findall(str(e.get("ctx", {}).get("expected", "")))]
+    return "Input should be " + ", ".join(values[:-1]) + " or " + values[-1]
 
 
 def describe_validation_error(errors: Sequence[Any]) -> str:
@@ -39,7 +51,7 @@ def describe_validation_error(errors: Sequence[Any]) -> str:
         return f"Unknown {where} '{field}'"
     if kind == "missing":
         return f"Missing required {where} '{field}'"
-    message = str(first.get("msg", "is invalid"))
+    message = _one_of(errors, (where, field)) or str(first.get("msg", "is invalid"))
     if message.startswith("Value error, "):
         message = message[len("Value error, ") :]
     if field:
