@@ -34,7 +34,10 @@ def _one_of(errors: Sequence[Any], loc: tuple[str, str]) -> str | None:
     same = [e for e in errors if _field(e.get("loc", ())) == loc]
     if len(same) < 2 or any(e.get("type") != "literal_error" for e in same):
         return None
-    values = [v for e in same for v in _QUOTED.findall(str(e.get("ctx", {}).get("expected", "")))]
+    expected = " ".join(str(e.get("ctx", {}).get("expected", "")) for e in same)
+    values: list[str] = _QUOTED.findall(expected)
+    if len(values) < 2:
+        return None
     return "Input should be " + ", ".join(values[:-1]) + " or " + values[-1]
 
 
