@@ -7,6 +7,7 @@ import dataclasses
 import io
 import os
 import pickle
+import stat
 import zipfile
 from pathlib import Path
 from typing import Literal
@@ -358,6 +359,20 @@ def test_from_zip_windows_separators() -> None:
         page("p1", None, "Home", "[a](./p2)\n"),
         page("p2", None, "A", ""),
     )
+
+
+def test_a_link_in_a_zip_is_not_followed() -> None:
+    """An archive's symbolic link holds the path it names (here, outside any import): it is
+    left out and reported, as a folder's link to a folder is (a tester saw it become a page)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("README.md", "# Home\n")
+        link = zipfile.ZipInfo("evil.md")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "/etc/passwd")
+    imported = from_zip(buf.getvalue())
+    assert imported.pages == (page("p1", None, "Home", ""),)
+    assert imported.skipped == (Skipped("evil.md", "a link: not followed"),)
 
 
 # -- refused archives -----------------------------------------------------------------------------

@@ -368,6 +368,8 @@ class _Entry:
     name: str  # its path in the source, as written there
     open: Callable[[], IO[bytes]]
     on_disk: bool = False  # a file in a folder: one that cannot be read is left out
+    # An archive's symbolic link: its bytes are the path it names, which may lead anywhere.
+    link: bool = False
 
 
 class _Unreadable(Exception):
@@ -547,7 +549,8 @@ def _open(data: bytes) -> zipfile.ZipFile:
 def _zip_entries(archive: zipfile.ZipFile) -> Iterator[_Entry]:
     for info in archive.infolist():
         if not info.is_dir():
-            yield _Entry(info.filename, partial(archive.open, info))
+            link = stat.S_ISLNK(info.external_attr >> 16)
+            yield _Entry(info.filename, partial(archive.open, info), link=link)
 
 
 def _open_file(path: Path) -> IO[bytes]:
@@ -601,6 +604,9 @@ def _entries(
             continue
         if (why := _ignored(parts)) is not None:
             litter.append((parts, why))
+            continue
+        if entry.link:
+            litter.append((parts, Skipped("/".join(parts), "a link: not followed")))
             continue
         kept.append((parts, entry))
         if len(kept) > max_files:
