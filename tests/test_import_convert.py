@@ -361,6 +361,18 @@ def test_from_zip_windows_separators() -> None:
     )
 
 
+def test_a_file_not_in_utf8_is_read_and_reported() -> None:
+    """Each byte that does not decode reads as U+FFFD, and the file is named (a tester saw
+    text change without a word)."""
+    why = "not UTF-8: bytes that are not were read as \N{REPLACEMENT CHARACTER}"
+    single = from_markdown(b"# Caf\xe9\n\nOk.\n", "bad.md")
+    assert single.pages == (page("p1", None, "Caf\ufffd", "Ok.\n"),)
+    assert single.skipped == (Skipped("bad.md", why, "approximated"),)
+    project = from_zip(make_zip({"README.md": "# Home\n", "about.md": b"# About\n\nCaf\xe9\n"}))
+    assert [p.markdown for p in project.pages] == ["", "Caf\ufffd\n"]
+    assert project.skipped == (Skipped("about.md", why, "approximated"),)
+
+
 def test_a_link_in_a_zip_is_not_followed() -> None:
     """An archive's symbolic link holds the path it names (here, outside any import): it is
     left out and reported, as a folder's link to a folder is (a tester saw it become a page)."""

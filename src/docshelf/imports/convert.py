@@ -134,8 +134,18 @@ _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 _SPACES = re.compile(r"\s+")
 
 
-def _decode(data: bytes) -> str:
-    text = data.decode("utf-8-sig", errors="replace")
+_NOT_UTF8 = "not UTF-8: bytes that are not were read as \N{REPLACEMENT CHARACTER}"
+
+
+def _decode(data: bytes, path: str | None = None, notes: list[Skipped] | None = None) -> str:
+    """The text of a file; with `notes`, a file that is not UTF-8 is reported (it is read all
+    the same, each byte that does not decode as U+FFFD)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8-sig", errors="replace")
+        if notes is not None and path is not None:
+            notes.append(Skipped(path, _NOT_UTF8, "approximated"))
     # markdown-it counts lines after folding these; doing it first keeps its line map usable.
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -221,7 +231,8 @@ def from_markdown(data: bytes, name: str) -> Imported:
     and reported as unresolved."""
     if b"\0" in data:
         raise ConversionError(f"{name} is not a text file")
-    text = _checked(_decode(data), name)
+    decoded: list[Skipped] = []
+    text = _checked(_decode(data, name, decoded), name)
     meta = front_matter(text)[0]
     # Alerts, comments and HTML as a project's pages have them (bs4 loads here, in the worker).
     from docshelf.imports.markup import clean
@@ -234,7 +245,9 @@ def from_markdown(data: bytes, name: str) -> Imported:
     given = _meta_text(meta, "title")
     if given is not None and heading is not None and _squash(heading) != given:
         body = _drop_front_matter(text)  # a heading other than the title is content
-    broken = [Skipped(name, why, "approximated") for why in dict.fromkeys(notes.approximated)]
+    broken = decoded + [
+        Skipped(name, why, "approximated") for why in dict.fromkeys(notes.approximated)
+    ]
     body = _rewritten(name, body, {}, {}, broken)
     title = given or heading or _stem(name) or "Untitled"
     page = ImportedPage("p1", None, title, body, description=_meta_text(meta, "description"))
@@ -660,7 +673,7 @@ def _load(source: Iterable[_Entry], max_files: int, max_total_bytes: int) -> _Ar
             if b"\0" in content:
                 skipped.append(Skipped(path, "not a text file"))
             else:
-                includes.setdefault(path, _decode(content))
+                includes.setdefault(path, _decode(content, path, skipped))
         elif config:
             configs[path] = _decode(content)
         elif ext in _IMAGE_TYPES:
@@ -669,7 +682,7 @@ def _load(source: Iterable[_Entry], max_files: int, max_total_bytes: int) -> _Ar
         elif b"\0" in content:
             skipped.append(Skipped(path, "not a text file"))
         else:
-            texts[path] = _decode(content)
+            texts[path] = _decode(content, path, skipped)
     total = len(entries) + litter - len(configs)
     return _Archive(
         texts,
