@@ -90,6 +90,15 @@ CASES = {
         '{% tab title="Cherry" %}\nCherry one\nCherry two\n{% endtab %}\n'
         '{% tab title="Date" %}\nLeft open\n{% endtab %}\n{% endtabs %}\n',
     ),
+    "Docusaurus tabs: text after the opening tag, and tags inside a tab's code are code": (
+        '<Tabs>\n<TabItem value="p" label="Python">Run:\n```bash\npip install x\n```\n'
+        "</TabItem>\n"
+        '<TabItem value="d" label="Docs">\n```jsx\n<TabItem value="a">A</TabItem>\n```\n'
+        "After the fence.\n</TabItem>\n</Tabs>\n",
+        '{% tabs %}\n{% tab title="Python" %}\nRun:\n```bash\npip install x\n```\n{% endtab %}\n'
+        '{% tab title="Docs" %}\n```jsx\n<TabItem value="a">A</TabItem>\n```\n'
+        "After the fence.\n{% endtab %}\n{% endtabs %}\n",
+    ),
     "snippets are inlined": ('--8<-- "inc/abbr.md"\n', "Included *text*.\n\n"),
 }
 

@@ -372,8 +372,9 @@ class _Converter:
     def _docusaurus_tabs(
         self, lines: list[str], i: int, depth: int, nest: int, out: list[str]
     ) -> int:
-        """`<Tabs>` with `<TabItem label="...">` children, each on its own line, as GitBook
-        tabs; anything else between them is kept in the tab before it."""
+        """`<Tabs>` with `<TabItem label="...">` children as GitBook tabs: a tab's text on the
+        lines between its tags, or on the tags' own line (`<TabItem label="A">Text</TabItem>`);
+        a tag inside a tab's code block is its code."""
         opening, first = _opening_tag(lines, i)
         end = next((k for k in range(first, len(lines)) if _TABS_CLOSE.match(lines[k])), None)
         if opening is None or end is None:
@@ -382,12 +383,17 @@ class _Converter:
         labels = _tab_labels(opening)
         out.append("{% tabs %}")
         body: list[str] | None = None
+        fence: str | None = None  # inside a tab's code block: no tag there is one
         k = first
         while k < end:
             line = lines[k]
             k += 1
             if body is None and _TAB_ITEM_START.match(line):
-                tag, k = _opening_tag(lines, k - 1)
+                # An opening tag whole on its line keeps the text after it on that line; one
+                # over several lines is joined.
+                tag: str | None = line
+                if _TAB_ITEM_OPENING.match(line) is None:
+                    tag, k = _opening_tag(lines, k - 1)
                 attrs = {
                     m.group(1): m.group(2) or m.group(3) or m.group(4) or ""
                     for m in _ATTR.finditer(tag or "")
@@ -404,7 +410,15 @@ class _Converter:
                     continue
             if body is None:
                 continue
-            if _TAB_ITEM_CLOSE.match(line) or line.rstrip().endswith(_TAB_ITEM_END):
+            opened = _FENCE.match(line)
+            if fence is not None:
+                if opened is not None and opened.group(2).startswith(fence):
+                    fence = None
+                body.append(line)
+            elif opened is not None:
+                fence = opened.group(2)
+                body.append(line)
+            elif _TAB_ITEM_CLOSE.match(line) or line.rstrip().endswith(_TAB_ITEM_END):
                 if not _TAB_ITEM_CLOSE.match(line):  # the tab's last text, before its close
                     body.append(line.rstrip().removesuffix(_TAB_ITEM_END))
                 out.extend(self._tab(body, depth, nest))
