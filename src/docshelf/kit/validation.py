@@ -21,21 +21,28 @@ _LOCATIONS = {
 def _field(loc: Sequence[Any]) -> tuple[str, str]:
     where = str(loc[0]) if loc else "body"
     # Pydantic names the member of a union, or the validator, that refused a value
-    # (`literal['admin',...]`, `function-after[...]`): never part of the field's name.
-    parts = [str(p) for p in loc[1:] if not (isinstance(p, str) and "[" in p)]
+    # (`literal['admin',...]`, `function-after[...]`): never part of the field's name. A key
+    # of a free-form object may hold brackets too, so only these forms are taken out.
+    parts = [str(p) for p in loc[1:] if not (isinstance(p, str) and _SCHEMA_TAG.match(p))]
     return _LOCATIONS.get(where, where), ".".join(parts)
 
 
-_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'")
+_SCHEMA_TAG = re.compile(r"^(?:literal|function-(?:after|before|wrap|plain))\[.*\]$", re.S)
+# What pydantic says a literal expects: single-quoted strings, ", " between, " or " last.
+_EXPECTED = re.compile(r"'[^'\\]*'(?:, '[^'\\]*')*(?: or '[^'\\]*')?")
+_QUOTED = re.compile(r"'[^'\\]*'")
 
 
 def _one_of(errors: Sequence[Any], loc: tuple[str, str]) -> str | None:
-    """For a value that matched none of a union's literal members: every value allowed."""
+    """For a value that matched none of a union's literal members: every value allowed (None
+    when they are not all plain strings, and pydantic's own message stands)."""
     same = [e for e in errors if _field(e.get("loc", ())) == loc]
     if len(same) < 2 or any(e.get("type") != "literal_error" for e in same):
         return None
-    expected = " ".join(str(e.get("ctx", {}).get("expected", "")) for e in same)
-    values: list[str] = _QUOTED.findall(expected)
+    expected = [str(e.get("ctx", {}).get("expected", "")) for e in same]
+    if not all(_EXPECTED.fullmatch(x) for x in expected):
+        return None
+    values: list[str] = list(dict.fromkeys(v for x in expected for v in _QUOTED.findall(x)))
     if len(values) < 2:
         return None
     return "Input should be " + ", ".join(values[:-1]) + " or " + values[-1]
