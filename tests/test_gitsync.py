@@ -546,6 +546,10 @@ async def test_main_under_merge_rules_opens_a_change_request(
             params={"format": "markdown"},
         )
     assert r.json()["markdown"] == "Hey.\n\nA reviewer's line."
+    # The same commits again, with nothing after them: nothing to refuse, nothing applied.
+    git("reset", "--hard", "HEAD~1", cwd=w)
+    again = git("push", "origin", "main", cwd=w)
+    assert "change request #2 (branch change-requests/2) holds these commits" in again.stderr
     # A change request of a named branch stays that branch's: main holding its commits is a
     # change request of its own.
     git("fetch", cwd=w)
@@ -558,7 +562,10 @@ async def test_main_under_merge_rules_opens_a_change_request(
     git("commit", "-am", "On main", cwd=w)
     pushed = git("push", "-f", "origin", "main", cwd=w)
     assert "main is under review: opened change request #4" in pushed.stderr
-    assert git("push", "origin", "rework", cwd=w).returncode == 0  # still where it was pushed
+    # The server's rework is still the commit pushed to it.
+    served = git("ls-remote", "origin", "refs/heads/rework", cwd=w).stdout.split()[0]
+    assert served == git("rev-parse", "origin/rework", cwd=w).stdout.strip()
+    assert served == git("rev-parse", "main~1", cwd=w).stdout.strip()
 
 
 async def test_the_export_pushed_into_an_empty_space_is_the_space(

@@ -95,8 +95,9 @@ async def link(st: Staged, space_id: str, body: LinkRemote) -> dict[str, Any]:
     target = targets[0]
     if target.url.query or target.url.fragment:
         raise BadRequest("url: a repository URL has no query or fragment")
-    # Every sync resolves the name again: the name itself, or each address it has, is exempt.
-    exempt = target.host in allowed or all(str(t.address) in allowed for t in targets)
+    # The name (or the IP literal) as exempted: its addresses are resolved again by every sync,
+    # and an address exempt now may not be then.
+    exempt = target.host in allowed
     if (body.username or body.token) and target.url.scheme == "http" and not exempt:
         # Basic credentials over plain http can be read on the way; a host the operator
         # exempts (DOCSHELF_FETCH_ALLOWED_HOSTS: their own network) may still have them.

@@ -707,6 +707,9 @@ async def _apply_ref(
         if found is not None:
             cr, start, chain = found
             held = f"change request #{cr['number']} (branch {branch_of(cr)})"
+            if not chain:
+                where = ctx.app_url(f"s/{space_id}/~/changes/{cr['number']}/")
+                return f"main is under review: {held} holds these commits: {where}"
             if start != cr["revision_id"]:
                 # It moved on since (an edit in the app): applying this push over it would
                 # undo what it holds now.
@@ -714,9 +717,6 @@ async def _apply_ref(
                     f"main is under review: {held} has changed since these commits; fetch its"
                     " branch and push your commits there"
                 )
-            if not chain:
-                where = ctx.app_url(f"s/{space_id}/~/changes/{cr['number']}/")
-                return f"main is under review: {held} holds these commits: {where}"
     if ref == MAIN and not reviewed:
         cr_id, base, number = None, served_repo.main, None
         said = "applied to main"
@@ -759,10 +759,10 @@ async def _apply_ref(
 def _pushed_before(
     repo: MemoryRepo, served_repo: Served, chain: list[Commit]
 ) -> tuple[sa.RowMapping, str, list[Commit]] | None:
-    """The open change request, of those a push to main opened (not a named branch's), whose
-    revision the newest of the pushed commits became, with that revision and the commits
-    after it; None when there is none. A revision a push made is the pushed commit itself, or
-    a commit on top of it (its parent that is not a revision's own commit)."""
+    """The open change request without a branch name of its own (one a push to main opened,
+    or the app) whose revision the newest of the pushed commits became, with that revision
+    and the commits after it; None when there is none. A revision a push made is the pushed
+    commit itself, or a commit on top of it (its parent that is not a revision's own commit)."""
     made: dict[bytes, tuple[sa.RowMapping, str]] = {}
     for cr in served_repo.branches.values():
         if cr["name"] is not None:

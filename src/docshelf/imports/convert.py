@@ -672,8 +672,8 @@ def _load(source: Iterable[_Entry], max_files: int, max_total_bytes: int) -> _Ar
         if is_include:
             if b"\0" in content:
                 skipped.append(Skipped(path, "not a text file"))
-            else:
-                includes.setdefault(path, _decode(content, path, skipped))
+            elif path not in includes:  # the first of two entries of one name stays
+                includes[path] = _decode(content, path, skipped)
         elif config:
             configs[path] = _decode(content)
         elif ext in _IMAGE_TYPES:

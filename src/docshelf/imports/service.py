@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -238,8 +239,11 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> Ou
     if not 200 <= fetched.status < 300:
         raise BadRequest(f"Cannot import {url}: it answered HTTP {fetched.status}")
     name = fetched.url.rstrip("/").rsplit("/", 1)[-1] or "index"
-    # A web page's relative links and images lead back to its site: read against its URL.
-    read_as = fetched.url if source == "html" else name
+    # A web page's relative links and images lead back to its site: read against its URL
+    # (without its query, which may hold a token and would be shown in the report).
+    where = urlsplit(fetched.url)
+    read_as = urlunsplit((where.scheme, where.netloc, where.path, "", ""))
+    read_as = read_as if source == "html" else name
     imported = await convert_offloaded(source, fetched.body, read_as, org_id)
     count = len(imported.pages) + len(imported.files)
     if count == 0:
