@@ -186,8 +186,10 @@ def _part(element: Any) -> Any:
     if isinstance(element, BindParameter):
         return element.effective_value
     if isinstance(element, sa.Column):
-        table = element.table
-        return f"{table.name}.{element.key}" if isinstance(table, sa.Table) else element.key
+        # A table's or a named alias's name (an anonymous alias's holds an object id, and its
+        # type is a subclass of str).
+        name = getattr(element.table, "name", None)
+        return f"{name}.{element.key}" if type(name) is str else element.key
     if isinstance(element, sa.FunctionElement):
         return f"{element.name}()"
     if isinstance(element, sa.TextClause):
