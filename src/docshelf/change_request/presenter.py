@@ -6,7 +6,13 @@ from sqlalchemy import RowMapping
 
 from docshelf.document.model import markdown_to_document
 from docshelf.kit.clock import isoformat
+from docshelf.space import presenter as space_presenter
 from docshelf.user.presenter import present_user_or_gone
+
+
+def app_address(base_url: str, space_id: str, number: int) -> str:
+    """The change request in the app (`urls.app`)."""
+    return f"{space_presenter.app_address(base_url, space_id)}~/changes/{number}/"
 
 
 def present_change_request(row: RowMapping, base_url: str) -> dict[str, Any]:
@@ -31,7 +37,7 @@ def present_change_request(row: RowMapping, base_url: str) -> dict[str, Any]:
         and (row["revision_merged_ancestor"] or row["revision_initial"]) != row["space_revision"],
         "urls": {
             "location": f"{base_url}/v1/spaces/{space_id}/change-requests/{row['id']}",
-            "app": f"{base_url}/s/{space_id}/~/changes/{number}/",
+            "app": app_address(base_url, space_id, number),
         },
     }
     if row["revision_merged_ancestor"] is not None:

@@ -41,6 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 import docshelf.document.markdown as md
 from docshelf.auth.service import authenticate
+from docshelf.change_request import presenter as cr_presenter
 from docshelf.change_request import service as cr_service
 from docshelf.change_request.schemas import CreateChangeRequest
 from docshelf.content import repository as content_repository
@@ -68,6 +69,7 @@ from docshelf.kit.lru import SizedLRU, counted
 from docshelf.kit.sql import Row
 from docshelf.review import service as review_service
 from docshelf.space import policy as space_policy
+from docshelf.space import presenter as space_presenter
 from docshelf.space.policy import SpaceAccess
 
 log = logging.getLogger("docshelf.gitsync")
@@ -708,7 +710,7 @@ async def _apply_ref(
             cr, start, chain = found
             held = f"change request #{cr['number']} (branch {branch_of(cr)})"
             if not chain:
-                where = ctx.app_url(f"s/{space_id}/~/changes/{cr['number']}/")
+                where = cr_presenter.app_address(ctx.base_url, space_id, cr["number"])
                 return f"main is under review: {held} holds these commits: {where}"
             if start != cr["revision_id"]:
                 # It moved on since (an edit in the app): applying this push over it would
@@ -749,11 +751,14 @@ async def _apply_ref(
     if made is None and rebased:
         # The merge was the whole push: the branch is the commit pushed, as git has it.
         await _keep_pushed(ctx, space_id, served_repo, chain, base, exact=False)
-    # The app's addresses, as the space's and change request's `urls.app` give them.
-    where = f"s/{space_id}/" + (f"~/changes/{number}/" if number is not None else "")
+    where = (
+        space_presenter.app_address(ctx.base_url, space_id)
+        if number is None
+        else cr_presenter.app_address(ctx.base_url, space_id, number)
+    )
     if made is None:
-        return f"{said} (no change to the content): {ctx.app_url(where)}"
-    return f"{said}: {ctx.app_url(where)}"
+        return f"{said} (no change to the content): {where}"
+    return f"{said}: {where}"
 
 
 def _pushed_before(

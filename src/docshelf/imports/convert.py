@@ -200,6 +200,17 @@ def _checked(text: str, name: str) -> str:
     return text
 
 
+def _noted(path: str, notes: Notes) -> list[Skipped]:
+    """What converting the page at `path` left out or changed, as its report lines."""
+    unresolved = [
+        Skipped(path, f"snippet include {target!r} not found: left out", "unresolved")
+        for target in notes.unresolved
+    ]
+    return unresolved + [
+        Skipped(path, why, "approximated") for why in dict.fromkeys(notes.approximated)
+    ]
+
+
 def _split_title(text: str) -> tuple[str | None, str]:
     """The first top-level `# heading` as plain text, and the page without it."""
     body = _drop_front_matter(text)
@@ -245,9 +256,7 @@ def from_markdown(data: bytes, name: str) -> Imported:
     given = _meta_text(meta, "title")
     if given is not None and heading is not None and _squash(heading) != given:
         body = _drop_front_matter(text)  # a heading other than the title is content
-    broken = decoded + [
-        Skipped(name, why, "approximated") for why in dict.fromkeys(notes.approximated)
-    ]
+    broken = decoded + _noted(name, notes)
     body = _rewritten(name, body, {}, {}, broken)
     title = given or heading or _stem(name) or "Untitled"
     page = ImportedPage("p1", None, title, body, description=_meta_text(meta, "description"))
@@ -521,13 +530,7 @@ class _Archive:
         if self.dialect or cleaned is not text:
             body = _checked(body, path)
         # Reported once the page is sure to be imported.
-        self.skipped.extend(
-            Skipped(path, f"snippet include {target!r} not found: left out", "unresolved")
-            for target in notes.unresolved
-        )
-        self.skipped.extend(
-            Skipped(path, why, "approximated") for why in dict.fromkeys(notes.approximated)
-        )
+        self.skipped.extend(_noted(path, notes))
         name = title or heading or label or fallback or humanize(_stem(path))
         return self.add(_Draft(parent, name, body, source=path, description=description))
 

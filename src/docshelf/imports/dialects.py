@@ -156,7 +156,6 @@ def _statement_end(lines: list[str], i: int) -> int:
 
 _TABS_START = re.compile(r"^\s*<Tabs\b")
 _TAB_ITEM_START = re.compile(r"^\s*<TabItem\b")
-_TAB_ITEM_CLOSE = re.compile(r"^\s*</TabItem>\s*$")
 # A `<TabItem ...>` opening tag, to where it ends: what follows on its line is the tab's own.
 _TAB_ITEM_OPENING = re.compile(r"""\s*<TabItem\b(?:[^>"'{]|"[^"]*"|'[^']*'|\{[^}]*\})*>""")
 _TAB_ITEM_END = "</TabItem>"
@@ -391,12 +390,15 @@ class _Converter:
             if body is None and _TAB_ITEM_START.match(line):
                 # An opening tag whole on its line keeps the text after it on that line; one
                 # over several lines is joined.
-                tag: str | None = line
-                if _TAB_ITEM_OPENING.match(line) is None:
-                    tag, k = _opening_tag(lines, k - 1)
+                whole = _TAB_ITEM_OPENING.match(line)
+                tag = line
+                if whole is None:
+                    joined, k = _opening_tag(lines, k - 1)
+                    tag = joined or ""
+                    whole = _TAB_ITEM_OPENING.match(tag)
                 attrs = {
                     m.group(1): m.group(2) or m.group(3) or m.group(4) or ""
-                    for m in _ATTR.finditer(tag or "")
+                    for m in _ATTR.finditer(tag)
                 }
                 value = attrs.get("value")
                 # A tab's title is its label; older sites give the labels on <Tabs values>.
@@ -404,8 +406,7 @@ class _Converter:
                 out.append(f'{{% tab title="{title.replace(chr(34), "&quot;")}" %}}')
                 body = []
                 # Written on one line (`<TabItem label="A">Text</TabItem>`): its text follows.
-                whole = _TAB_ITEM_OPENING.match(tag or "")
-                line = (tag or "")[whole.end() :] if whole is not None else ""
+                line = tag[whole.end() :] if whole is not None else ""
                 if not line.strip():
                     continue
             if body is None:
@@ -418,9 +419,10 @@ class _Converter:
             elif opened is not None:
                 fence = opened.group(2)
                 body.append(line)
-            elif _TAB_ITEM_CLOSE.match(line) or line.rstrip().endswith(_TAB_ITEM_END):
-                if not _TAB_ITEM_CLOSE.match(line):  # the tab's last text, before its close
-                    body.append(line.rstrip().removesuffix(_TAB_ITEM_END))
+            elif line.rstrip().endswith(_TAB_ITEM_END):
+                last = line.rstrip().removesuffix(_TAB_ITEM_END)
+                if last.strip():  # the tab's last text, before its close
+                    body.append(last)
                 out.extend(self._tab(body, depth, nest))
                 body = None
             else:

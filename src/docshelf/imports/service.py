@@ -239,12 +239,12 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> Ou
     if not 200 <= fetched.status < 300:
         raise BadRequest(f"Cannot import {url}: it answered HTTP {fetched.status}")
     name = fetched.url.rstrip("/").rsplit("/", 1)[-1] or "index"
-    # A web page's relative links and images lead back to its site: read against its URL
-    # (without its query, which may hold a token and would be shown in the report).
-    where = urlsplit(fetched.url)
-    read_as = urlunsplit((where.scheme, where.netloc, where.path, "", ""))
-    read_as = read_as if source == "html" else name
-    imported = await convert_offloaded(source, fetched.body, read_as, org_id)
+    if source == "html":
+        # A web page's relative links and images lead back to its site: read against its URL
+        # (without its query, which may hold a token and would be shown in the report).
+        where = urlsplit(fetched.url)
+        name = urlunsplit((where.scheme, where.netloc, where.path, "", ""))
+    imported = await convert_offloaded(source, fetched.body, name, org_id)
     count = len(imported.pages) + len(imported.files)
     if count == 0:
         raise BadRequest(f"Nothing to import: {imported.total} resources, none usable")
@@ -301,7 +301,7 @@ async def import_content(st: Staged, space_id: str, url: str, source: str) -> Ou
                 "space": space_id,
                 "blob": key,
                 "source": source,
-                "name": read_as,
+                "name": name,
                 "revision": revision_id,
                 "author": st.actor.user_id,
                 # How events name the author, as when a request applies an import.

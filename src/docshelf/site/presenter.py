@@ -71,7 +71,10 @@ def _features(site: Row) -> list[dict[str, Any]]:
     return [{"id": key, "plan": site["type"], "frozen": False} for key in sorted(used)]
 
 
-def present_site(site: Row, org: OrgAccess, base_url: str, public: str) -> dict[str, Any]:
+def present_site(
+    site: Row, org: OrgAccess, base_url: str, public: str, share_key: str | None = None
+) -> dict[str, Any]:
+    """`share_key`: an active share link's key, carried by the published URL (SiteView's)."""
     sid = site["id"]
     oid = site["organization_id"]
     urls = {
@@ -83,7 +86,7 @@ def present_site(site: Row, org: OrgAccess, base_url: str, public: str) -> dict[
     # address the site is (or, once published, will be) served at.
     urls["preview"] = address
     if site["published"]:
-        urls["published"] = address
+        urls["published"] = address if share_key is None else shared(address, share_key)
     body: dict[str, Any] = {
         "object": "site",
         "id": sid,

@@ -41,7 +41,7 @@ from docshelf.organization.policy import OrgAccess
 from docshelf.site import nav as navs
 from docshelf.site import repository, visitor
 from docshelf.site.conditions import shows
-from docshelf.site.presenter import Row, SiteView, present_site, shared, site_origin
+from docshelf.site.presenter import Row, SiteView, present_site, site_origin
 
 # GitBook's defaults for a site nobody customised (Docshelf stores no customization yet).
 DEFAULT_CUSTOMIZATION: dict[str, Any] = {
@@ -381,9 +381,7 @@ async def published_site(
         view = replace(view, share_key=key)
     if org is None:
         org = OrgAccess(org=await _org(conn, site["organization_id"]), is_member=False, role=None)
-    presented = present_site(site, org, view.base_url, view.public)
-    if view.share_key is not None and "published" in presented["urls"]:
-        presented["urls"]["published"] = shared(presented["urls"]["published"], view.share_key)
+    presented = present_site(site, org, view.base_url, view.public, view.share_key)
     # Only a space this reader is shown: the default site space's, else the first shown.
     shown = opened.view.site_spaces
     section = next((s["id"] for s in opened.view.sections if s["is_default"]), None)

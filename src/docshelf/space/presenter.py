@@ -7,9 +7,14 @@ from docshelf.kit.sql import Row
 from docshelf.space.policy import permissions
 
 
+def app_address(base_url: str, space_id: str) -> str:
+    """The space in the app (`urls.app`)."""
+    return f"{base_url}/s/{space_id}/"
+
+
 def present_space(row: Row, role: str | None, base_url: str) -> dict[str, Any]:
     sid = row["id"]
-    urls = {"location": f"{base_url}/v1/spaces/{sid}", "app": f"{base_url}/s/{sid}/"}
+    urls = {"location": f"{base_url}/v1/spaces/{sid}", "app": app_address(base_url, sid)}
     if row["icon"]:
         urls["icon"] = row["icon"]
     if row["visibility"] == "share-link" and row["share_key"] and role == "admin":
